@@ -1,0 +1,59 @@
+//! # bmrm
+//!
+//! Regularised risk minimisation with bundle methods — BMRM, Prox-BMRM,
+//! P-BMRM and Prox-P-BMRM — for structured-output SVMs and any convex risk
+//! given as a callback. The objective is
+//!
+//! ```text
+//! F(w) = lambda/2 ||w||^2 + R(w)
+//! ```
+//!
+//! with `R` given at one of three oracle levels ([`oracle`]): a full risk, a
+//! partitioned risk `R = sum_p R_p`, or an example max-oracle whose risk is the
+//! mean structured hinge `R(w) = (1/m) sum_i max_y [L_i(y) - <w, psi_i(y)>]`.
+//! Every solver returns the best `w` it has seen, `F(w)`, and a lower bound on
+//! `min F` that is valid at every iteration: the gap between them is a
+//! certificate of optimality.
+//!
+//! ```
+//! use bmrm::{Algorithm, Problem, Settings, Solver};
+//! use bmrm::oracle::FullRisk;
+//!
+//! /// R(w) = sum_j |w_j - c_j|: the optimum of F is clip(c, -1/lambda, 1/lambda).
+//! struct L1 { c: Vec<f64> }
+//! impl FullRisk for L1 {
+//!     fn dim(&self) -> usize { self.c.len() }
+//!     fn risk(&self, w: &[f64], g: &mut [f64]) -> bmrm::Result<f64> {
+//!         let mut r = 0.0;
+//!         for j in 0..w.len() {
+//!             let d = w[j] - self.c[j];
+//!             r += d.abs();
+//!             g[j] = d.signum();
+//!         }
+//!         Ok(r)
+//!     }
+//! }
+//!
+//! let problem = Problem::from_risk(L1 { c: vec![0.5, -3.0, 2.0] });
+//! let mut settings = Settings::new(Algorithm::Bmrm, 1.0);
+//! settings.tol_abs = 1e-9;
+//! let mut solver = Solver::new(problem, settings)?;
+//! let mut w = vec![0.0; 3];
+//! let info = solver.run(&mut w)?;
+//! assert!(info.gap <= 1e-9);
+//! assert!((w[0] - 0.5).abs() < 1e-6 && (w[1] + 1.0).abs() < 1e-6 && (w[2] - 1.0).abs() < 1e-6);
+//! # Ok::<(), bmrm::Error>(())
+//! ```
+
+pub mod bundle;
+pub mod data;
+pub mod error;
+pub mod linalg;
+pub mod models;
+pub mod oracle;
+pub mod qp;
+pub mod solver;
+
+pub use error::{Error, Result};
+pub use oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk, Problem};
+pub use solver::{Algorithm, Exit, Info, Iteration, Settings, Solver};

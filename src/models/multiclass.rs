@@ -1,0 +1,230 @@
+//! The linear multiclass SVM with 0/1 loss (Crammer-Singer) as a max-oracle.
+//!
+//! With `K` classes, features `x` of dimension `d` (plus an optional constant
+//! bias feature, `d' = d + 1`) and `w` made of `K` blocks of `d'` weights
+//! (class `k` at `w[k d' .. (k+1) d']`), the joint feature map is
+//! `phi(x, y) = x` placed in block `y`, and example `i` has the hinge
+//!
+//! ```text
+//! H_i(w) = max_y [ (y != y_i) + <w_y, x_i> ] - <w_{y_i}, x_i>
+//! ```
+//!
+//! The mean `R(w) = (1/m) sum_i H_i(w)` plus `lambda/2 ||w||^2` is
+//! LIBLINEAR's Crammer-Singer problem (`-s 4`) with `C = 1/(m lambda)`.
+
+use rayon::prelude::*;
+
+use super::{check_example, check_w_len, DenseFeatures};
+use crate::error::{Error, Result};
+use crate::oracle::{Corner, MaxOracle};
+
+const NAME: &str = "multiclass model";
+
+/// A linear multiclass SVM with 0/1 loss over dense `f32` features.
+///
+/// # Oracle and its tie rule
+///
+/// For example `i` the oracle returns
+/// `y^ = argmax_y [ (y != y_i) + <w_y, x_i> ]` with the loss
+/// `L = [y^ != y_i]`, `psi = phi(x_i, y_i) - phi(x_i, y^)` (`+x_i` in block
+/// `y_i`, `-x_i` in block `y^`; `psi = 0` when `y^ = y_i`) and label id `y^`.
+/// Ties are broken as follows: if the ground truth `y_i` attains the maximum
+/// it is chosen (so the corner is `loss 0, psi 0` whenever `H_i(w) = 0`);
+/// otherwise the lowest class index attaining the maximum is chosen.
+/// At `w = 0` this gives `y^ = 0` (or `1` when `y_i = 0`).
+///
+/// psi is reported through [`Corner::add`]; entries where `x_i` is exactly 0
+/// are skipped (about half the pixels of MNIST-like data), so a corner holds
+/// at most `2 d'` entries. The oracle does not allocate (beyond the corner's
+/// own reused buffers) and is thread-safe.
+#[derive(Debug, Clone)]
+pub struct Multiclass {
+    x: DenseFeatures,
+    labels: Vec<usize>,
+    num_classes: usize,
+}
+
+impl Multiclass {
+    /// A model over `labels.len()` examples whose features are the row-major
+    /// `features` (`labels.len() x d`), labels in `0..num_classes`, with a
+    /// constant 1 appended to every example when `bias` is set.
+    ///
+    /// Errors: [`Error::InvalidArgument`] for `d == 0`, no examples, fewer
+    /// than 2 classes, a label out of range or a non-finite feature;
+    /// [`Error::DimensionMismatch`] when `features.len() != labels.len() * d`.
+    pub fn new(
+        features: Vec<f32>,
+        d: usize,
+        labels: Vec<usize>,
+        num_classes: usize,
+        bias: bool,
+    ) -> Result<Self> {
+        if num_classes < 2 {
+            return Err(Error::InvalidArgument(format!(
+                "{NAME}: num_classes must be at least 2 (got {num_classes})"
+            )));
+        }
+        let x = DenseFeatures::new(NAME, features, d, labels.len(), bias)?;
+        if num_classes.checked_mul(x.d_ext()).is_none() {
+            return Err(Error::InvalidArgument(format!(
+                "{NAME}: {num_classes} classes x {} weights per class overflows",
+                x.d_ext()
+            )));
+        }
+        if let Some(i) = labels.iter().position(|&y| y >= num_classes) {
+            return Err(Error::InvalidArgument(format!(
+                "{NAME}: label {} of example {i} is out of range 0..{num_classes}",
+                labels[i]
+            )));
+        }
+        Ok(Multiclass {
+            x,
+            labels,
+            num_classes,
+        })
+    }
+
+    /// Number of classes `K`.
+    pub fn num_classes(&self) -> usize {
+        self.num_classes
+    }
+    /// Features per example as given, `d` (without the bias).
+    pub fn feature_dim(&self) -> usize {
+        self.x.d()
+    }
+    /// Weights per class, `d' = d + 1` with a bias, `d` without.
+    pub fn block_dim(&self) -> usize {
+        self.x.d_ext()
+    }
+    /// Whether a constant 1 feature is appended to every example.
+    pub fn has_bias(&self) -> bool {
+        self.x.bias()
+    }
+    /// The labels, one per example.
+    pub fn labels(&self) -> &[usize] {
+        &self.labels
+    }
+    /// The row-major `m x d` features.
+    pub fn features(&self) -> &[f32] {
+        self.x.values()
+    }
+    /// The `d` features of example `i` (without the bias).
+    pub fn example(&self, i: usize) -> &[f32] {
+        self.x.row(i)
+    }
+
+    /// `<w_k, (x, 1)>`: the score of class `k`.
+    #[inline]
+    fn class_score(&self, w: &[f64], k: usize, x: &[f32]) -> f64 {
+        let dp = self.x.d_ext();
+        self.x.score(&w[k * dp..(k + 1) * dp], x)
+    }
+
+    /// A NaN score would silently lose every comparison: fail instead.
+    #[inline]
+    fn check_score(&self, s: f64, k: usize, example: usize) -> Result<()> {
+        if s.is_finite() {
+            Ok(())
+        } else {
+            Err(Error::NonFinite(format!(
+                "{NAME}: the score of class {k} is {s} for example {example}"
+            )))
+        }
+    }
+
+    /// The predicted class `argmax_k <w_k, (x, 1)>` of the features `x`
+    /// (length `d`, without the bias); ties go to the lowest class index.
+    ///
+    /// # Panics
+    /// When `w.len() != dim()` or `x.len() != feature_dim()`.
+    pub fn predict(&self, w: &[f64], x: &[f32]) -> usize {
+        assert_eq!(w.len(), self.dim(), "{NAME}: w has the wrong length");
+        assert_eq!(x.len(), self.x.d(), "{NAME}: x has the wrong length");
+        let mut best = 0;
+        let mut best_score = self.class_score(w, 0, x);
+        for k in 1..self.num_classes {
+            let s = self.class_score(w, k, x);
+            if s > best_score {
+                best = k;
+                best_score = s;
+            }
+        }
+        best
+    }
+
+    /// The fraction of this model's own examples that [`Multiclass::predict`]
+    /// gets wrong. (For a test set, build a second `Multiclass` over it and
+    /// call this with the same `w`.)
+    ///
+    /// # Panics
+    /// When `w.len() != dim()`.
+    pub fn error_rate(&self, w: &[f64]) -> f64 {
+        assert_eq!(w.len(), self.dim(), "{NAME}: w has the wrong length");
+        let m = self.x.m();
+        let wrong: usize = (0..m)
+            .into_par_iter()
+            .map(|i| usize::from(self.predict(w, self.x.row(i)) != self.labels[i]))
+            .sum();
+        wrong as f64 / m as f64
+    }
+}
+
+impl MaxOracle for Multiclass {
+    fn dim(&self) -> usize {
+        self.num_classes * self.x.d_ext()
+    }
+
+    fn num_examples(&self) -> usize {
+        self.x.m()
+    }
+
+    fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
+        check_w_len(NAME, w, self.dim())?;
+        check_example(NAME, example, self.x.m())?;
+        let x = self.x.row(example);
+        let yi = self.labels[example];
+
+        // The ground truth first (loss 0), then the others (loss 1) in
+        // increasing order, replacing only on a strict increase: this is the
+        // tie rule documented on the type.
+        let mut best = yi;
+        let mut best_score = self.class_score(w, yi, x);
+        self.check_score(best_score, yi, example)?;
+        for k in 0..self.num_classes {
+            if k == yi {
+                continue;
+            }
+            let s = 1.0 + self.class_score(w, k, x);
+            self.check_score(s, k, example)?;
+            if s > best_score {
+                best = k;
+                best_score = s;
+            }
+        }
+
+        out.set_label(best as u64);
+        if best == yi {
+            out.set_loss(0.0);
+            return Ok(());
+        }
+        out.set_loss(1.0);
+        let dp = self.x.d_ext();
+        let (plus, minus) = (yi * dp, best * dp);
+        for (j, &v) in x.iter().enumerate() {
+            if v != 0.0 {
+                out.add(plus + j, f64::from(v))?;
+            }
+        }
+        for (j, &v) in x.iter().enumerate() {
+            if v != 0.0 {
+                out.add(minus + j, -f64::from(v))?;
+            }
+        }
+        if self.x.bias() {
+            let d = self.x.d();
+            out.add(plus + d, 1.0)?;
+            out.add(minus + d, -1.0)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,190 @@
+//! Adapters between the oracle levels: a max-oracle becomes a partitioned risk
+//! over contiguous example blocks; a full risk (or a partitioned risk summed)
+//! becomes a partitioned risk with one part.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::{Corner, FullRisk, MaxOracle, PartitionedRisk};
+use crate::error::{Error, Result};
+
+/// A partitioned risk with exactly one part.
+pub enum SinglePart {
+    /// A full risk seen as one part.
+    Full(Arc<dyn FullRisk>),
+    /// All parts of a partitioned risk summed into one (plain BMRM on a
+    /// partitioned problem).
+    Summed(Arc<dyn PartitionedRisk>),
+}
+
+impl PartitionedRisk for SinglePart {
+    fn dim(&self) -> usize {
+        match self {
+            SinglePart::Full(r) => r.dim(),
+            SinglePart::Summed(r) => r.dim(),
+        }
+    }
+    fn num_parts(&self) -> usize {
+        1
+    }
+    fn thread_safe(&self) -> bool {
+        match self {
+            SinglePart::Full(_) => true,
+            SinglePart::Summed(r) => r.thread_safe(),
+        }
+    }
+    fn partial_risk(&self, part: usize, w: &[f64], subgrad: &mut [f64]) -> Result<f64> {
+        debug_assert_eq!(part, 0);
+        match self {
+            SinglePart::Full(r) => r.risk(w, subgrad),
+            SinglePart::Summed(r) => {
+                let parts = r.num_parts();
+                let (risks, grads) = eval_parts(r.as_ref(), w, parts)?;
+                subgrad.iter_mut().for_each(|g| *g = 0.0);
+                let mut total = 0.0;
+                for (risk, grad) in risks.iter().zip(&grads) {
+                    total += risk;
+                    crate::linalg::axpy(1.0, grad, subgrad);
+                }
+                Ok(total)
+            }
+        }
+    }
+}
+
+/// Evaluates all parts (in parallel when the risk is thread-safe), returning
+/// the risks and subgradients in part order. Errors name the part.
+pub fn eval_parts(
+    r: &dyn PartitionedRisk,
+    w: &[f64],
+    parts: usize,
+) -> Result<(Vec<f64>, Vec<Vec<f64>>)> {
+    let dim = r.dim();
+    let one = |p: usize| -> Result<(f64, Vec<f64>)> {
+        let mut g = vec![0.0; dim];
+        let risk = r
+            .partial_risk(p, w, &mut g)
+            .map_err(|e| e.context(format!("(part {p})")))?;
+        Ok((risk, g))
+    };
+    let results: Vec<Result<(f64, Vec<f64>)>> = if r.thread_safe() && parts > 1 {
+        (0..parts).into_par_iter().map(one).collect()
+    } else {
+        (0..parts).map(one).collect()
+    };
+    let mut risks = Vec::with_capacity(parts);
+    let mut grads = Vec::with_capacity(parts);
+    for res in results {
+        let (risk, g) = res?;
+        risks.push(risk);
+        grads.push(g);
+    }
+    Ok((risks, grads))
+}
+
+/// The mean structured hinge of a max-oracle, split into `P` contiguous
+/// blocks of examples: part `p` is `(1/m) sum_{i in block p} H_i(w)` with
+/// `H_i(w) = L_i(y^) - <w, psi_i(y^)>`, so the parts add up to `R(w)`.
+/// Blocks differ in size by at most one; no example is dropped.
+///
+/// Inside a part, examples are evaluated in parallel (when the oracle is
+/// thread-safe) in chunks whose boundaries depend only on the problem's
+/// sizes, and the chunk sums are added in chunk order, so the result is the
+/// same bits for any number of threads.
+pub struct ExampleParts {
+    oracle: Arc<dyn MaxOracle>,
+    /// `bounds[p]..bounds[p + 1]` are the examples of part `p`.
+    bounds: Vec<usize>,
+}
+
+/// The most chunk accumulators (dense, `dim` each) one part may allocate.
+const MAX_CHUNKS: usize = 64;
+/// Keep the chunk accumulators of one part under this many bytes.
+const CHUNK_MEMORY: usize = 1 << 28;
+
+impl ExampleParts {
+    pub fn new(oracle: Arc<dyn MaxOracle>, num_parts: usize) -> Self {
+        let m = oracle.num_examples();
+        let p = num_parts.max(1);
+        let bounds = (0..=p).map(|k| k * m / p).collect();
+        ExampleParts { oracle, bounds }
+    }
+
+    /// The examples of part `p`.
+    pub fn block(&self, p: usize) -> std::ops::Range<usize> {
+        self.bounds[p]..self.bounds[p + 1]
+    }
+
+    /// Chunk length for a block of `len` examples (a function of sizes only).
+    fn chunk_len(&self, len: usize) -> usize {
+        let dim = self.oracle.dim().max(1);
+        let max_chunks = (CHUNK_MEMORY / (8 * dim)).clamp(1, MAX_CHUNKS);
+        len.div_ceil(max_chunks).max(8)
+    }
+}
+
+/// Calls the oracle for `example` into `corner` and checks its output.
+pub fn call_max_oracle(
+    oracle: &dyn MaxOracle,
+    example: usize,
+    w: &[f64],
+    corner: &mut Corner,
+) -> Result<()> {
+    corner.clear();
+    oracle
+        .max_oracle(example, w, corner)
+        .map_err(|e| e.context(format!("(example {example})")))?;
+    corner.check_finite().map_err(|e| match e {
+        Error::NonFinite(m) => Error::NonFinite(format!("max-oracle {m} for example {example}")),
+        other => other,
+    })
+}
+
+impl PartitionedRisk for ExampleParts {
+    fn dim(&self) -> usize {
+        self.oracle.dim()
+    }
+    fn num_parts(&self) -> usize {
+        self.bounds.len() - 1
+    }
+    fn thread_safe(&self) -> bool {
+        self.oracle.thread_safe()
+    }
+
+    fn partial_risk(&self, part: usize, w: &[f64], subgrad: &mut [f64]) -> Result<f64> {
+        let dim = self.oracle.dim();
+        let m = self.oracle.num_examples() as f64;
+        let block = self.block(part);
+        let chunk = self.chunk_len(block.len());
+        let starts: Vec<usize> = block.clone().step_by(chunk).collect();
+        let oracle = self.oracle.as_ref();
+        // One chunk: the sum of its hinges and the sum of its -psi, in example order.
+        let run_chunk = |&start: &usize| -> Result<(f64, Vec<f64>)> {
+            let end = (start + chunk).min(block.end);
+            let mut corner = Corner::new(dim);
+            let mut acc = vec![0.0; dim];
+            let mut risk = 0.0;
+            for i in start..end {
+                call_max_oracle(oracle, i, w, &mut corner)?;
+                risk += corner.hinge(w);
+                corner.add_to(-1.0, &mut acc);
+            }
+            Ok((risk, acc))
+        };
+        let chunks: Vec<Result<(f64, Vec<f64>)>> = if oracle.thread_safe() {
+            starts.par_iter().map(run_chunk).collect()
+        } else {
+            starts.iter().map(run_chunk).collect()
+        };
+        subgrad.iter_mut().for_each(|g| *g = 0.0);
+        let mut risk = 0.0;
+        for c in chunks {
+            let (r, acc) = c?;
+            risk += r;
+            crate::linalg::axpy(1.0, &acc, subgrad);
+        }
+        subgrad.iter_mut().for_each(|g| *g /= m);
+        Ok(risk / m)
+    }
+}

@@ -1,0 +1,143 @@
+//! What a max-oracle call reports: a corner of the dual (loss, psi, label id).
+
+use crate::error::{Error, Result};
+
+/// The output of one max-oracle call: the loss `L_i(y^)`, the vector
+/// `psi_i(y^)` and a label id. `psi` may be given as sparse entries
+/// ([`Corner::add`]), as a dense buffer ([`Corner::dense_mut`]) or both
+/// (they add up). A corner is reused across calls: [`Corner::clear`] resets it
+/// without freeing its buffers, so the hot loop does not allocate.
+#[derive(Debug, Clone)]
+pub struct Corner {
+    dim: usize,
+    loss: f64,
+    label: u64,
+    sparse_index: Vec<usize>,
+    sparse_value: Vec<f64>,
+    dense: Vec<f64>,
+    dense_used: bool,
+}
+
+impl Corner {
+    pub fn new(dim: usize) -> Self {
+        Corner {
+            dim,
+            loss: 0.0,
+            label: 0,
+            sparse_index: Vec::new(),
+            sparse_value: Vec::new(),
+            dense: Vec::new(),
+            dense_used: false,
+        }
+    }
+
+    /// Back to loss 0, label 0 and psi = 0, keeping the buffers.
+    pub fn clear(&mut self) {
+        self.loss = 0.0;
+        self.label = 0;
+        self.sparse_index.clear();
+        self.sparse_value.clear();
+        if self.dense_used {
+            self.dense.iter_mut().for_each(|x| *x = 0.0);
+            self.dense_used = false;
+        }
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+    pub fn loss(&self) -> f64 {
+        self.loss
+    }
+    pub fn label(&self) -> u64 {
+        self.label
+    }
+    pub fn set_loss(&mut self, loss: f64) {
+        self.loss = loss;
+    }
+    pub fn set_label(&mut self, label: u64) {
+        self.label = label;
+    }
+
+    /// `psi[index] += value`.
+    pub fn add(&mut self, index: usize, value: f64) -> Result<()> {
+        if index >= self.dim {
+            return Err(Error::DimensionMismatch(format!(
+                "corner index {index} is out of range for dimension {}",
+                self.dim
+            )));
+        }
+        self.sparse_index.push(index);
+        self.sparse_value.push(value);
+        Ok(())
+    }
+
+    /// A zeroed dense psi buffer of length `dim` (zeroed on first use after
+    /// [`Corner::clear`]), to be filled by the oracle.
+    pub fn dense_mut(&mut self) -> &mut [f64] {
+        if self.dense.len() != self.dim {
+            self.dense = vec![0.0; self.dim];
+        }
+        self.dense_used = true;
+        &mut self.dense
+    }
+
+    /// The sparse entries added so far, as (index, value) pairs (repeats add up).
+    pub fn sparse_entries(&self) -> impl Iterator<Item = (usize, f64)> + '_ {
+        self.sparse_index
+            .iter()
+            .copied()
+            .zip(self.sparse_value.iter().copied())
+    }
+
+    /// The dense part of psi, if the oracle used it.
+    pub fn dense(&self) -> Option<&[f64]> {
+        self.dense_used.then_some(&self.dense[..])
+    }
+
+    /// `<w, psi>`.
+    pub fn dot(&self, w: &[f64]) -> f64 {
+        let mut s = 0.0;
+        if let Some(d) = self.dense() {
+            s += crate::linalg::dot(d, w);
+        }
+        for (i, v) in self.sparse_entries() {
+            s += v * w[i];
+        }
+        s
+    }
+
+    /// `y += alpha * psi`.
+    pub fn add_to(&self, alpha: f64, y: &mut [f64]) {
+        if let Some(d) = self.dense() {
+            crate::linalg::axpy(alpha, d, y);
+        }
+        for (i, v) in self.sparse_entries() {
+            y[i] += alpha * v;
+        }
+    }
+
+    /// The hinge value of this corner at `w`: `loss - <w, psi>`.
+    pub fn hinge(&self, w: &[f64]) -> f64 {
+        self.loss - self.dot(w)
+    }
+
+    /// An error naming the first non-finite value (loss or psi entry).
+    pub fn check_finite(&self) -> Result<()> {
+        if !self.loss.is_finite() {
+            return Err(Error::NonFinite(format!("loss is {}", self.loss)));
+        }
+        if let Some(d) = self.dense() {
+            if let Some(j) = d.iter().position(|x| !x.is_finite()) {
+                return Err(Error::NonFinite(format!("psi[{j}] is {}", d[j])));
+            }
+        }
+        if let Some(k) = self.sparse_value.iter().position(|x| !x.is_finite()) {
+            return Err(Error::NonFinite(format!(
+                "psi[{}] is {}",
+                self.sparse_index[k], self.sparse_value[k]
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,144 @@
+//! The three oracle levels of DESIGN.md section 1, as traits, and the
+//! [`Problem`] that holds one of them.
+//!
+//! | level | trait | what the caller computes |
+//! |---|---|---|
+//! | full risk | [`FullRisk`] | `R(w)` and one subgradient |
+//! | partitioned risk | [`PartitionedRisk`] | `R(w, p)` and its subgradient, `R = sum_p R(w, p)` |
+//! | example max-oracle | [`MaxOracle`] | the loss-augmented argmax of example i as a [`Corner`] |
+//!
+//! Each level can be turned into the one above it by the adapters in
+//! [`adapters`]; the solvers see partitioned risks only.
+
+pub mod adapters;
+mod corner;
+
+use std::sync::Arc;
+
+pub use adapters::{ExampleParts, SinglePart};
+pub use corner::Corner;
+
+use crate::error::Result;
+
+/// The full risk `R(w)`: the lowest oracle level.
+pub trait FullRisk: Send + Sync {
+    /// Length of `w`.
+    fn dim(&self) -> usize;
+    /// Returns `R(w)` and writes one subgradient of `R` at `w` into `subgrad`
+    /// (length `dim`, to be overwritten entirely).
+    fn risk(&self, w: &[f64], subgrad: &mut [f64]) -> Result<f64>;
+}
+
+/// A risk that is a sum of `num_parts` convex parts, `R(w) = sum_p R(w, p)`.
+/// P-BMRM keeps one cutting-plane model per part.
+pub trait PartitionedRisk: Send + Sync {
+    fn dim(&self) -> usize;
+    fn num_parts(&self) -> usize;
+    /// Returns `R(w, part)` and writes one of its subgradients into `subgrad`
+    /// (length `dim`, to be overwritten entirely).
+    fn partial_risk(&self, part: usize, w: &[f64], subgrad: &mut [f64]) -> Result<f64>;
+    /// Whether `partial_risk` may be called from several threads at once.
+    fn thread_safe(&self) -> bool {
+        true
+    }
+}
+
+/// The loss-augmented decoder of a structured-output SVM over `m` examples.
+///
+/// For example `i` at `w` it finds `y^ = argmax_y L_i(y) - <w, psi_i(y)>` and
+/// reports, through the [`Corner`], the loss `L_i(y^)`, the vector
+/// `psi_i(y^) = phi(x_i, y_i) - phi(x_i, y^)` (sparse or dense) and a 64-bit
+/// label id. The risk it defines is the mean structured hinge
+/// `R(w) = (1/m) sum_i max_y [L_i(y) - <w, psi_i(y)>]`.
+pub trait MaxOracle: Send + Sync {
+    fn dim(&self) -> usize;
+    fn num_examples(&self) -> usize;
+    /// Fills `out` (cleared by the caller) with the loss-augmented argmax of
+    /// `example` at `w`.
+    fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()>;
+    /// Whether `max_oracle` may be called from several threads at once.
+    fn thread_safe(&self) -> bool {
+        true
+    }
+}
+
+/// A problem: one oracle, at the highest level the caller can provide.
+/// Cheap to clone (the oracle is shared).
+#[derive(Clone)]
+pub enum Problem {
+    /// Only `R(w)` and a subgradient.
+    Risk(Arc<dyn FullRisk>),
+    /// `R(w) = sum_p R(w, p)`.
+    Partitioned(Arc<dyn PartitionedRisk>),
+    /// A max-oracle over examples, with the mean structured hinge as the risk.
+    Examples(Arc<dyn MaxOracle>),
+}
+
+impl Problem {
+    pub fn from_risk(r: impl FullRisk + 'static) -> Self {
+        Problem::Risk(Arc::new(r))
+    }
+    pub fn from_partitioned(r: impl PartitionedRisk + 'static) -> Self {
+        Problem::Partitioned(Arc::new(r))
+    }
+    pub fn from_max_oracle(o: impl MaxOracle + 'static) -> Self {
+        Problem::Examples(Arc::new(o))
+    }
+
+    pub fn dim(&self) -> usize {
+        match self {
+            Problem::Risk(r) => r.dim(),
+            Problem::Partitioned(r) => r.dim(),
+            Problem::Examples(o) => o.dim(),
+        }
+    }
+
+    /// The name of the oracle level, for messages.
+    pub fn level_name(&self) -> &'static str {
+        match self {
+            Problem::Risk(_) => "a full risk",
+            Problem::Partitioned(_) => "a partitioned risk",
+            Problem::Examples(_) => "an example max-oracle",
+        }
+    }
+
+    /// The risk as `num_parts` parts (0 = the problem's natural number: 1 for
+    /// a full risk, its own parts for a partitioned risk).
+    ///
+    /// A partitioned risk asked for 1 part is summed into one; a max-oracle is
+    /// split into contiguous example blocks. A full risk cannot be split.
+    pub fn parts(&self, num_parts: usize) -> Result<Arc<dyn PartitionedRisk>> {
+        use crate::error::Error;
+        match self {
+            Problem::Risk(r) => {
+                if num_parts > 1 {
+                    return Err(Error::NoOracle(format!(
+                        "{num_parts} parts were asked for but the problem has only a full risk \
+                         (set a partitioned risk or a max-oracle)"
+                    )));
+                }
+                Ok(Arc::new(SinglePart::Full(r.clone())))
+            }
+            Problem::Partitioned(r) => match num_parts {
+                0 => Ok(r.clone()),
+                1 => Ok(Arc::new(SinglePart::Summed(r.clone()))),
+                p if p == r.num_parts() => Ok(r.clone()),
+                p => Err(Error::InvalidArgument(format!(
+                    "num_parts = {p} but the partitioned risk has {} parts (use 0, 1 or {})",
+                    r.num_parts(),
+                    r.num_parts()
+                ))),
+            },
+            Problem::Examples(o) => {
+                let m = o.num_examples();
+                let p = num_parts.max(1);
+                if p > m {
+                    return Err(Error::InvalidArgument(format!(
+                        "num_parts = {p} exceeds the number of examples {m}"
+                    )));
+                }
+                Ok(Arc::new(ExampleParts::new(o.clone(), p)))
+            }
+        }
+    }
+}

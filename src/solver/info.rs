@@ -1,0 +1,65 @@
+//! What a solve reports: the exit reason, the summary and the history rows.
+
+/// How a solve ended. The values are the C ABI's `bmrm_exit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(i32)]
+pub enum Exit {
+    #[default]
+    NotRun = 0,
+    /// `primal - lower_bound <= tol_rel * |primal|`.
+    ConvergedRel = 1,
+    /// `primal - lower_bound <= tol_abs`.
+    ConvergedAbs = 2,
+    MaxIterations = 3,
+    TimeLimit = 4,
+    /// The progress observer asked to stop.
+    StoppedByUser = 5,
+}
+
+/// The state of a solve, as reported at the end and to the progress observer.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Info {
+    pub exit: Exit,
+    pub iterations: u64,
+    /// Oracle evaluations of the whole risk (one per iteration for bundle
+    /// methods, in units of passes over all parts).
+    pub oracle_calls: u64,
+    /// `F(w)` at the returned (best) `w`.
+    pub primal: f64,
+    /// A valid lower bound on `min F`.
+    pub lower_bound: f64,
+    /// `primal - lower_bound`.
+    pub gap: f64,
+    /// `R(w)` at the returned `w`.
+    pub risk: f64,
+    pub num_planes: u64,
+    /// Planes with a positive dual weight.
+    pub active_planes: u64,
+    pub elapsed_seconds: f64,
+    pub oracle_seconds: f64,
+    pub qp_seconds: f64,
+}
+
+/// One row of the per-iteration history.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Iteration {
+    pub iteration: u64,
+    /// Best `F(w)` so far.
+    pub primal: f64,
+    /// Best lower bound so far.
+    pub lower_bound: f64,
+    /// `R` at this iteration's point.
+    pub risk: f64,
+    /// `F` at this iteration's point (not the best).
+    pub objective: f64,
+    pub num_planes: u64,
+    pub active_planes: u64,
+    /// The prox constant used for this iteration's step (0 for BMRM).
+    pub alpha: f64,
+    /// `||w_t - w_{t-1}||`.
+    pub step_norm: f64,
+    pub elapsed_seconds: f64,
+    pub oracle_seconds: f64,
+    pub qp_seconds: f64,
+    pub oracle_calls: u64,
+}
