@@ -51,6 +51,9 @@ struct Args {
     /// CSV output.
     #[arg(long, default_value = "bench-out/fashion_mnist_bundle.csv")]
     csv: String,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
 }
 
 fn algorithm(name: &str) -> Algorithm {

@@ -57,3 +57,8 @@ pub mod solver;
 pub use error::{Error, Result};
 pub use oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk, Problem};
 pub use solver::{Algorithm, Exit, Info, Iteration, Settings, Solver};
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -35,7 +35,7 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         classes: usize,
         /// Regularisation constant of the mean risk (LIBLINEAR's C = 1/(m lambda)).
-        #[arg(long, default_value_t = 1e-4)]
+        #[arg(long, default_value_t = 1e-3)]
         lambda: f64,
         /// Relative tolerance of the stopping rule.
         #[arg(long, default_value_t = 1e-3)]
@@ -85,7 +85,7 @@ fn demo(
     threads: usize,
     seed: u64,
 ) -> bmrm::Result<()> {
-    let (x, y) = synthetic::gaussian_multiclass(m + m / 4, d, k, 3.0, seed);
+    let (x, y) = synthetic::gaussian_multiclass(m + m / 4, d, k, 4.0, seed);
     let (train_x, test_x) = x.split_at(m * d);
     let (train_y, test_y) = y.split_at(m);
     let train = Arc::new(Multiclass::new(

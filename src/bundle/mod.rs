@@ -102,33 +102,39 @@ impl Bundle {
     }
 
     /// Adds planes (their weights start at 0), making room first. The new
-    /// Gram entries are computed in parallel over the existing planes.
+    /// Gram entries are computed in parallel over the existing planes, each
+    /// old plane read once against all new ones (P-BMRM adds P planes at a
+    /// time: this reads the bundle from memory once instead of P times).
     pub fn add(&mut self, new: Vec<Plane>) {
         debug_assert!(new
             .iter()
             .all(|p| p.a.len() == self.dim && p.part < self.num_parts));
+        if new.is_empty() {
+            return;
+        }
         if self.len() + new.len() > self.capacity {
             self.make_room(new.len());
         }
-        for plane in new {
-            let k = self.planes.len();
-            let column: Vec<f64> = self
-                .planes
-                .par_iter()
-                .map(|q| dot(&q.a, &plane.a))
-                .collect();
-            for (row, &v) in self.gram.iter_mut().zip(&column) {
-                row.push(v);
-            }
-            let mut row = column;
-            row.push(dot(&plane.a, &plane.a));
-            debug_assert_eq!(row.len(), k + 1);
-            self.gram.push(row);
-            self.planes.push(plane);
-            self.beta.push(0.0);
-            self.beta_prox.push(0.0);
-            self.idle.push(0);
+        let old = self.planes.len();
+        let cross: Vec<Vec<f64>> = self
+            .planes
+            .par_iter()
+            .map(|q| new.iter().map(|p| dot(&q.a, &p.a)).collect())
+            .collect();
+        for (row, dots) in self.gram.iter_mut().zip(&cross) {
+            row.extend_from_slice(dots);
         }
+        for (k, plane) in new.iter().enumerate() {
+            let mut row: Vec<f64> = cross.iter().map(|dots| dots[k]).collect();
+            row.extend(new.iter().map(|p| dot(&plane.a, &p.a)));
+            debug_assert_eq!(row.len(), old + new.len());
+            self.gram.push(row);
+        }
+        let added = new.len();
+        self.planes.extend(new);
+        self.beta.resize(old + added, 0.0);
+        self.beta_prox.resize(old + added, 0.0);
+        self.idle.resize(old + added, 0);
     }
 
     /// Counts one more iteration of idleness for planes with zero weight in
