@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v cc >/dev/null || need_apt+=(gcc)
+command -v pkg-config >/dev/null || need_apt+=(pkg-config)   # the C ABI's install test
+command -v valgrind >/dev/null || need_apt+=(valgrind)       # the C ABI's memcheck run
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
@@ -21,5 +23,8 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --release -- -D warnings
 echo "== cargo test"
-cargo test --release --all-targets
+# Not --all-targets: that would also run the benchmark programs (minutes each).
+cargo test --release --lib --bins --tests --examples
 cargo test --release --doc
+echo "== C ABI under valgrind (memcheck: no error, no definite leak)"
+cargo test --release --test ffi -- --ignored

@@ -48,6 +48,7 @@
 pub mod bundle;
 pub mod data;
 pub mod error;
+pub mod ffi;
 pub mod linalg;
 pub mod models;
 pub mod oracle;
@@ -55,6 +56,7 @@ pub mod qp;
 pub mod solver;
 
 pub use error::{Error, Result};
+
 pub use oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk, Problem};
 pub use solver::{Algorithm, Exit, Info, Iteration, Settings, Solver};
 

@@ -98,9 +98,9 @@ pub struct ExampleParts {
     bounds: Vec<usize>,
 }
 
-/// The most chunk accumulators (dense, `dim` each) one part may allocate.
+/// The most chunk accumulators (dense, `dim` each) all parts together allocate.
 const MAX_CHUNKS: usize = 64;
-/// Keep the chunk accumulators of one part under this many bytes.
+/// Keep the chunk accumulators under this many bytes.
 const CHUNK_MEMORY: usize = 1 << 28;
 
 impl ExampleParts {
@@ -116,10 +116,16 @@ impl ExampleParts {
         self.bounds[p]..self.bounds[p + 1]
     }
 
-    /// Chunk length for a block of `len` examples (a function of sizes only).
+    /// Chunk length for a block of `len` examples (a function of sizes only,
+    /// so sums are the same for any thread count). Parts are evaluated in
+    /// parallel already, so each of `P` parts gets `1/P` of the chunks.
     fn chunk_len(&self, len: usize) -> usize {
         let dim = self.oracle.dim().max(1);
-        let max_chunks = (CHUNK_MEMORY / (8 * dim)).clamp(1, MAX_CHUNKS);
+        let parts = self.bounds.len() - 1;
+        let max_chunks = (CHUNK_MEMORY / (8 * dim))
+            .clamp(1, MAX_CHUNKS)
+            .div_ceil(parts)
+            .max(2);
         len.div_ceil(max_chunks).max(8)
     }
 }

@@ -37,7 +37,7 @@ pub const DEFAULT_PARTS: usize = 16;
 pub struct Solver {
     problem: Problem,
     settings: Settings,
-    pool: rayon::ThreadPool,
+    pool: std::sync::Arc<rayon::ThreadPool>,
     parts: std::sync::Arc<dyn PartitionedRisk>,
     calls_per_eval: u64,
     bundle: Option<Bundle>,
@@ -97,6 +97,7 @@ impl Solver {
             .num_threads(settings.num_threads)
             .build()
             .map_err(|e| Error::Internal(format!("cannot build the thread pool: {e}")))?;
+        let pool = std::sync::Arc::new(pool);
         Ok(Solver {
             problem,
             settings,
@@ -170,16 +171,8 @@ impl Solver {
         if let Some((j, v)) = crate::linalg::first_non_finite(w) {
             return Err(Error::NonFinite(format!("the start w[{j}] is {v}")));
         }
-        let pool = std::mem::replace(
-            &mut self.pool,
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(1)
-                .build()
-                .expect("pool"),
-        );
-        let result = pool.install(|| self.run_in_pool(w));
-        self.pool = pool;
-        result
+        let pool = self.pool.clone();
+        pool.install(|| self.run_in_pool(w))
     }
 
     fn run_in_pool(&mut self, w: &mut [f64]) -> Result<Info> {

@@ -14,14 +14,19 @@ use crate::error::Result;
 /// Lowest and highest exponent of the alpha grid `lambda * 2^k`.
 const K_MIN: i32 = -30;
 const K_MAX: i32 = 60;
+/// The exponent that stands for alpha = 0.
+const ZERO: i32 = i32::MIN;
 
 /// The prox step rule with its constants `T` and `K`.
 pub struct ProxSteps {
     t: f64,
     /// The step length bound; `None` until the start point is known.
     k: Option<f64>,
-    /// The grid exponent of the current alpha; `None` means alpha = 0.
-    exponent: Option<i32>,
+    /// The grid exponent of the current alpha; [`ZERO`] means alpha = 0.
+    /// (A plain integer, not an `Option`: the optimiser computed the power
+    /// of a `None`'s undefined payload before testing it, which valgrind
+    /// reports.)
+    exponent: i32,
     lambda: f64,
     gamma: f64,
     /// How many alpha searches ran (for tests and the history).
@@ -35,30 +40,34 @@ impl ProxSteps {
         ProxSteps {
             t,
             k: (k > 0.0).then_some(k),
-            exponent: None,
+            exponent: ZERO,
             lambda,
             gamma: f64::INFINITY,
             searches: 0,
         }
     }
 
-    fn alpha_of(&self, exponent: Option<i32>) -> f64 {
-        exponent.map_or(0.0, |k| self.lambda * 2f64.powi(k))
+    fn alpha_of(&self, exponent: i32) -> f64 {
+        if exponent == ZERO {
+            0.0
+        } else {
+            self.lambda * 2f64.powi(exponent)
+        }
     }
 
     /// The next lower and higher grid point.
-    fn lower(e: Option<i32>) -> Option<Option<i32>> {
+    fn lower(e: i32) -> Option<i32> {
         match e {
-            None => None,
-            Some(k) if k <= K_MIN => Some(None),
-            Some(k) => Some(Some(k - 1)),
+            ZERO => None,
+            k if k <= K_MIN => Some(ZERO),
+            k => Some(k - 1),
         }
     }
-    fn higher(e: Option<i32>) -> Option<Option<i32>> {
+    fn higher(e: i32) -> Option<i32> {
         match e {
-            None => Some(Some(K_MIN)),
-            Some(k) if k >= K_MAX => None,
-            Some(k) => Some(Some(k + 1)),
+            ZERO => Some(K_MIN),
+            k if k >= K_MAX => None,
+            k => Some(k + 1),
         }
     }
 
@@ -69,7 +78,7 @@ impl ProxSteps {
         self.searches += 1;
         let centre = Centre::new(step.bundle, step.centre);
         let lambda = step.lambda;
-        let mut distance = |e: Option<i32>, this: &Self| -> Result<f64> {
+        let mut distance = |e: i32, this: &Self| -> Result<f64> {
             let alpha = this.alpha_of(e);
             solve_prox(
                 step.bundle,
@@ -117,7 +126,7 @@ impl StepRule for ProxSteps {
             };
             self.k = Some(0.01 * scale);
         }
-        self.exponent = None;
+        self.exponent = ZERO;
         self.gamma = f64::INFINITY;
     }
 

@@ -1,0 +1,169 @@
+//! The panic boundary and the thread-local last error.
+//!
+//! Every exported function runs its body through [`catch`] (or [`status`]):
+//! a returned [`Error`] and a caught panic both become a status code and a
+//! message stored for `bmrm_last_error()`; nothing unwinds into C.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::ffi::{c_char, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::error::{Error, Result};
+
+use super::types::bmrm_status;
+
+thread_local! {
+    /// The message of this thread's last failed call ("" before any).
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// Stores `"{function}: {error}"` as this thread's last error.
+pub(crate) fn set_last_error(function: &str, error: &Error) {
+    let text = format!("{function}: {error}").replace('\0', "\\0");
+    let text = CString::new(text).unwrap_or_default();
+    // At thread exit the slot may be gone; then there is nobody to tell.
+    let _ = LAST_ERROR.try_with(|slot| *slot.borrow_mut() = text);
+}
+
+/// The last error of this thread, as a pointer that stays valid until the
+/// next failed call on this thread.
+pub(crate) fn last_error_ptr() -> *const c_char {
+    static EMPTY: &[u8] = b"\0";
+    LAST_ERROR
+        .try_with(|slot| slot.borrow().as_ptr())
+        .unwrap_or(EMPTY.as_ptr().cast())
+}
+
+/// The text of a panic payload.
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-text payload".to_string()
+    }
+}
+
+/// Runs `body` inside the panic boundary. On an error or a panic stores the
+/// message for `bmrm_last_error()` and returns `on_error` with the status.
+pub(crate) fn catch<T>(
+    function: &'static str,
+    body: impl FnOnce() -> Result<T>,
+) -> std::result::Result<T, bmrm_status> {
+    let error = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(value)) => return Ok(value),
+        Ok(Err(e)) => e,
+        Err(payload) => Error::Internal(format!("panic: {}", panic_message(payload.as_ref()))),
+    };
+    set_last_error(function, &error);
+    Err(bmrm_status::of(&error))
+}
+
+/// [`catch`] for a function whose only result is its status.
+pub(crate) fn status(function: &'static str, body: impl FnOnce() -> Result<()>) -> bmrm_status {
+    match catch(function, body) {
+        Ok(()) => bmrm_status::BMRM_OK,
+        Err(s) => s,
+    }
+}
+
+/// `Err(NullArgument)` naming `what` when `ptr` is NULL.
+pub(crate) fn non_null<T>(ptr: *const T, what: &str) -> Result<()> {
+    if ptr.is_null() {
+        Err(Error::NullArgument(format!("{what} is NULL")))
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::CStr;
+
+    use super::*;
+
+    fn last_error() -> String {
+        // SAFETY: `last_error_ptr` returns a NUL-terminated string that stays
+        // valid until the next failure on this thread; it is copied at once.
+        unsafe { CStr::from_ptr(last_error_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn a_panic_becomes_internal_with_its_message() {
+        assert_eq!(
+            status("bmrm_test", || panic!("boom {}", 42)),
+            bmrm_status::BMRM_ERROR_INTERNAL
+        );
+        assert_eq!(last_error(), "bmrm_test: internal error: panic: boom 42");
+        assert_eq!(
+            status("bmrm_test", || panic!("static text")),
+            bmrm_status::BMRM_ERROR_INTERNAL
+        );
+        assert_eq!(
+            last_error(),
+            "bmrm_test: internal error: panic: static text"
+        );
+        let got: std::result::Result<u8, _> = catch("bmrm_test", || std::panic::panic_any(7_u32));
+        assert_eq!(got, Err(bmrm_status::BMRM_ERROR_INTERNAL));
+        assert!(last_error().contains("non-text payload"));
+    }
+
+    #[test]
+    fn errors_map_through_status_code_and_successes_keep_the_message() {
+        let cases = [
+            (
+                Error::NullArgument("p".into()),
+                bmrm_status::BMRM_ERROR_NULL_ARGUMENT,
+            ),
+            (
+                Error::InvalidArgument("x".into()),
+                bmrm_status::BMRM_ERROR_INVALID_ARGUMENT,
+            ),
+            (
+                Error::DimensionMismatch("x".into()),
+                bmrm_status::BMRM_ERROR_DIMENSION_MISMATCH,
+            ),
+            (
+                Error::NoOracle("x".into()),
+                bmrm_status::BMRM_ERROR_NO_ORACLE,
+            ),
+            (
+                Error::OracleFailed("x".into()),
+                bmrm_status::BMRM_ERROR_ORACLE_FAILED,
+            ),
+            (
+                Error::NonFinite("x".into()),
+                bmrm_status::BMRM_ERROR_NON_FINITE,
+            ),
+            (
+                Error::OutOfMemory("x".into()),
+                bmrm_status::BMRM_ERROR_OUT_OF_MEMORY,
+            ),
+            (
+                Error::Internal("x".into()),
+                bmrm_status::BMRM_ERROR_INTERNAL,
+            ),
+        ];
+        for (e, want) in cases {
+            let text = format!("f: {e}");
+            assert_eq!(status("f", || Err(e)), want);
+            assert_eq!(last_error(), text);
+            assert_eq!(status("g", || Ok(())), bmrm_status::BMRM_OK);
+            assert_eq!(last_error(), text, "a success changed the message");
+        }
+    }
+
+    #[test]
+    fn messages_are_per_thread_and_survive_nul_bytes() {
+        let _ = status("here", || Err(Error::oracle("a\0b")));
+        assert_eq!(last_error(), "here: oracle failed: a\\0b");
+        let other = std::thread::spawn(last_error).join().unwrap();
+        assert_eq!(other, "");
+        assert!(non_null(std::ptr::null::<u8>(), "w").is_err());
+        assert!(non_null(&0_u8 as *const u8, "w").is_ok());
+    }
+}
