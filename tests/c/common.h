@@ -118,10 +118,8 @@ static double mc_score(const mc_data *data, const double *w, size_t c, const dou
 }
 
 /* y^ = argmax_c [c != y_i] + <w_c, x_i>; the truth wins ties, then the
- * lowest class. psi = +x in block y_i, -x in block y^, by bmrm_corner_add. */
-static int32_t mc_oracle(void *user, size_t i, const double *w, size_t dim, bmrm_corner *out) {
-    const mc_data *data = user;
-    (void)dim;
+ * lowest class. */
+static size_t mc_argmax(const mc_data *data, size_t i, const double *w) {
     const double *x = data->x + i * data->d;
     size_t yi = data->y[i], best = yi;
     double best_score = mc_score(data, w, yi, x);
@@ -133,6 +131,15 @@ static int32_t mc_oracle(void *user, size_t i, const double *w, size_t dim, bmrm
             best_score = s;
         }
     }
+    return best;
+}
+
+/* The max-oracle: psi = +x in block y_i, -x in block y^, by bmrm_corner_add. */
+static int32_t mc_oracle(void *user, size_t i, const double *w, size_t dim, bmrm_corner *out) {
+    const mc_data *data = user;
+    (void)dim;
+    const double *x = data->x + i * data->d;
+    size_t yi = data->y[i], best = mc_argmax(data, i, w);
     bmrm_corner_set_label(out, best);
     if (best == yi) {
         bmrm_corner_set_loss(out, 0.0);
@@ -153,16 +160,7 @@ static int32_t mc_oracle_dense(void *user, size_t i, const double *w, size_t dim
                                bmrm_corner *out) {
     const mc_data *data = user;
     const double *x = data->x + i * data->d;
-    size_t yi = data->y[i], best = yi;
-    double best_score = mc_score(data, w, yi, x);
-    for (size_t c = 0; c < data->k; c++) {
-        if (c == yi) continue;
-        double s = 1.0 + mc_score(data, w, c, x);
-        if (s > best_score) {
-            best = c;
-            best_score = s;
-        }
-    }
+    size_t yi = data->y[i], best = mc_argmax(data, i, w);
     bmrm_corner_set_label(out, best);
     if (best == yi) return 0; /* loss 0, psi 0: the corner starts that way */
     bmrm_corner_set_loss(out, 1.0);
