@@ -589,3 +589,46 @@ fn limits_end_the_run_with_their_exit() {
     assert_eq!(info.exit, Exit::TimeLimit);
     assert_eq!(info.iterations, 1);
 }
+
+/// A max-oracle that must stay on one thread (as MATLAB's API must).
+struct CallerThreadOnly {
+    inner: Multiclass,
+    thread: std::thread::ThreadId,
+    foreign_calls: AtomicUsize,
+}
+impl MaxOracle for CallerThreadOnly {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn num_examples(&self) -> usize {
+        self.inner.num_examples()
+    }
+    fn max_oracle(&self, i: usize, w: &[f64], out: &mut Corner) -> bmrm::Result<()> {
+        if std::thread::current().id() != self.thread {
+            self.foreign_calls.fetch_add(1, Ordering::Relaxed);
+        }
+        self.inner.max_oracle(i, w, out)
+    }
+    fn thread_safe(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn an_oracle_that_is_not_thread_safe_runs_on_the_callers_thread() {
+    let oracle = Arc::new(CallerThreadOnly {
+        inner: multiclass(300, 5, 3, 9),
+        thread: std::thread::current().id(),
+        foreign_calls: AtomicUsize::new(0),
+    });
+    for alg in [Algorithm::Bmrm, Algorithm::ProxPBmrm] {
+        let mut s = Settings::new(alg, 0.01);
+        s.num_threads = 2;
+        s.sgd_passes = 1;
+        let mut solver = Solver::new(Problem::Examples(oracle.clone()), s).unwrap();
+        let mut w = vec![0.0; oracle.dim()];
+        let info = solver.run(&mut w).unwrap();
+        assert!(info.iterations > 1);
+    }
+    assert_eq!(oracle.foreign_calls.load(Ordering::Relaxed), 0);
+}

@@ -37,6 +37,10 @@ pub struct Bundle {
     /// Planes removed or aggregated so far (for the history).
     pub removed: u64,
     pub aggregations: u64,
+    /// The solver's pool for the parallel dot products. The solver may run on
+    /// the caller's thread (oracles that must stay there, e.g. MATLAB's), so
+    /// the bundle enters the pool itself; `None` uses rayon's current pool.
+    pool: Option<std::sync::Arc<rayon::ThreadPool>>,
 }
 
 impl Gram for Bundle {
@@ -63,6 +67,19 @@ impl Bundle {
             idle: Vec::new(),
             removed: 0,
             aggregations: 0,
+            pool: None,
+        }
+    }
+
+    /// Runs the parallel dot products in `pool`.
+    pub fn set_pool(&mut self, pool: std::sync::Arc<rayon::ThreadPool>) {
+        self.pool = Some(pool);
+    }
+
+    fn in_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(p) => p.install(f),
+            None => f(),
         }
     }
 
@@ -116,11 +133,13 @@ impl Bundle {
             self.make_room(new.len());
         }
         let old = self.planes.len();
-        let cross: Vec<Vec<f64>> = self
-            .planes
-            .par_iter()
-            .map(|q| new.iter().map(|p| dot(&q.a, &p.a)).collect())
-            .collect();
+        let planes = &self.planes;
+        let cross: Vec<Vec<f64>> = self.in_pool(|| {
+            planes
+                .par_iter()
+                .map(|q| new.iter().map(|p| dot(&q.a, &p.a)).collect())
+                .collect()
+        });
         for (row, dots) in self.gram.iter_mut().zip(&cross) {
             row.extend_from_slice(dots);
         }
@@ -303,21 +322,25 @@ impl Bundle {
             .collect();
         let mut out = vec![0.0; self.dim];
         const BLOCK: usize = 4096;
-        out.par_chunks_mut(BLOCK)
-            .enumerate()
-            .for_each(|(blk, chunk)| {
-                let start = blk * BLOCK;
-                for &(i, b) in &active {
-                    let a = &self.planes[i].a[start..start + chunk.len()];
-                    crate::linalg::axpy(b, a, chunk);
-                }
-            });
+        let planes = &self.planes;
+        self.in_pool(|| {
+            out.par_chunks_mut(BLOCK)
+                .enumerate()
+                .for_each(|(blk, chunk)| {
+                    let start = blk * BLOCK;
+                    for &(i, b) in &active {
+                        let a = &planes[i].a[start..start + chunk.len()];
+                        crate::linalg::axpy(b, a, chunk);
+                    }
+                })
+        });
         out
     }
 
     /// `A^T c`: every plane's dot product with `c`, in parallel over planes.
     pub fn dots(&self, c: &[f64]) -> Vec<f64> {
-        self.planes.par_iter().map(|p| dot(&p.a, c)).collect()
+        let planes = &self.planes;
+        self.in_pool(|| planes.par_iter().map(|p| dot(&p.a, c)).collect())
     }
 
     /// `H beta`.

@@ -160,6 +160,10 @@ impl FullRisk for CRisk {
     fn dim(&self) -> usize {
         self.dim
     }
+    /// No flag in the C signature: the callback runs on the caller's thread.
+    fn thread_safe(&self) -> bool {
+        false
+    }
 
     fn risk(&self, w: &[f64], subgrad: &mut [f64]) -> Result<f64> {
         check_len("w", w.len(), self.dim)?;

@@ -30,7 +30,7 @@ impl PartitionedRisk for SinglePart {
     }
     fn thread_safe(&self) -> bool {
         match self {
-            SinglePart::Full(_) => true,
+            SinglePart::Full(r) => r.thread_safe(),
             SinglePart::Summed(r) => r.thread_safe(),
         }
     }

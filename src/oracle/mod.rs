@@ -27,6 +27,11 @@ pub trait FullRisk: Send + Sync {
     /// Returns `R(w)` and writes one subgradient of `R` at `w` into `subgrad`
     /// (length `dim`, to be overwritten entirely).
     fn risk(&self, w: &[f64], subgrad: &mut [f64]) -> Result<f64>;
+    /// Whether `risk` may be called from a thread other than the one that
+    /// runs the solver (it is never called from two threads at once).
+    fn thread_safe(&self) -> bool {
+        true
+    }
 }
 
 /// A risk that is a sum of `num_parts` convex parts, `R(w) = sum_p R(w, p)`.
@@ -90,6 +95,16 @@ impl Problem {
             Problem::Risk(r) => r.dim(),
             Problem::Partitioned(r) => r.dim(),
             Problem::Examples(o) => o.dim(),
+        }
+    }
+
+    /// Whether the oracle may be called from several threads at once. When
+    /// not, the solver calls it only from the thread that called `run`.
+    pub fn thread_safe(&self) -> bool {
+        match self {
+            Problem::Risk(r) => r.thread_safe(),
+            Problem::Partitioned(r) => r.thread_safe(),
+            Problem::Examples(o) => o.thread_safe(),
         }
     }
 

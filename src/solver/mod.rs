@@ -172,7 +172,13 @@ impl Solver {
             return Err(Error::NonFinite(format!("the start w[{j}] is {v}")));
         }
         let pool = self.pool.clone();
-        pool.install(|| self.run_in_pool(w))
+        if self.problem.thread_safe() {
+            pool.install(|| self.run_in_pool(w))
+        } else {
+            // Oracles that are not thread-safe (MATLAB's among them) run on
+            // this thread; the bundle enters the pool for its own work.
+            self.run_in_pool(w)
+        }
     }
 
     fn run_in_pool(&mut self, w: &mut [f64]) -> Result<Info> {
@@ -180,6 +186,7 @@ impl Solver {
         let mut bundle = self.bundle.take().unwrap_or_else(|| {
             Bundle::new(self.dim(), self.parts.num_parts(), settings.buffer_size)
         });
+        bundle.set_pool(self.pool.clone());
         let mut history = std::mem::take(&mut self.history);
         let mut observer = self.observer.take();
         let mut run = Run::new(
