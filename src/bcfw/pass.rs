@@ -34,8 +34,9 @@ pub fn oracle_pass(
     let one = |state: &mut (Corner, Vec<(u32, f64)>), i: usize| -> Result<PassItem> {
         let (corner, scratch) = state;
         call_max_oracle(oracle, i, w, corner)?;
-        let hinge = corner.hinge(w);
-        check_not_below_truth(hinge, corner, w, i)?;
+        let dot = corner.dot(w);
+        let hinge = corner.loss() - dot;
+        check_not_below_truth(hinge, corner.loss(), dot, corner.label(), i)?;
         Ok(PassItem {
             hinge,
             loss: corner.loss(),
@@ -61,14 +62,14 @@ pub fn oracle_pass(
 /// The ground truth `y_i` has `H_i(y_i) = 0` (loss 0, psi 0), so the
 /// oracle's maximiser cannot be below it: if it is, the oracle does not
 /// maximise, and every gap and step built on it would be wrong.
-pub fn check_not_below_truth(hinge: f64, corner: &Corner, w: &[f64], i: usize) -> Result<()> {
-    let scale = corner.loss().abs() + corner.dot(w).abs();
+pub fn check_not_below_truth(hinge: f64, loss: f64, dot: f64, label: u64, i: usize) -> Result<()> {
+    let scale = loss.abs() + dot.abs();
     if hinge < -(1e-9 * scale + 1e-12) {
         return Err(Error::oracle(format!(
             "max-oracle for example {i} returned label {} with H = L - <w, psi> = {hinge:.6e}, \
              below the ground truth's H = 0: the oracle does not return the loss-augmented \
              argmax (is psi = phi(x, y_i) - phi(x, y^) and the loss added?)",
-            corner.label()
+            label
         )));
     }
     Ok(())
