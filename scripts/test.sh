@@ -8,6 +8,7 @@ need_apt=()
 command -v cc >/dev/null || need_apt+=(gcc)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)   # the C ABI's install test
 command -v valgrind >/dev/null || need_apt+=(valgrind)       # the C ABI's memcheck run
+command -v c++ >/dev/null || need_apt+=(g++)                 # the C++ front end's tests
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
@@ -28,3 +29,5 @@ cargo test --release --lib --bins --tests --examples
 cargo test --release --doc
 echo "== C ABI under valgrind (memcheck: no error, no definite leak)"
 cargo test --release --test ffi -- --ignored
+echo "== C++ front end under valgrind"
+cargo test --release --test cpp -- --ignored
