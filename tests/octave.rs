@@ -42,7 +42,13 @@ fn octave() -> Option<&'static str> {
 fn run_octave(dir: &Path, code: &str, what: &str) -> Output {
     let octave = octave().expect("checked by the caller");
     let out = Command::new(octave)
-        .args(["--no-gui", "--no-window-system", "--norc", "--quiet", "--eval"])
+        .args([
+            "--no-gui",
+            "--no-window-system",
+            "--norc",
+            "--quiet",
+            "--eval",
+        ])
         .arg(code)
         .current_dir(dir)
         .env("BMRM_MEX_DIR", mex_dir())
@@ -72,7 +78,13 @@ fn mex_dir() -> &'static Path {
             path_arg(&dir)
         );
         let out = Command::new(octave)
-            .args(["--no-gui", "--no-window-system", "--norc", "--quiet", "--eval"])
+            .args([
+                "--no-gui",
+                "--no-window-system",
+                "--norc",
+                "--quiet",
+                "--eval",
+            ])
             .arg(&code)
             .current_dir(root())
             .env("BMRM_LIB", lib_dir().join("libbmrm.a"))

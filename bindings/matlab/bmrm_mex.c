@@ -564,6 +564,9 @@ typedef struct {
     bmrm_info info;
     size_t rows;
     bmrm_iteration *history;
+    bool bcfw;               /* BCFW ran: bcfw_info and passes are set */
+    bmrm_bcfw_info bcfw_info;
+    bmrm_bcfw_pass *passes;  /* rows of them */
 } outcome;
 
 static void solve(gate *g, bmrm_problem *p, bmrm_settings *s, double *w, outcome *o) {
@@ -584,6 +587,13 @@ static void solve(gate *g, bmrm_problem *p, bmrm_settings *s, double *w, outcome
     o->history = calloc(o->rows > 0 ? o->rows : 1, sizeof(bmrm_iteration));
     if (o->history == NULL) o->rows = 0;
     for (size_t k = 0; k < o->rows; k++) bmrm_solver_history(solver, k, &o->history[k]);
+    if (s->algorithm == BMRM_ALGORITHM_BCFW &&
+        bmrm_solver_bcfw_info(solver, &o->bcfw_info) == BMRM_OK) {
+        o->passes = calloc(o->rows > 0 ? o->rows : 1, sizeof(bmrm_bcfw_pass));
+        o->bcfw = o->passes != NULL;
+        for (size_t k = 0; o->bcfw && k < o->rows; k++)
+            if (bmrm_solver_bcfw_pass(solver, k, &o->passes[k]) != BMRM_OK) o->bcfw = false;
+    }
     bmrm_solver_free(solver);
 }
 
@@ -619,6 +629,25 @@ static mxArray *history_column(const outcome *o, int which) {
         case 5: p[k] = (double)r->iteration; break;
         case 6: p[k] = (double)r->oracle_calls; break;
         default: p[k] = r->objective; break;
+        }
+    }
+    return a;
+}
+
+static mxArray *pass_column(const outcome *o, int which) {
+    mxArray *a = mxCreateDoubleMatrix((mwSize)o->rows, 1, mxREAL);
+    double *p = mxGetPr(a);
+    for (size_t k = 0; k < o->rows; k++) {
+        const bmrm_bcfw_pass *r = &o->passes[k];
+        switch (which) {
+        case 0: p[k] = r->primal; break;
+        case 1: p[k] = r->lower_bound; break;
+        case 2: p[k] = r->primal - r->lower_bound; break;
+        case 3: p[k] = r->effective_passes; break;
+        case 4: p[k] = r->elapsed_seconds; break;
+        case 5: p[k] = (double)r->oracle_calls; break;
+        case 6: p[k] = r->gap_estimate; break;
+        default: p[k] = r->exact_gap; break;
         }
     }
     return a;
@@ -756,6 +785,7 @@ static void do_bmrm(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
     }
     free(w);
     free(o.history);
+    free(o.passes);
     o.history = NULL;
     if (g.interrupted || g.failed || o.status != BMRM_OK) {
         mxDestroyArray(W);
@@ -841,26 +871,35 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
             snprintf(o.last_error, MSG_LEN, "%s", bmrm_last_error());
         bmrm_problem_free(problem);
     }
-    double wnorm2 = 0.0;
-    for (size_t j = 0; w != NULL && j < dim; j++) wnorm2 += w[j] * w[j];
     const char *model_fields[] = {"w", "ell"};
     mxArray *model = mxCreateStructMatrix(1, 1, 2, model_fields);
     mxArray *W = mxCreateDoubleMatrix((mwSize)dim, 1, mxREAL);
     if (w != NULL) memcpy(mxGetPr(W), w, dim * sizeof(double));
     mxSetField(model, 0, "w", W);
-    /* ell = sum_i l_i, the dual's loss term: lower_bound = l - lambda/2 ||w||^2
-     * at the returned iterate (BCFW's dual value). */
-    double ell = a == BMRM_ALGORITHM_BCFW ? o.info.lower_bound + 0.5 * lambda * wnorm2 : NAN;
-    mxSetField(model, 0, "ell", mxCreateDoubleScalar(ell));
+    /* ell = sum_i l_i, the dual's loss term (BCFW only). */
+    mxSetField(model, 0, "ell", mxCreateDoubleScalar(o.bcfw ? o.bcfw_info.ell : NAN));
     const char *prog_fields[] = {"primal", "dual", "gap", "eff_pass", "time", "oracle_calls",
-                                 "exitflag", "exit"};
-    mxArray *prog = mxCreateStructMatrix(1, 1, 8, prog_fields);
-    mxSetField(prog, 0, "primal", history_column(&o, 0));
-    mxSetField(prog, 0, "dual", history_column(&o, 1));
-    mxSetField(prog, 0, "gap", history_column(&o, 4));
-    mxSetField(prog, 0, "eff_pass", history_column(&o, 5));
-    mxSetField(prog, 0, "time", history_column(&o, 3));
-    mxSetField(prog, 0, "oracle_calls", history_column(&o, 6));
+                                 "gap_estimate", "exact_gap", "exitflag", "exit"};
+    mxArray *prog = mxCreateStructMatrix(1, 1, 10, prog_fields);
+    if (o.bcfw) {
+        /* One row per pass. */
+        mxSetField(prog, 0, "primal", pass_column(&o, 0));
+        mxSetField(prog, 0, "dual", pass_column(&o, 1));
+        mxSetField(prog, 0, "gap", pass_column(&o, 2));
+        mxSetField(prog, 0, "eff_pass", pass_column(&o, 3));
+        mxSetField(prog, 0, "time", pass_column(&o, 4));
+        mxSetField(prog, 0, "oracle_calls", pass_column(&o, 5));
+        mxSetField(prog, 0, "gap_estimate", pass_column(&o, 6));
+        mxSetField(prog, 0, "exact_gap", pass_column(&o, 7));
+    } else {
+        /* A bundle method: one row per iteration. */
+        mxSetField(prog, 0, "primal", history_column(&o, 0));
+        mxSetField(prog, 0, "dual", history_column(&o, 1));
+        mxSetField(prog, 0, "gap", history_column(&o, 4));
+        mxSetField(prog, 0, "eff_pass", history_column(&o, 5));
+        mxSetField(prog, 0, "time", history_column(&o, 3));
+        mxSetField(prog, 0, "oracle_calls", history_column(&o, 6));
+    }
     mxSetField(prog, 0, "exitflag", mxCreateDoubleScalar(exitflag(o.info.exit)));
     mxSetField(prog, 0, "exit", mxCreateString(bmrm_exit_string(o.info.exit)));
     if (g.truth != NULL) {
@@ -872,7 +911,9 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
     }
     free(w);
     free(o.history);
+    free(o.passes);
     o.history = NULL;
+    o.passes = NULL;
     if (g.interrupted || g.failed || o.status != BMRM_OK) {
         mxDestroyArray(model);
         mxDestroyArray(prog);

@@ -3,7 +3,7 @@ function [model, progress] = chain_ocr(num_train, num_passes)
 % Taskar et al., trained with bcfw in the calling convention of the BCFW
 % MATLAB code. Run it from anywhere after build_mex:
 %
-%   chain_ocr            % 200 training words of fold 0, 10 passes
+%   chain_ocr            % 200 training words of fold 0, at most 30 passes
 %   chain_ocr(626, 50)   % OCR-small: all of fold 0
 %
 % The data are read from ../shared/data/ocr_letters.tsv.gz (relative to the
@@ -15,7 +15,7 @@ function [model, progress] = chain_ocr(num_train, num_passes)
 % loss: Hamming distance divided by the word length; oracle: Viterbi with
 % 1/L added to every wrong label.
 if nargin < 1, num_train = 200; end
-if nargin < 2, num_passes = 10; end
+if nargin < 2, num_passes = 30; end
 here = fileparts(mfilename('fullpath'));
 root = fileparts(fileparts(here));
 addpath(fullfile(root, 'bindings', 'matlab'));
@@ -37,22 +37,10 @@ fprintf('%d training words, %d labels, d = %d\n', numel(param.patterns), nlab, d
 options = struct('lambda', 0.01, 'num_passes', num_passes, 'gap_threshold', 1e-3, ...
                  'sample', 'gap', 'stepType', 2, 'useCache', 1, 'verb', 5);
 tic;
-try
-  [model, progress] = bcfw(param, options);
-  method = 'BCFW';
-catch err
-  if isempty(strfind(err.message, 'BCFW is not available'))
-    rethrow(err);
-  end
-  % An engine without BCFW: the same oracles through Prox-P-BMRM.
-  fprintf('(BCFW is not in this build of the engine: Prox-P-BMRM over the same oracles)\n');
-  [model, progress] = bcfw(param, struct('lambda', 0.01, 'algorithm', 'proxpbmrm', ...
-                                         'num_parts', 10, 'MaxIter', 5 * num_passes, 'TolRel', 1e-2));
-  method = 'Prox-P-BMRM';
-end
-fprintf('%s: %d rows of progress, primal %.6f, duality gap %.3g, %d oracle calls, %.1f s\n', ...
-        method, numel(progress.primal), progress.primal(end), progress.gap(end), ...
-        progress.oracle_calls(end), toc);
+[model, progress] = bcfw(param, options);
+fprintf('BCFW: %d passes (%.1f effective), primal %.6f, duality gap %.3g, %s, %.1f s\n', ...
+        numel(progress.primal), progress.eff_pass(end), progress.primal(end), progress.gap(end), ...
+        progress.exit, toc);
 fprintf('train letter error %.4f\n', letter_error(param, model.w, words.train(train), labels.train(train)));
 fprintf('test letter error %.4f\n', letter_error(param, model.w, words.test, labels.test));
 end

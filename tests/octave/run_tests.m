@@ -130,23 +130,66 @@ tol_w = sqrt(2 * gap_b / (lambda_sum / m)) + sqrt(2 * gap_o / (lambda_sum / m)) 
 check(norm(model.w - Wm) <= tol_w, '||w_bcfw - W_bmrm|| = %g > %g', norm(model.w - Wm), tol_w);
 fprintf('multiclass: bmrm %d iterations, Fp/m = %.10g; bcfw param through BMRM: F = %.10g\n', ...
         sm.nIter, sm.Fp / m, prog.primal(end));
-try
-  [model, prog] = bcfw(param, struct('lambda', lambda_sum / m, 'gap_threshold', 1e-4, ...
-                                     'num_passes', 500, 'sample', 'perm', 'stepType', 1, 'useCache', 0));
+% BCFW itself, with the BCFW code's defaults (gap sampling, pairwise steps,
+% cache) and every other step type, sampling, cache and averaging choice.
+lam = lambda_sum / m;
+variants = {struct(), ...
+            struct('stepType', 1, 'sample', 'uniform', 'useCache', 0), ...
+            struct('stepType', 3, 'sample', 'perm'), ...
+            struct('stepType', 1, 'do_line_search', 0, 'do_weighted_averaging', 1, 'useCache', 0, 'sample', 'uniform'), ...
+            struct('stepType', 2, 'sample', 'gap', 'useCache', 1, 'maxCacheSize', 5, 'cacheNu', 0.1, 'cacheFactor', 0.5)};
+names = {'defaults', 'FW uniform', 'away perm', 'FW no line search, averaging', 'pairwise small cache'};
+for k = 1:numel(variants)
+  o = variants{k};
+  o.lambda = lam;
+  o.gap_threshold = 1e-4;
+  o.num_passes = 2000;
+  [model, prog] = bcfw(param, o);
   gap = prog.gap(end);
-  check(gap <= 1e-4 + 1e-12, 'bcfw duality gap %g', gap);
-  check(prog.dual(end) <= sm.Fp / m + 1e-12 && sm.Fd / m <= prog.primal(end) + 1e-12, ...
-        'bcfw bounds vs bmrm: dual %g <= %g, %g <= primal %g', prog.dual(end), sm.Fp / m, sm.Fd / m, prog.primal(end));
-  check(abs(prog.primal(end) - sm.Fp / m) <= gap + gap_b + 1e-12, 'bcfw primal %g vs bmrm %g', ...
-        prog.primal(end), sm.Fp / m);
-  fprintf('bcfw: %d passes, primal %.10g, gap %.3g\n', numel(prog.gap), prog.primal(end), gap);
-catch err
-  if ~isempty(strfind(err.message, 'BCFW is not available'))
-    fprintf('SKIP bcfw: the engine has no BCFW yet (%s)\n', err.message);
-  else
-    check(false, 'bcfw failed: %s', err.message);
+  converged = prog.exitflag == 2;
+  if isfield(o, 'do_line_search')
+    converged = true;   % the fixed step is slow: checked by the bounds only
   end
+  check(converged && gap <= 1e-4 + 1e-12, 'bcfw %s: exit %s, gap %g', names{k}, prog.exit, gap);
+  check(prog.dual(end) <= sm.Fp / m + 1e-12 && sm.Fd / m <= prog.primal(end) + 1e-12, ...
+        'bcfw %s bounds vs bmrm: dual %.12g <= %.12g, %.12g <= primal %.12g', names{k}, ...
+        prog.dual(end), sm.Fp / m, sm.Fd / m, prog.primal(end));
+  fp = prog.primal(isfinite(prog.primal));   % Inf until the first exact gap pass
+  check(all(diff(prog.dual) >= -1e-12) && all(diff(fp) <= 1e-12) && ~isempty(fp), ...
+        'bcfw %s: monotone bounds', names{k});
+  exact = prog.exact_gap(isfinite(prog.exact_gap));
+  check(~isempty(exact) && exact(end) >= gap - 1e-12, ...
+        'bcfw %s: the last exact gap %g vs the certified %g', names{k}, exact(end), gap);
+  % The dual at the returned w: ell - lambda/2 ||w||^2, a valid lower bound.
+  dual_w = model.ell - 0.5 * lam * (model.w' * model.w);
+  check(dual_w <= sm.Fp / m + 1e-12 && dual_w >= prog.dual(end) - gap - 1e-12, ...
+        'bcfw %s: ell gives the dual %.12g (best %.12g)', names{k}, dual_w, prog.dual(end));
+  if converged && ~isfield(o, 'do_line_search')
+    check(abs(prog.primal(end) - sm.Fp / m) <= gap + gap_b + 1e-12, 'bcfw %s: primal %.12g vs bmrm %.12g', ...
+          names{k}, prog.primal(end), sm.Fp / m);
+    check(norm(model.w - Wm) <= sqrt(2 * gap / lam) + sqrt(2 * gap_b / lam) + 1e-9, ...
+          'bcfw %s: ||w - W_bmrm|| = %g', names{k}, norm(model.w - Wm));
+  end
+  fprintf('bcfw %-29s: %4d passes, %6.1f effective, primal %.10g, gap %.2e, ell %.6f\n', names{k}, ...
+          numel(prog.gap), prog.eff_pass(end), prog.primal(end), gap, model.ell);
 end
+% The same seed gives the same w; num_passes and time_budget stop it.
+[m1, p1] = bcfw(param, struct('lambda', lam, 'num_passes', 7, 'gap_threshold', 0, 'rand_seed', 3));
+[m2, p2] = bcfw(param, struct('lambda', lam, 'num_passes', 7, 'gap_threshold', 0, 'rand_seed', 3));
+check(isequal(m1.w, m2.w) && numel(p1.gap) == 7 && p1.exitflag == 0, ...
+      'same seed: identical w after %d passes (exit %s)', numel(p1.gap), p1.exit);
+[~, p3] = bcfw(param, struct('lambda', lam, 'num_passes', 1e6, 'gap_threshold', 0, 'time_budget', 0.2 / 60));
+check(p3.exitflag == 3 && p3.time(end) < 5, 'time_budget: exit %s after %.2f s', p3.exit, p3.time(end));
+out = evalc('bcfw(param, struct(''lambda'', lam, ''num_passes'', 3, ''verb'', 1));');
+check(numel(strfind(out, 'pass ')) >= 2, 'verb prints the passes:\n%s', out);
+% Ctrl-C inside the oracle.
+slow = param;
+slow.oracleFn = @(p, model, x, y) interrupting_oracle(p, model, x, y, param.oracleFn);
+global oracle_calls
+oracle_calls = 0;
+expect_error(@() bcfw(slow, struct('lambda', lam)), 'bmrm:interrupted', 'stopped cleanly');
+[model, prog] = bcfw(param, struct('lambda', lam));
+check(prog.exitflag == 2, 'bcfw after an interrupt: exit %s', prog.exit);
 % bcfw's errors.
 bad = param; bad.oracleFn = @(p, model, x, y) error('my:oracle', 'oracle broke on purpose');
 expect_error(@() bcfw(bad, struct('algorithm', 'bmrm')), 'bmrm:callbackError', 'oracle broke on purpose');
