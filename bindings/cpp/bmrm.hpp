@@ -248,6 +248,47 @@ struct Iteration {
           oracle_calls(c.oracle_calls) {}
 };
 
+/// BCFW's figures, cumulative over the runs of one solver (bmrm_bcfw_info).
+struct BcfwInfo {
+    std::uint64_t passes = 0;
+    std::uint64_t oracle_calls = 0;
+    std::uint64_t cache_hits = 0;
+    std::uint64_t corners = 0;
+    std::uint64_t active_corners = 0;
+    std::uint64_t dense_blocks = 0;
+    std::uint64_t memory_bytes = 0;
+    double effective_passes = 0.0;
+    double ell = 0.0;            ///< the dual's loss term l = sum_i l_i
+    double dual = 0.0;           ///< the dual value at the current weights
+    double gap_estimate = 0.0;   ///< the sum of the block-gap estimates
+    double last_exact_gap = 0.0; ///< the last exact total gap (inf before the first)
+
+    BcfwInfo() = default;
+    explicit BcfwInfo(const bmrm_bcfw_info &c)
+        : passes(c.passes), oracle_calls(c.oracle_calls), cache_hits(c.cache_hits),
+          corners(c.corners), active_corners(c.active_corners), dense_blocks(c.dense_blocks),
+          memory_bytes(c.memory_bytes), effective_passes(c.effective_passes), ell(c.ell),
+          dual(c.dual), gap_estimate(c.gap_estimate), last_exact_gap(c.last_exact_gap) {}
+};
+
+/// One BCFW pass of the last run (bmrm_bcfw_pass).
+struct BcfwPass {
+    std::uint64_t pass = 0;
+    std::uint64_t oracle_calls = 0;
+    double effective_passes = 0.0;
+    double primal = 0.0;      ///< best primal so far (inf before the first exact pass)
+    double lower_bound = 0.0; ///< best dual so far
+    double gap_estimate = 0.0;
+    double exact_gap = 0.0;   ///< NaN unless an exact pass ended this pass
+    double elapsed_seconds = 0.0;
+
+    BcfwPass() = default;
+    explicit BcfwPass(const bmrm_bcfw_pass &c)
+        : pass(c.pass), oracle_calls(c.oracle_calls), effective_passes(c.effective_passes),
+          primal(c.primal), lower_bound(c.lower_bound), gap_estimate(c.gap_estimate),
+          exact_gap(c.exact_gap), elapsed_seconds(c.elapsed_seconds) {}
+};
+
 /// Called after every iteration; Control::stop ends the run (exit
 /// stopped_by_user). An exception thrown here also stops it and is
 /// rethrown by Solver::run.
@@ -752,6 +793,33 @@ class Solver {
         for (std::size_t k = 0; k < n; k++) {
             bmrm_iteration r;
             detail::check(bmrm_solver_history(s_, k, &r));
+            rows.emplace_back(r);
+        }
+        return rows;
+    }
+
+    /// BCFW: box constraints lower <= w <= upper (empty: no bound; use
+    /// +-infinity for free coordinates); the next run starts afresh.
+    void set_bounds(span<const double> lower, span<const double> upper) {
+        detail::check(bmrm_solver_set_bounds(s_, lower.empty() ? nullptr : lower.data(),
+                                             upper.empty() ? nullptr : upper.data(), dim_));
+    }
+
+    /// BCFW's figures (bmrm::error unless the solver ran BCFW).
+    BcfwInfo bcfw_info() const {
+        bmrm_bcfw_info c;
+        detail::check(bmrm_solver_bcfw_info(s_, &c));
+        return BcfwInfo(c);
+    }
+
+    /// The last BCFW run's passes, one row each.
+    std::vector<BcfwPass> bcfw_passes() const {
+        std::size_t n = bmrm_solver_history_len(s_);
+        std::vector<BcfwPass> rows;
+        rows.reserve(n);
+        for (std::size_t k = 0; k < n; k++) {
+            bmrm_bcfw_pass r;
+            detail::check(bmrm_solver_bcfw_pass(s_, k, &r));
             rows.emplace_back(r);
         }
         return rows;

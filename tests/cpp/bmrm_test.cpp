@@ -729,6 +729,45 @@ static void test_shogun_adapter() {
                  CHECK(e.status() == bmrm::Status::dimension_mismatch, "W length"));
 }
 
+// BCFW through the wrapper: its info and passes, bounds agreeing with BMRM.
+static void test_bcfw() {
+    Mc mc(120, 6, 3, 7);
+    const double lambda = 1e-2;
+    bmrm::Problem p(mc.dim());
+    p.set_max_oracle(mc.m, mc_oracle(mc, Writer::pairs), true);
+    bmrm::Settings sb(bmrm::Algorithm::bmrm, lambda);
+    sb.tol_rel = 1e-8;
+    bmrm::Solver bundle(p, sb);
+    std::vector<double> wb;
+    bmrm::Info ib = bundle.run(wb);
+    CHECK_THROWS(bmrm::error, bundle.bcfw_info(),
+                 CHECK(e.status() == bmrm::Status::invalid_argument, "bcfw_info of BMRM"));
+    for (auto step : {bmrm::StepType::fw, bmrm::StepType::pairwise, bmrm::StepType::away}) {
+        bmrm::Settings s(bmrm::Algorithm::bcfw, lambda);
+        s.tol_rel = 0;
+        s.tol_abs = 1e-6;
+        s.step_type = step;
+        s.use_cache = step != bmrm::StepType::fw;
+        bmrm::Solver solver(p, s);
+        std::vector<double> w;
+        bmrm::Info info = solver.run(w);
+        bmrm::BcfwInfo bi = solver.bcfw_info();
+        std::vector<bmrm::BcfwPass> passes = solver.bcfw_passes();
+        CHECK(info.exit == bmrm::Exit::converged_abs, "bcfw exit %s", bmrm::to_string(info.exit));
+        CHECK(info.lower_bound <= ib.primal + 1e-12 && ib.lower_bound <= info.primal + 1e-12,
+              "bcfw [%.12g, %.12g] vs bmrm [%.12g, %.12g]", info.lower_bound, info.primal,
+              ib.lower_bound, ib.primal);
+        double dual_w = bi.ell - 0.5 * lambda * std::inner_product(w.begin(), w.end(), w.begin(), 0.0);
+        CHECK(std::fabs(dual_w - bi.dual) <= 1e-9, "ell - lambda/2 |w|^2 = %.15g, dual %.15g", dual_w,
+              bi.dual);
+        CHECK(!passes.empty() && passes.size() == bi.passes && passes.back().pass == passes.size(),
+              "%zu pass rows, %llu passes", passes.size(), (unsigned long long)bi.passes);
+        std::printf("BCFW step %d: %zu passes, %.1f effective, %llu cache hits, F %.12g (BMRM %.12g)\n",
+                    (int)step, passes.size(), bi.effective_passes,
+                    (unsigned long long)bi.cache_hits, info.primal, ib.primal);
+    }
+}
+
 int main() {
     test_settings();
     test_full_and_partitioned_risk();
@@ -739,6 +778,7 @@ int main() {
     test_callback_threads();
     test_moves_and_warm_start();
     test_shogun_adapter();
+    test_bcfw();
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
