@@ -71,10 +71,11 @@ fn cpp_test_program_passes() {
         summary.ends_with(" passed, 0 failed"),
         "C++ checks: {summary}\n{stdout}"
     );
-    for l in stdout
-        .lines()
-        .filter(|l| l.starts_with("WRITERS") || l.starts_with("THREADS") || l.starts_with("SHOGUN"))
-    {
+    for l in stdout.lines().filter(|l| {
+        ["WRITERS", "THREADS", "SHOGUN", "BCFW"]
+            .iter()
+            .any(|tag| l.starts_with(tag))
+    }) {
         println!("{l}");
     }
     println!("C++ checks: {summary}");

@@ -745,7 +745,7 @@ static void test_bcfw() {
     for (auto step : {bmrm::StepType::fw, bmrm::StepType::pairwise, bmrm::StepType::away}) {
         bmrm::Settings s(bmrm::Algorithm::bcfw, lambda);
         s.tol_rel = 0;
-        s.tol_abs = 1e-6;
+        s.tol_abs = 1e-5;
         s.step_type = step;
         s.use_cache = step != bmrm::StepType::fw;
         bmrm::Solver solver(p, s);
