@@ -13,7 +13,7 @@ use super::blocks::{Atom, Block};
 use super::bounds::Bounds;
 use super::pass::{check_not_below_truth, oracle_pass};
 use super::sampler::Sampler;
-use super::sparse::{BlockVec, SparseVec};
+use super::sparse::{merge, BlockVec, SparseVec};
 use super::BcfwStats;
 use crate::error::{Error, Result};
 use crate::oracle::adapters::call_max_oracle;
@@ -817,28 +817,6 @@ fn sparse_sub(p: Option<&SparseVec>, scale: f64, q: Option<&BlockVec>, out: &mut
 fn sparse_diff(p: Option<&SparseVec>, q: Option<&SparseVec>, scale: f64, out: &mut SparseVec) {
     let empty = SparseVec::default();
     merge(p.unwrap_or(&empty), scale, q.unwrap_or(&empty), -scale, out);
-}
-
-/// `out = a * p + b * q` for sorted sparse vectors, zeros dropped.
-fn merge(p: &SparseVec, a: f64, q: &SparseVec, b: f64, out: &mut SparseVec) {
-    let (mut x, mut y) = (0, 0);
-    while x < p.idx.len() || y < q.idx.len() {
-        let (j, v) = if y >= q.idx.len() || (x < p.idx.len() && p.idx[x] < q.idx[y]) {
-            x += 1;
-            (p.idx[x - 1], a * p.val[x - 1])
-        } else if x >= p.idx.len() || q.idx[y] < p.idx[x] {
-            y += 1;
-            (q.idx[y - 1], b * q.val[y - 1])
-        } else {
-            x += 1;
-            y += 1;
-            (p.idx[x - 1], a * p.val[x - 1] + b * q.val[y - 1])
-        };
-        if v != 0.0 {
-            out.idx.push(j);
-            out.val.push(v);
-        }
-    }
 }
 
 /// `-f = l - lambda/2 (||v||^2 - ||v - clip(v)||^2)`.

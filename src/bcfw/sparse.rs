@@ -82,6 +82,17 @@ pub struct Scaled {
 }
 
 impl Scaled {
+    /// `self <- a * self` in O(1) (O(d) when the scale leaves a safe range).
+    fn scale(&mut self, a: f64) {
+        if a == 0.0 {
+            self.u.iter_mut().for_each(|v| *v = 0.0);
+            self.c = 1.0;
+        } else {
+            self.c *= a;
+            self.renormalise();
+        }
+    }
+
     fn renormalise(&mut self) {
         if !(1e-100..=1e100).contains(&self.c.abs()) {
             let c = self.c;
@@ -188,13 +199,7 @@ impl BlockVec {
     pub fn combine(&mut self, a: f64, b: f64, x: &SparseVec, dim: usize, merged: &mut SparseVec) {
         match self {
             BlockVec::Dense(d) => {
-                if a == 0.0 {
-                    d.u.iter_mut().for_each(|v| *v = 0.0);
-                    d.c = 1.0;
-                } else {
-                    d.c *= a;
-                    d.renormalise();
-                }
+                d.scale(a);
                 let f = b / d.c;
                 for (&j, &v) in x.idx.iter().zip(&x.val) {
                     d.u[j as usize] += f * v;
@@ -203,24 +208,7 @@ impl BlockVec {
             BlockVec::Sparse(s) => {
                 merged.idx.clear();
                 merged.val.clear();
-                let (mut p, mut q) = (0, 0);
-                while p < s.idx.len() || q < x.idx.len() {
-                    let (j, v) = if q >= x.idx.len() || (p < s.idx.len() && s.idx[p] < x.idx[q]) {
-                        p += 1;
-                        (s.idx[p - 1], a * s.val[p - 1])
-                    } else if p >= s.idx.len() || x.idx[q] < s.idx[p] {
-                        q += 1;
-                        (x.idx[q - 1], b * x.val[q - 1])
-                    } else {
-                        p += 1;
-                        q += 1;
-                        (s.idx[p - 1], a * s.val[p - 1] + b * x.val[q - 1])
-                    };
-                    if v != 0.0 {
-                        merged.idx.push(j);
-                        merged.val.push(v);
-                    }
-                }
+                merge(s, a, x, b, merged);
                 std::mem::swap(s, merged);
                 if 3 * s.nnz() > dim {
                     let mut u = vec![0.0; dim];
@@ -237,15 +225,29 @@ impl BlockVec {
     pub fn scale(&mut self, a: f64) {
         match self {
             BlockVec::Sparse(s) => s.val.iter_mut().for_each(|v| *v *= a),
-            BlockVec::Dense(d) => {
-                if a == 0.0 {
-                    d.u.iter_mut().for_each(|v| *v = 0.0);
-                    d.c = 1.0;
-                } else {
-                    d.c *= a;
-                    d.renormalise();
-                }
-            }
+            BlockVec::Dense(d) => d.scale(a),
+        }
+    }
+}
+
+/// `out += a * p + b * q` (appended) for sorted sparse vectors, zeros dropped.
+pub fn merge(p: &SparseVec, a: f64, q: &SparseVec, b: f64, out: &mut SparseVec) {
+    let (mut x, mut y) = (0, 0);
+    while x < p.idx.len() || y < q.idx.len() {
+        let (j, v) = if y >= q.idx.len() || (x < p.idx.len() && p.idx[x] < q.idx[y]) {
+            x += 1;
+            (p.idx[x - 1], a * p.val[x - 1])
+        } else if x >= p.idx.len() || q.idx[y] < p.idx[x] {
+            y += 1;
+            (q.idx[y - 1], b * q.val[y - 1])
+        } else {
+            x += 1;
+            y += 1;
+            (p.idx[x - 1], a * p.val[x - 1] + b * q.val[y - 1])
+        };
+        if v != 0.0 {
+            out.idx.push(j);
+            out.val.push(v);
         }
     }
 }

@@ -1,7 +1,6 @@
 //! Building and running programs against the library, for the front-end
-//! tests (tests/cpp.rs, tests/octave.rs): where libbmrm.a is, compiling
+//! tests (tests/ffi.rs, tests/cpp.rs, tests/octave.rs): where libbmrm.a is, compiling
 //! with the system compilers, running with the output kept for failures.
-//! (tests/ffi.rs has its own copy of the same logic for the C programs.)
 
 #![allow(dead_code)]
 
