@@ -8,6 +8,11 @@ need_apt=()
 command -v cc >/dev/null || need_apt+=(gcc)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)   # the C ABI's install test
 command -v valgrind >/dev/null || need_apt+=(valgrind)       # the C ABI's memcheck run
+# The `mpi` feature (src/distributed, tests/mpi.rs): Open MPI, and libclang
+# for the bindgen run of the mpi-sys crate.
+command -v mpirun >/dev/null || need_apt+=(openmpi-bin)
+command -v mpicc >/dev/null || need_apt+=(libopenmpi-dev)
+ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || need_apt+=(libclang-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
@@ -28,3 +33,6 @@ cargo test --release --lib --bins --tests --examples
 cargo test --release --doc
 echo "== C ABI under valgrind (memcheck: no error, no definite leak)"
 cargo test --release --test ffi -- --ignored
+echo "== MPI (feature mpi): the distributed solvers under mpirun -np 3"
+cargo clippy --all-targets --release --features mpi -- -D warnings
+cargo test --release --features mpi --test mpi

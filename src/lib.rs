@@ -47,6 +47,8 @@
 
 pub mod bundle;
 pub mod data;
+#[cfg(feature = "mpi")]
+pub mod distributed;
 pub mod error;
 pub mod ffi;
 pub mod linalg;

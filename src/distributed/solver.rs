@@ -1,0 +1,855 @@
+//! [`DistributedSolver`]: the collective solver object, rank 0's side (the
+//! engine's [`Solver`] over [`DistributedParts`]) and the other ranks' side
+//! (a loop that evaluates the rank's parts whenever rank 0 asks).
+
+use std::ops::ControlFlow;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mpi::topology::{Communicator, Rank, SimpleCommunicator};
+use rayon::prelude::*;
+
+use super::transport::{self as t, Message};
+use super::{num_parts_for, Layout, Options, Shard};
+use crate::error::{Error, Result};
+use crate::linalg::first_non_finite;
+use crate::oracle::{ExampleParts, PartValues, PartitionedRisk};
+use crate::solver::{Info, Iteration, Settings, Solver};
+
+/// Figures of the communication, kept by each rank over the solver's life.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Stats {
+    /// Evaluations of all parts (one per iteration for the bundle methods).
+    pub evaluations: u64,
+    /// Bytes this rank sent (payloads only).
+    pub bytes_sent: u64,
+    /// Bytes this rank received (payloads only).
+    pub bytes_received: u64,
+    /// Seconds spent evaluating this rank's own parts.
+    pub local_seconds: f64,
+    /// Rank 0: seconds spent sending `w` and waiting for the other ranks'
+    /// answers after its own parts were done. Other ranks: seconds spent
+    /// waiting for rank 0's next message.
+    pub wait_seconds: f64,
+}
+
+/// A request from the engine's thread to the thread that owns MPI.
+enum Request {
+    Eval(Vec<f64>),
+    Done,
+}
+
+/// The risk the engine sees on rank 0: all parts of all ranks, evaluated at
+/// once through [`PartitionedRisk::eval_all`] by the thread that owns the
+/// communicator (the engine runs on a helper thread and asks for every
+/// evaluation over a channel, so MPI stays on the caller's thread).
+struct DistributedParts {
+    dim: usize,
+    num_parts: usize,
+    requests: Sender<Request>,
+    replies: Mutex<Receiver<Result<PartValues>>>,
+}
+
+impl PartitionedRisk for DistributedParts {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn num_parts(&self) -> usize {
+        self.num_parts
+    }
+    fn partial_risk(&self, part: usize, _w: &[f64], _subgrad: &mut [f64]) -> Result<f64> {
+        Err(Error::Internal(format!(
+            "part {part} of a distributed risk can only be evaluated with all the others"
+        )))
+    }
+    fn eval_all(&self, w: &[f64]) -> Option<Result<PartValues>> {
+        let gone = || Error::Internal("the distributed evaluation has ended".into());
+        let replies = self.replies.lock().unwrap_or_else(|p| p.into_inner());
+        Some(match self.requests.send(Request::Eval(w.to_vec())) {
+            Ok(()) => replies.recv().unwrap_or_else(|_| Err(gone())),
+            Err(_) => Err(gone()),
+        })
+    }
+}
+
+/// Sends `Done` when the engine's thread ends, also by a panic.
+struct DoneOnDrop(Sender<Request>);
+
+impl Drop for DoneOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.send(Request::Done);
+    }
+}
+
+/// Rank 0's state.
+struct Root {
+    solver: Solver,
+    exchange: Exchange,
+    requests: Receiver<Request>,
+    replies: Sender<Result<PartValues>>,
+    done: Sender<Request>,
+}
+
+/// What rank 0 needs to evaluate all parts.
+struct Exchange {
+    local: Arc<dyn PartitionedRisk>,
+    /// `first_part[r]..first_part[r + 1]` are rank r's parts.
+    first_part: Vec<usize>,
+    /// Ranks that did not answer in time: they take no further part.
+    lost: Vec<Rank>,
+    seq: u64,
+}
+
+/// Another rank's state.
+struct Worker {
+    local: Option<Arc<dyn PartitionedRisk>>,
+    first_part: usize,
+}
+
+enum Role {
+    Root(Box<Root>),
+    Worker(Worker),
+}
+
+/// A bundle-method solver whose risk is spread over the ranks of an MPI
+/// communicator (see the [module docs](super)). Every rank makes one with
+/// its [`Shard`], and every rank calls [`DistributedSolver::run`]; both are
+/// collective. Keep it for warm starts: [`DistributedSolver::set_lambda`]
+/// (on every rank) keeps rank 0's cutting planes.
+///
+/// It works on its own duplicate of the communicator, so its messages never
+/// mix with the caller's. Drop it before MPI is finalised.
+pub struct DistributedSolver {
+    comm: SimpleCommunicator,
+    rank: Rank,
+    options: Options,
+    dim: usize,
+    settings: Settings,
+    pool: rayon::ThreadPool,
+    role: Role,
+    info: Info,
+    stats: Stats,
+}
+
+/// What a rank says about its shard in the set-up: `[kind, dim, count]`.
+const KIND_PARTS: f64 = 1.0;
+const KIND_EXAMPLES: f64 = 2.0;
+
+/// The plan rank 0 sends each rank: its parts of the whole.
+struct Plan {
+    total_examples: usize,
+    total_parts: usize,
+    first_part: Vec<usize>,
+}
+
+impl DistributedSolver {
+    /// Makes the solver on every rank of `comm` (collective: every rank
+    /// calls it, with its own shard; `settings` are rank 0's, the others
+    /// use only `num_threads` for their own evaluations). Checks that the
+    /// shards fit together: the same dimension and kind everywhere, and for
+    /// [`Shard::Examples`] that every rank holds the examples [`Layout`]
+    /// gives it. An error on any rank is the error of every rank.
+    pub fn new(
+        comm: &impl Communicator,
+        shard: Shard,
+        settings: Settings,
+        options: Options,
+    ) -> Result<Self> {
+        let comm = comm.duplicate();
+        let rank = comm.rank();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(settings.num_threads)
+            .build()
+            .map_err(|e| Error::Internal(format!("cannot build the thread pool: {e}")));
+        let (kind, count) = match &shard {
+            Shard::Parts(r) => (KIND_PARTS, r.num_parts()),
+            Shard::Examples(o) => (KIND_EXAMPLES, o.num_examples()),
+        };
+        let dim = shard.dim();
+        let local_check = pool
+            .as_ref()
+            .map(|_| ())
+            .map_err(Clone::clone)
+            .and_then(|_| {
+                if dim == 0 {
+                    Err(Error::InvalidArgument("the shard's dimension is 0".into()))
+                } else {
+                    Ok(())
+                }
+            });
+        let mut stats = Stats::default();
+        let role = if rank == 0 {
+            Self::setup_root(&comm, &shard, &settings, &options, local_check, &mut stats)?
+        } else {
+            let msg = match &local_check {
+                Ok(()) => {
+                    t::send(&comm, 0, t::TAG_DATA, &[kind, dim as f64, count as f64]);
+                    stats.bytes_sent += 24;
+                    Self::wait_setup(&comm, &options)
+                }
+                Err(e) => {
+                    t::send_error(&comm, 0, e);
+                    Self::wait_setup(&comm, &options)
+                }
+            }?;
+            // [CMD_SETUP, 0, total examples, total parts, first part, parts]
+            let (m, p, first, n) = (
+                msg[2] as usize,
+                msg[3] as usize,
+                msg[4] as usize,
+                msg[5] as usize,
+            );
+            let local: Arc<dyn PartitionedRisk> = match shard {
+                Shard::Parts(r) => r,
+                Shard::Examples(o) => Arc::new(ExampleParts::shard(o, m, p, first..first + n)?),
+            };
+            Role::Worker(Worker {
+                local: Some(local),
+                first_part: first,
+            })
+        };
+        Ok(DistributedSolver {
+            comm,
+            rank,
+            options,
+            dim,
+            settings,
+            pool: pool?,
+            role,
+            info: Info::default(),
+            stats,
+        })
+    }
+
+    /// A worker waits for rank 0's verdict on the set-up.
+    fn wait_setup(comm: &SimpleCommunicator, options: &Options) -> Result<Vec<f64>> {
+        let timeout = options.command_timeout.max(options.reply_timeout);
+        match t::receive(comm, 0, t::deadline(timeout)) {
+            Some(Message::Numbers(v)) if v.len() == 6 && v[0] == t::CMD_SETUP => Ok(v),
+            Some(Message::Numbers(_)) => Err(Error::Internal(
+                "an unexpected message from rank 0 in the set-up".into(),
+            )),
+            Some(Message::Failed(e)) => Err(e),
+            None => Err(Error::OracleFailed(format!(
+                "rank 0 did not answer the set-up within {}",
+                seconds(timeout)
+            ))),
+        }
+    }
+
+    fn setup_root(
+        comm: &SimpleCommunicator,
+        shard: &Shard,
+        settings: &Settings,
+        options: &Options,
+        local_check: Result<()>,
+        stats: &mut Stats,
+    ) -> Result<Role> {
+        let size = comm.size();
+        let workers: Vec<Rank> = (1..size).collect();
+        let got = t::gather(comm, &workers, t::deadline(options.reply_timeout));
+        let mut missing = Vec::new();
+        let mut answers = Vec::new();
+        let mut verdict: Result<()> = local_check.map_err(|e| e.context("(rank 0)"));
+        for (&r, m) in workers.iter().zip(got) {
+            match m {
+                None => missing.push(r),
+                Some(Message::Failed(e)) => {
+                    if verdict.is_ok() {
+                        verdict = Err(e.context(format!("(rank {r})")));
+                    }
+                }
+                Some(Message::Numbers(v)) if v.len() == 3 => {
+                    stats.bytes_received += 24;
+                    answers.push((r, v));
+                }
+                Some(Message::Numbers(_)) => {
+                    verdict = verdict.and(Err(Error::Internal(format!(
+                        "an unexpected set-up message from rank {r}"
+                    ))))
+                }
+            }
+        }
+        if !missing.is_empty() {
+            verdict = Err(Error::OracleFailed(format!(
+                "{} did not answer the set-up within {}",
+                t::name_ranks(&missing),
+                seconds(options.reply_timeout)
+            )));
+        }
+        // Rank 0's own shard and the plan.
+        let plan = verdict.and_then(|()| Self::plan(comm, shard, settings, &answers));
+        let root = plan.and_then(|plan| Self::make_root(comm, shard, settings, plan));
+        for &r in &workers {
+            if missing.contains(&r) {
+                continue;
+            }
+            match &root {
+                Ok((_, plan)) => {
+                    let p = &plan.first_part;
+                    let i = r as usize;
+                    let msg = [
+                        t::CMD_SETUP,
+                        0.0,
+                        plan.total_examples as f64,
+                        plan.total_parts as f64,
+                        p[i] as f64,
+                        (p[i + 1] - p[i]) as f64,
+                    ];
+                    t::send(comm, r, t::TAG_CMD, &msg);
+                    stats.bytes_sent += 48;
+                }
+                Err(e) => t::send_error(comm, r, e),
+            }
+        }
+        root.map(|(root, _)| Role::Root(Box::new(root)))
+    }
+
+    /// Checks the ranks' shards against each other and lays out the parts.
+    fn plan(
+        comm: &SimpleCommunicator,
+        shard: &Shard,
+        settings: &Settings,
+        answers: &[(Rank, Vec<f64>)],
+    ) -> Result<Plan> {
+        let size = t::size_of(comm);
+        let (kind, count) = match shard {
+            Shard::Parts(r) => (KIND_PARTS, r.num_parts()),
+            Shard::Examples(o) => (KIND_EXAMPLES, o.num_examples()),
+        };
+        let dim = shard.dim();
+        let mut counts = vec![count];
+        for (r, v) in answers {
+            if v[0] != kind {
+                let name = |k: f64| {
+                    if k == KIND_PARTS {
+                        "parts of a partitioned risk"
+                    } else {
+                        "examples of a max-oracle"
+                    }
+                };
+                return Err(Error::InvalidArgument(format!(
+                    "rank {r} holds {} but rank 0 holds {}",
+                    name(v[0]),
+                    name(kind)
+                )));
+            }
+            if v[1] as usize != dim {
+                return Err(Error::DimensionMismatch(format!(
+                    "rank {r}'s shard has dimension {} but rank 0's has {dim}",
+                    v[1]
+                )));
+            }
+            counts.push(v[2] as usize);
+        }
+        if kind == KIND_PARTS {
+            let mut first_part = vec![0];
+            for c in &counts {
+                first_part.push(first_part.last().unwrap_or(&0) + c);
+            }
+            let total = *first_part.last().unwrap_or(&0);
+            if total == 0 {
+                return Err(Error::InvalidArgument("no rank holds a part".into()));
+            }
+            if settings.algorithm.is_partitioned()
+                && settings.num_parts != 0
+                && settings.num_parts != total
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "num_parts = {} but the ranks hold {total} parts together (use 0 or {total})",
+                    settings.num_parts
+                )));
+            }
+            Ok(Plan {
+                total_examples: 0,
+                total_parts: total,
+                first_part,
+            })
+        } else {
+            let m: usize = counts.iter().sum();
+            if m == 0 {
+                return Err(Error::InvalidArgument("the ranks hold no example".into()));
+            }
+            let layout = Layout::new(m, num_parts_for(settings, m, size), size)?;
+            for (r, &c) in counts.iter().enumerate() {
+                let want = layout.examples_of(r);
+                if c != want.len() {
+                    return Err(Error::InvalidArgument(format!(
+                        "rank {r} holds {c} examples, but {m} examples in {} parts over {size} \
+                         ranks give it parts {:?}, examples {want:?} ({}); see \
+                         bmrm::distributed::Layout",
+                        layout.num_parts(),
+                        layout.parts_of(r),
+                        want.len()
+                    )));
+                }
+            }
+            Ok(Plan {
+                total_examples: m,
+                total_parts: layout.num_parts(),
+                first_part: (0..=size)
+                    .map(|r| {
+                        if r < size {
+                            layout.parts_of(r).start
+                        } else {
+                            layout.num_parts()
+                        }
+                    })
+                    .collect(),
+            })
+        }
+    }
+
+    fn make_root(
+        comm: &SimpleCommunicator,
+        shard: &Shard,
+        settings: &Settings,
+        plan: Plan,
+    ) -> Result<(Root, Plan)> {
+        let _ = comm;
+        let mine = plan.first_part[0]..plan.first_part[1];
+        let local: Arc<dyn PartitionedRisk> = match shard {
+            Shard::Parts(r) => r.clone(),
+            Shard::Examples(o) => Arc::new(ExampleParts::shard(
+                o.clone(),
+                plan.total_examples,
+                plan.total_parts,
+                mine,
+            )?),
+        };
+        let (req_tx, req_rx) = channel();
+        let (rep_tx, rep_rx) = channel();
+        let parts = DistributedParts {
+            dim: shard.dim(),
+            num_parts: plan.total_parts,
+            requests: req_tx.clone(),
+            replies: Mutex::new(rep_rx),
+        };
+        let calls_per_eval = if plan.total_examples > 0 {
+            plan.total_examples
+        } else {
+            plan.total_parts
+        } as u64;
+        let solver = Solver::with_parts(Arc::new(parts), calls_per_eval, settings.clone())?;
+        let root = Root {
+            solver,
+            exchange: Exchange {
+                local,
+                first_part: plan.first_part.clone(),
+                lost: Vec::new(),
+                seq: 0,
+            },
+            requests: req_rx,
+            replies: rep_tx,
+            done: req_tx,
+        };
+        Ok((root, plan))
+    }
+
+    /// This rank in the communicator.
+    pub fn rank(&self) -> i32 {
+        self.rank
+    }
+    /// The number of ranks.
+    pub fn num_ranks(&self) -> usize {
+        t::size_of(&self.comm)
+    }
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+    /// The number of parts of the whole risk (on every rank after `new`).
+    pub fn num_parts(&self) -> usize {
+        match &self.role {
+            Role::Root(r) => *r.exchange.first_part.last().unwrap_or(&0),
+            Role::Worker(w) => w.local.as_ref().map_or(0, |l| l.num_parts()),
+        }
+    }
+    /// The parts this rank evaluates (global part numbers).
+    pub fn local_parts(&self) -> std::ops::Range<usize> {
+        match &self.role {
+            Role::Root(r) => 0..r.exchange.first_part[1],
+            Role::Worker(w) => {
+                let n = w.local.as_ref().map_or(0, |l| l.num_parts());
+                w.first_part..w.first_part + n
+            }
+        }
+    }
+    /// The settings given to `new` (lambda as set since).
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+    /// The summary of the last run: the same on every rank (rank 0's).
+    pub fn info(&self) -> &Info {
+        &self.info
+    }
+    /// The rows of the last run (rank 0 only; empty on the other ranks).
+    pub fn history(&self) -> &[Iteration] {
+        match &self.role {
+            Role::Root(r) => r.solver.history(),
+            Role::Worker(_) => &[],
+        }
+    }
+    /// This rank's communication figures.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+    /// The progress observer of rank 0's engine (ignored on the other ranks).
+    pub fn set_observer(
+        &mut self,
+        observer: impl FnMut(&Info) -> ControlFlow<()> + Send + 'static,
+    ) {
+        if let Role::Root(r) = &mut self.role {
+            r.solver.set_observer(observer);
+        }
+    }
+
+    /// Changes lambda, keeping rank 0's cutting planes (call it on every
+    /// rank; only rank 0's value is used).
+    pub fn set_lambda(&mut self, lambda: f64) -> Result<()> {
+        if let Role::Root(r) = &mut self.role {
+            r.solver.set_lambda(lambda)?;
+        }
+        let mut s = self.settings.clone();
+        s.lambda = lambda;
+        s.validate()?;
+        self.settings = s;
+        Ok(())
+    }
+
+    /// Minimises `F` from rank 0's `w` (collective). On return every rank's
+    /// `w` holds the best point (also after a failed run: then the last
+    /// valid one), and every rank returns the same [`Info`] or the same
+    /// error.
+    pub fn run(&mut self, w: &mut [f64]) -> Result<Info> {
+        let DistributedSolver {
+            comm,
+            options,
+            dim,
+            pool,
+            role,
+            info,
+            stats,
+            ..
+        } = self;
+        let result = match role {
+            Role::Root(root) => run_root(comm, options, *dim, pool, root, stats, w),
+            Role::Worker(worker) => serve(comm, options, pool, worker, stats, w),
+        };
+        *info = match &result {
+            Ok(i) => *i,
+            Err(_) => match role {
+                Role::Root(r) => *r.solver.info(),
+                Role::Worker(_) => *info,
+            },
+        };
+        result
+    }
+}
+
+/// "600 s" or "forever".
+fn seconds(d: Option<Duration>) -> String {
+    match d {
+        Some(d) => format!("{} s", d.as_secs_f64()),
+        None => "forever".into(),
+    }
+}
+
+/// Rank 0: runs the engine on a helper thread, serves its evaluations, then
+/// ends the run on every rank.
+fn run_root(
+    comm: &SimpleCommunicator,
+    options: &Options,
+    dim: usize,
+    pool: &rayon::ThreadPool,
+    root: &mut Root,
+    stats: &mut Stats,
+    w: &mut [f64],
+) -> Result<Info> {
+    let result = if !root.exchange.lost.is_empty() {
+        Err(Error::OracleFailed(format!(
+            "{} did not answer in an earlier run and cannot take part any more",
+            t::name_ranks(&root.exchange.lost)
+        )))
+    } else if w.len() != dim {
+        Err(Error::DimensionMismatch(format!(
+            "w has length {} but the problem's dimension is {dim} (rank 0)",
+            w.len()
+        )))
+    } else {
+        let Root {
+            solver,
+            exchange,
+            requests,
+            replies,
+            done,
+        } = root;
+        let w_engine: &mut [f64] = w;
+        let outcome = std::thread::scope(|s| {
+            let done = done.clone();
+            let engine = s.spawn(move || {
+                let _done = DoneOnDrop(done);
+                solver.run(w_engine)
+            });
+            while let Ok(Request::Eval(x)) = requests.recv() {
+                let r = exchange.evaluate(comm, options, pool, stats, &x);
+                let _ = replies.send(r);
+            }
+            engine.join()
+        });
+        outcome.unwrap_or_else(|p| {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(Error::Internal(format!("panic in the solver: {msg}")))
+        })
+    };
+    // End the run on every rank that still answers: the same w, info or error.
+    let info = match &result {
+        Ok(i) => *i,
+        Err(_) => *root.solver.info(),
+    };
+    let mut msg = Vec::with_capacity(3 + t::INFO_LEN + dim);
+    msg.extend_from_slice(&[
+        t::CMD_END,
+        root.exchange.seq as f64,
+        f64::from(u8::from(result.is_ok())),
+    ]);
+    msg.extend_from_slice(&t::encode_info(&info));
+    if w.len() == dim {
+        msg.extend_from_slice(w);
+    } else {
+        msg.resize(msg.len() + dim, f64::NAN);
+    }
+    for r in 1..comm.size() {
+        if root.exchange.lost.contains(&r) {
+            continue;
+        }
+        t::send(comm, r, t::TAG_CMD, &msg);
+        stats.bytes_sent += 8 * msg.len() as u64;
+        if let Err(e) = &result {
+            t::send_error(comm, r, e);
+        }
+    }
+    result
+}
+
+impl Exchange {
+    /// Rank 0: evaluates every part of every rank at `w`, in part order.
+    fn evaluate(
+        &mut self,
+        comm: &SimpleCommunicator,
+        options: &Options,
+        pool: &rayon::ThreadPool,
+        stats: &mut Stats,
+        w: &[f64],
+    ) -> Result<PartValues> {
+        let dim = w.len();
+        self.seq += 1;
+        stats.evaluations += 1;
+        let workers: Vec<Rank> = (1..comm.size()).collect();
+        let t0 = Instant::now();
+        let mut msg = Vec::with_capacity(2 + dim);
+        msg.extend_from_slice(&[t::CMD_EVAL_PARTS, self.seq as f64]);
+        msg.extend_from_slice(w);
+        for &r in &workers {
+            t::send(comm, r, t::TAG_CMD, &msg);
+            stats.bytes_sent += 8 * msg.len() as u64;
+        }
+        let t1 = Instant::now();
+        let local = pool.install(|| eval_local(self.local.as_ref(), w, 0));
+        let t2 = Instant::now();
+        let got = t::gather(comm, &workers, t::deadline(options.reply_timeout));
+        stats.local_seconds += (t2 - t1).as_secs_f64();
+        stats.wait_seconds += (t1 - t0).as_secs_f64() + t2.elapsed().as_secs_f64();
+
+        let total = *self.first_part.last().unwrap_or(&0);
+        let mut risks = Vec::with_capacity(total);
+        let mut grads = Vec::with_capacity(total);
+        let mut errors: Vec<(Rank, Error)> = Vec::new();
+        let mut missing = Vec::new();
+        match local {
+            Ok((r, g)) => {
+                risks.extend(r);
+                grads.extend(g);
+            }
+            Err(e) => errors.push((0, e)),
+        }
+        for (&r, m) in workers.iter().zip(got) {
+            let n = self.first_part[r as usize + 1] - self.first_part[r as usize];
+            match m {
+                None => missing.push(r),
+                Some(Message::Failed(e)) => errors.push((r, e)),
+                Some(Message::Numbers(v)) => {
+                    stats.bytes_received += 8 * v.len() as u64;
+                    if v.len() != 1 + n * (1 + dim) || v[0] != self.seq as f64 {
+                        errors.push((
+                            r,
+                            Error::Internal(format!(
+                                "a malformed answer ({} numbers for {n} parts, sequence {} \
+                                 instead of {})",
+                                v.len(),
+                                v.first().copied().unwrap_or(f64::NAN),
+                                self.seq
+                            )),
+                        ));
+                        continue;
+                    }
+                    risks.extend_from_slice(&v[1..1 + n]);
+                    grads.extend(v[1 + n..].chunks_exact(dim).map(|g| g.to_vec()));
+                }
+            }
+        }
+        if !missing.is_empty() {
+            self.lost.extend(&missing);
+            return Err(Error::OracleFailed(format!(
+                "{} did not answer within {} (died or hung; it cannot take part in MPI any \
+                 more: end the job, e.g. exit without MPI_Finalize)",
+                t::name_ranks(&missing),
+                seconds(options.reply_timeout)
+            )));
+        }
+        if let Some((r, e)) = errors.first() {
+            let mut e = e.clone().context(format!("(rank {r})"));
+            if errors.len() > 1 {
+                let others: Vec<Rank> = errors[1..].iter().map(|(r, _)| *r).collect();
+                e = e.context(format!("(also failed: {})", t::name_ranks(&others)));
+            }
+            return Err(e);
+        }
+        // Name the rank of a non-finite value (the engine names the part).
+        for (p, (r, g)) in risks.iter().zip(&grads).enumerate() {
+            let rank = self.first_part.partition_point(|&f| f <= p) - 1;
+            if !r.is_finite() {
+                return Err(Error::NonFinite(format!(
+                    "risk is {r} (part {p}) (rank {rank})"
+                )));
+            }
+            if let Some((j, v)) = first_non_finite(g) {
+                return Err(Error::NonFinite(format!(
+                    "subgradient[{j}] is {v} (part {p}) (rank {rank})"
+                )));
+            }
+        }
+        Ok((risks, grads))
+    }
+}
+
+/// Evaluates a rank's parts at `w` (in parallel when thread-safe), naming
+/// parts by their global number `first + p` in errors. Each part's values
+/// are those a single process computes for it.
+fn eval_local(local: &dyn PartitionedRisk, w: &[f64], first: usize) -> Result<PartValues> {
+    let n = local.num_parts();
+    let dim = local.dim();
+    let one = |p: usize| -> Result<(f64, Vec<f64>)> {
+        let mut g = vec![0.0; dim];
+        let risk = local
+            .partial_risk(p, w, &mut g)
+            .map_err(|e| e.context(format!("(part {})", first + p)))?;
+        Ok((risk, g))
+    };
+    let results: Vec<Result<(f64, Vec<f64>)>> = if local.thread_safe() && n > 1 {
+        (0..n).into_par_iter().map(one).collect()
+    } else {
+        (0..n).map(one).collect()
+    };
+    let mut risks = Vec::with_capacity(n);
+    let mut grads = Vec::with_capacity(n);
+    for r in results {
+        let (risk, g) = r?;
+        risks.push(risk);
+        grads.push(g);
+    }
+    Ok((risks, grads))
+}
+
+/// Another rank: evaluates its parts whenever rank 0 asks, until rank 0
+/// ends the run.
+fn serve(
+    comm: &SimpleCommunicator,
+    options: &Options,
+    pool: &rayon::ThreadPool,
+    worker: &mut Worker,
+    stats: &mut Stats,
+    w: &mut [f64],
+) -> Result<Info> {
+    let local = worker
+        .local
+        .clone()
+        .ok_or_else(|| Error::Internal("the shard was not set up".into()))?;
+    let n = local.num_parts();
+    loop {
+        let t0 = Instant::now();
+        let message = t::receive(comm, 0, t::deadline(options.command_timeout));
+        stats.wait_seconds += t0.elapsed().as_secs_f64();
+        let v = match message {
+            None => {
+                return Err(Error::OracleFailed(format!(
+                    "rank 0 sent nothing for {} (rank {})",
+                    seconds(options.command_timeout),
+                    comm.rank()
+                )))
+            }
+            Some(Message::Failed(e)) => return Err(e),
+            Some(Message::Numbers(v)) => v,
+        };
+        stats.bytes_received += 8 * v.len() as u64;
+        let kind = v.first().copied().unwrap_or(f64::NAN);
+        if kind == t::CMD_EVAL_PARTS && v.len() >= 2 {
+            let x = &v[2..];
+            stats.evaluations += 1;
+            let t1 = Instant::now();
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                pool.install(|| eval_local(local.as_ref(), x, worker.first_part))
+            }))
+            .unwrap_or_else(|_| Err(Error::Internal("a panic in the oracle".into())));
+            stats.local_seconds += t1.elapsed().as_secs_f64();
+            match result {
+                Ok((risks, grads)) => {
+                    let mut out = Vec::with_capacity(1 + n * (1 + x.len()));
+                    out.push(v[1]);
+                    out.extend_from_slice(&risks);
+                    for g in &grads {
+                        out.extend_from_slice(g);
+                    }
+                    t::send(comm, 0, t::TAG_DATA, &out);
+                    stats.bytes_sent += 8 * out.len() as u64;
+                }
+                Err(e) => t::send_error(comm, 0, &e),
+            }
+        } else if kind == t::CMD_END && v.len() >= 3 + t::INFO_LEN {
+            let ok = v[2] == 1.0;
+            let info = t::decode_info(&v[3..3 + t::INFO_LEN]);
+            let best = &v[3 + t::INFO_LEN..];
+            let copied = best.len() == w.len();
+            if copied {
+                w.copy_from_slice(best);
+            }
+            if !ok {
+                return Err(
+                    match t::receive(comm, 0, t::deadline(options.reply_timeout)) {
+                        Some(Message::Failed(e)) => e,
+                        _ => Error::Internal("rank 0 ended the run with no reason".into()),
+                    },
+                );
+            }
+            if !copied {
+                return Err(Error::DimensionMismatch(format!(
+                    "w has length {} but the problem's dimension is {} (rank {})",
+                    w.len(),
+                    best.len(),
+                    comm.rank()
+                )));
+            }
+            return Ok(info);
+        } else {
+            return Err(Error::Internal(format!(
+                "an unexpected message from rank 0 (kind {kind}, {} numbers)",
+                v.len()
+            )));
+        }
+    }
+}
