@@ -19,7 +19,14 @@
 //! - `rank_hangs`: rank 2 hangs in its oracle: rank 0 ends the run after its
 //!   2 s reply timeout with an error naming rank 2 and aborts the job;
 //! - `rank_exits`: rank 2 exits in its oracle: the job ends (mpirun ends
-//!   every rank), no hang.
+//!   every rank), no hang;
+//! - `c_abi`: tests/c/mpi_test.c, built with mpicc against the static
+//!   library, runs P-BMRM through `bmrm_solver_new_mpi` on MPI_COMM_WORLD
+//!   and gets the single-process `w` to the bit on every rank; a layout that
+//!   does not fit gives every rank BMRM_ERROR_INVALID_ARGUMENT naming the
+//!   rank.
+//!
+//! `BMRM_MPI_ONLY=<scenario>` runs one scenario.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -54,23 +61,66 @@ struct Outcome {
     timed_out: bool,
 }
 
-fn mpirun(scenario: &str, limit: Duration) -> Outcome {
-    if let Ok(only) = std::env::var("BMRM_MPI_ONLY") {
-        if only != scenario {
-            return Outcome {
-                status: Some(-1),
-                output: format!("skipped (BMRM_MPI_ONLY={only})"),
-                seconds: 0.0,
-                timed_out: false,
-            };
-        }
-    }
+/// `target/<profile>/mpi-c/mpi_test`.
+fn c_test_path() -> std::path::PathBuf {
     let exe = std::env::current_exe().expect("the test program's path");
+    let profile = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>");
+    profile.join("mpi-c").join("mpi_test")
+}
+
+/// Compiles tests/c/mpi_test.c with mpicc against the static library cargo
+/// built for this test run (with the `mpi` feature, next to this program).
+fn build_c_test() -> (bool, String) {
+    let exe = std::env::current_exe().expect("the test program's path");
+    let lib = exe.parent().expect("deps").join("libbmrm.a");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = c_test_path();
+    std::fs::create_dir_all(out.parent().unwrap()).expect("create the C build directory");
+    let result = Command::new("mpicc")
+        .args(["-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(root.join("include"))
+        .arg(root.join("tests/c/mpi_test.c"))
+        .arg(&lib)
+        .args([
+            "-lgcc_s",
+            "-lutil",
+            "-lrt",
+            "-lpthread",
+            "-lm",
+            "-ldl",
+            "-lc",
+            "-o",
+        ])
+        .arg(&out)
+        .output();
+    match result {
+        Ok(o) if o.status.success() => (true, String::new()),
+        Ok(o) => (
+            false,
+            format!(
+                "mpicc failed for {}:\n{}",
+                lib.display(),
+                String::from_utf8_lossy(&o.stderr)
+            ),
+        ),
+        Err(e) => (false, format!("cannot run mpicc: {e}")),
+    }
+}
+
+fn mpirun(scenario: &str, limit: Duration) -> Outcome {
+    let exe = std::env::current_exe().expect("the test program's path");
+    mpirun_program(scenario, &exe, limit)
+}
+
+fn mpirun_program(scenario: &str, exe: &std::path::Path, limit: Duration) -> Outcome {
     let started = Instant::now();
     let mut child = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-np"])
         .arg(RANKS.to_string())
-        .arg(&exe)
+        .arg(exe)
         .env(SCENARIO, scenario)
         // Shared-memory transfers without process_vm_readv, which containers
         // often forbid (it needs ptrace rights).
@@ -118,6 +168,11 @@ fn mpirun(scenario: &str, limit: Duration) -> Outcome {
     }
 }
 
+/// Whether to run scenario `name` (all, unless `BMRM_MPI_ONLY` names one).
+fn wanted(name: &str) -> bool {
+    std::env::var("BMRM_MPI_ONLY").map_or(true, |only| only == name)
+}
+
 fn driver() {
     let mut passed = 0;
     let mut failed = 0;
@@ -131,83 +186,128 @@ fn driver() {
         }
     };
 
-    let o = mpirun("agree", Duration::from_secs(300));
-    let lines: Vec<&str> = o.output.lines().collect();
-    let checks: Vec<&&str> = lines.iter().filter(|l| l.starts_with("CHECK ")).collect();
-    let bad: Vec<&&&str> = checks.iter().filter(|l| !l.contains(" ok ")).collect();
-    for c in &checks {
-        println!("    {c}");
-    }
-    check(
-        "agree",
-        o.status == Some(0) && !o.timed_out && checks.len() >= 7 && bad.is_empty(),
-        format!(
-            "status {:?}, {} checks, failing: {bad:?}\n{}",
-            o.status,
-            checks.len(),
-            o.output
-        ),
-    );
-    // Every rank ends every run with the same w and info.
-    let mut ends: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for l in &lines {
-        if let Some(rest) = l.strip_prefix("END ") {
-            let mut it = rest.splitn(3, ' ');
-            let (rank, run, what) = (it.next(), it.next(), it.next());
-            if let (Some(_), Some(run), Some(what)) = (rank, run, what) {
-                ends.entry(run.to_string())
-                    .or_default()
-                    .push(what.to_string());
+    if wanted("agree") {
+        let o = mpirun("agree", Duration::from_secs(300));
+        let lines: Vec<&str> = o.output.lines().collect();
+        let checks: Vec<&&str> = lines.iter().filter(|l| l.starts_with("CHECK ")).collect();
+        let bad: Vec<&&&str> = checks.iter().filter(|l| !l.contains(" ok ")).collect();
+        for c in &checks {
+            println!("    {c}");
+        }
+        check(
+            "agree",
+            o.status == Some(0) && !o.timed_out && checks.len() >= 7 && bad.is_empty(),
+            format!(
+                "status {:?}, {} checks, failing: {bad:?}\n{}",
+                o.status,
+                checks.len(),
+                o.output
+            ),
+        );
+        // Every rank ends every run with the same w and info.
+        let mut ends: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for l in &lines {
+            if let Some(rest) = l.strip_prefix("END ") {
+                let mut it = rest.splitn(3, ' ');
+                let (rank, run, what) = (it.next(), it.next(), it.next());
+                if let (Some(_), Some(run), Some(what)) = (rank, run, what) {
+                    ends.entry(run.to_string())
+                        .or_default()
+                        .push(what.to_string());
+                }
             }
         }
+        let same = !ends.is_empty()
+            && ends
+                .values()
+                .all(|v| v.len() == RANKS && v.iter().all(|x| x == &v[0]));
+        check(
+            "every_rank_gets_the_same_result",
+            same,
+            format!("{ends:#?}"),
+        );
     }
-    let same = !ends.is_empty()
-        && ends
-            .values()
-            .all(|v| v.len() == RANKS && v.iter().all(|x| x == &v[0]));
-    check(
-        "every_rank_gets_the_same_result",
-        same,
-        format!("{ends:#?}"),
-    );
 
-    let o = mpirun("oracle_fails", Duration::from_secs(120));
-    let errors: Vec<&str> = o
-        .output
-        .lines()
-        .filter(|l| l.starts_with("ERROR "))
-        .collect();
-    let named = errors.iter().all(|l| {
-        l.contains("oracle failed") && l.contains("(rank 1)") && l.contains("at iteration 2")
-    });
-    check(
-        "oracle_fails_on_one_rank",
-        o.status == Some(0) && !o.timed_out && errors.len() == RANKS && named,
-        format!("status {:?}, errors {errors:#?}\n{}", o.status, o.output),
-    );
+    if wanted("oracle_fails") {
+        let o = mpirun("oracle_fails", Duration::from_secs(120));
+        let errors: Vec<&str> = o
+            .output
+            .lines()
+            .filter(|l| l.starts_with("ERROR "))
+            .collect();
+        let named = errors.iter().all(|l| {
+            l.contains("oracle failed") && l.contains("(rank 1)") && l.contains("at iteration 2")
+        });
+        check(
+            "oracle_fails_on_one_rank",
+            o.status == Some(0) && !o.timed_out && errors.len() == RANKS && named,
+            format!("status {:?}, errors {errors:#?}\n{}", o.status, o.output),
+        );
+    }
 
-    let o = mpirun("rank_hangs", Duration::from_secs(120));
-    check(
-        "rank_hangs",
-        !o.timed_out
-            && o.status != Some(0)
-            && o.output.contains("ERROR 0 ")
-            && o.output.contains("rank 2 did not answer within 2 s"),
-        format!(
-            "status {:?} after {:.1} s\n{}",
-            o.status, o.seconds, o.output
-        ),
-    );
+    if wanted("rank_hangs") {
+        let o = mpirun("rank_hangs", Duration::from_secs(120));
+        check(
+            "rank_hangs",
+            !o.timed_out
+                && o.status != Some(0)
+                && o.output.contains("ERROR 0 ")
+                && o.output.contains("rank 2 did not answer within 2 s"),
+            format!(
+                "status {:?} after {:.1} s\n{}",
+                o.status, o.seconds, o.output
+            ),
+        );
+    }
 
-    let o = mpirun("rank_exits", Duration::from_secs(120));
-    check(
-        "rank_exits",
-        !o.timed_out && o.status != Some(0),
-        format!(
-            "status {:?} after {:.1} s\n{}",
-            o.status, o.seconds, o.output
-        ),
-    );
+    if wanted("rank_exits") {
+        let o = mpirun("rank_exits", Duration::from_secs(120));
+        check(
+            "rank_exits",
+            !o.timed_out && o.status != Some(0),
+            format!(
+                "status {:?} after {:.1} s\n{}",
+                o.status, o.seconds, o.output
+            ),
+        );
+    }
+
+    if wanted("c_abi") {
+        let (built, why) = build_c_test();
+        if built {
+            let o = mpirun_program("c_abi", &c_test_path(), Duration::from_secs(120));
+            let runs: Vec<&str> = o
+                .output
+                .lines()
+                .filter(|l| l.starts_with("C RUN "))
+                .collect();
+            let hashes: Vec<&str> = runs
+                .iter()
+                .filter_map(|l| l.split(" w ").nth(1))
+                .map(|r| r.split(' ').next().unwrap_or(""))
+                .collect();
+            let bad_layout = o
+                .output
+                .lines()
+                .filter(|l| l.starts_with("C BADLAYOUT ") && l.ends_with("status 2 named 1"))
+                .count();
+            check(
+                "c_abi",
+                o.status == Some(0)
+                    && runs.len() == RANKS
+                    && runs.iter().all(|l| l.contains("status 0"))
+                    && hashes.iter().all(|h| *h == hashes[0])
+                    && o.output.contains("C CHECK ok")
+                    && bad_layout == RANKS,
+                format!("status {:?}\n{}", o.status, o.output),
+            );
+            for l in o.output.lines().filter(|l| l.starts_with("C ")) {
+                println!("    {l}");
+            }
+        } else {
+            check("c_abi", false, why);
+        }
+    }
 
     println!(
         "\ntest result: {}. {passed} passed; {failed} failed",

@@ -157,40 +157,47 @@ impl DistributedSolver {
         settings: Settings,
         options: Options,
     ) -> Result<Self> {
+        Self::with_shard(comm, Ok(shard), settings, options)
+    }
+
+    /// [`DistributedSolver::new`] for a rank that may have failed to make
+    /// its shard (or its settings): it still takes part in the set-up, so
+    /// that every rank returns the error instead of waiting for it.
+    pub(crate) fn with_shard(
+        comm: &impl Communicator,
+        shard: Result<Shard>,
+        settings: Settings,
+        options: Options,
+    ) -> Result<Self> {
         let comm = comm.duplicate();
         let rank = comm.rank();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(settings.num_threads)
             .build()
             .map_err(|e| Error::Internal(format!("cannot build the thread pool: {e}")));
-        let (kind, count) = match &shard {
-            Shard::Parts(r) => (KIND_PARTS, r.num_parts()),
-            Shard::Examples(o) => (KIND_EXAMPLES, o.num_examples()),
+        let dim = shard.as_ref().map_or(0, |s| s.dim());
+        let local_check = match (&pool, &shard) {
+            (Err(e), _) | (_, Err(e)) => Err(e.clone()),
+            _ if dim == 0 => Err(Error::InvalidArgument("the shard's dimension is 0".into())),
+            _ => Ok(()),
         };
-        let dim = shard.dim();
-        let local_check = pool
-            .as_ref()
-            .map(|_| ())
-            .map_err(Clone::clone)
-            .and_then(|_| {
-                if dim == 0 {
-                    Err(Error::InvalidArgument("the shard's dimension is 0".into()))
-                } else {
-                    Ok(())
-                }
-            });
         let mut stats = Stats::default();
         let role = if rank == 0 {
-            Self::setup_root(&comm, &shard, &settings, &options, local_check, &mut stats)?
+            let shard = local_check.and(shard);
+            Self::setup_root(&comm, shard.as_ref(), &settings, &options, &mut stats)?
         } else {
-            let msg = match &local_check {
-                Ok(()) => {
+            let msg = match (&local_check, &shard) {
+                (Ok(()), Ok(sh)) => {
+                    let (kind, count) = match sh {
+                        Shard::Parts(r) => (KIND_PARTS, r.num_parts()),
+                        Shard::Examples(o) => (KIND_EXAMPLES, o.num_examples()),
+                    };
                     t::send(&comm, 0, t::TAG_DATA, &[kind, dim as f64, count as f64]);
                     stats.bytes_sent += 24;
                     Self::wait_setup(&comm, &options)
                 }
-                Err(e) => {
-                    t::send_error(&comm, 0, e);
+                (Err(e), _) | (_, Err(e)) => {
+                    t::send_error(&comm, 0, &e.clone().context(format!("(rank {rank})")));
                     Self::wait_setup(&comm, &options)
                 }
             }?;
@@ -201,7 +208,7 @@ impl DistributedSolver {
                 msg[4] as usize,
                 msg[5] as usize,
             );
-            let local: Arc<dyn PartitionedRisk> = match shard {
+            let local: Arc<dyn PartitionedRisk> = match shard? {
                 Shard::Parts(r) => r,
                 Shard::Examples(o) => Arc::new(ExampleParts::shard(o, m, p, first..first + n)?),
             };
@@ -225,7 +232,8 @@ impl DistributedSolver {
 
     /// A worker waits for rank 0's verdict on the set-up.
     fn wait_setup(comm: &SimpleCommunicator, options: &Options) -> Result<Vec<f64>> {
-        let timeout = options.command_timeout.max(options.reply_timeout);
+        // Rank 0 waits at most `reply_timeout` for the ranks, then answers.
+        let timeout = options.reply_timeout.map(|t| 2 * t);
         match t::receive(comm, 0, t::deadline(timeout)) {
             Some(Message::Numbers(v)) if v.len() == 6 && v[0] == t::CMD_SETUP => Ok(v),
             Some(Message::Numbers(_)) => Err(Error::Internal(
@@ -241,10 +249,9 @@ impl DistributedSolver {
 
     fn setup_root(
         comm: &SimpleCommunicator,
-        shard: &Shard,
+        shard: std::result::Result<&Shard, &Error>,
         settings: &Settings,
         options: &Options,
-        local_check: Result<()>,
         stats: &mut Stats,
     ) -> Result<Role> {
         let size = comm.size();
@@ -252,13 +259,13 @@ impl DistributedSolver {
         let got = t::gather(comm, &workers, t::deadline(options.reply_timeout));
         let mut missing = Vec::new();
         let mut answers = Vec::new();
-        let mut verdict: Result<()> = local_check.map_err(|e| e.context("(rank 0)"));
+        let mut verdict: Result<()> = shard.map(|_| ()).map_err(|e| e.clone().context("(rank 0)"));
         for (&r, m) in workers.iter().zip(got) {
             match m {
                 None => missing.push(r),
                 Some(Message::Failed(e)) => {
                     if verdict.is_ok() {
-                        verdict = Err(e.context(format!("(rank {r})")));
+                        verdict = Err(e);
                     }
                 }
                 Some(Message::Numbers(v)) if v.len() == 3 => {
@@ -280,8 +287,11 @@ impl DistributedSolver {
             )));
         }
         // Rank 0's own shard and the plan.
-        let plan = verdict.and_then(|()| Self::plan(comm, shard, settings, &answers));
-        let root = plan.and_then(|plan| Self::make_root(comm, shard, settings, plan));
+        let root = verdict.and_then(|()| {
+            let shard = shard.map_err(Clone::clone)?;
+            let plan = Self::plan(comm, shard, settings, &answers)?;
+            Self::make_root(comm, shard, settings, plan)
+        });
         for &r in &workers {
             if missing.contains(&r) {
                 continue;

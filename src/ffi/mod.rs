@@ -24,6 +24,8 @@
 mod boundary;
 pub mod callbacks;
 pub mod corner;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod problem;
 pub mod solver;
 pub mod types;
@@ -34,6 +36,8 @@ pub use callbacks::{bmrm_max_oracle_fn, bmrm_partial_risk_fn, bmrm_progress_fn, 
 pub use corner::{
     bmrm_corner, bmrm_corner_add, bmrm_corner_dense, bmrm_corner_set_label, bmrm_corner_set_loss,
 };
+#[cfg(feature = "mpi")]
+pub use mpi::{bmrm_mpi_examples_of, bmrm_solver_new_mpi};
 pub use problem::{
     bmrm_problem, bmrm_problem_free, bmrm_problem_new, bmrm_problem_set_max_oracle,
     bmrm_problem_set_partitioned_risk, bmrm_problem_set_risk,
