@@ -22,8 +22,9 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use bmrm::ffi::{
-    bmrm_algorithm, bmrm_exit, bmrm_info, bmrm_iteration, bmrm_sampling, bmrm_settings,
-    bmrm_settings_default, bmrm_status, bmrm_step_type, BMRM_ABI_VERSION,
+    bmrm_algorithm, bmrm_bcfw_info, bmrm_bcfw_pass, bmrm_breakpoint, bmrm_exit, bmrm_info,
+    bmrm_iteration, bmrm_sampling, bmrm_settings, bmrm_settings_default, bmrm_status,
+    bmrm_step_type, BMRM_ABI_VERSION,
 };
 use bmrm::oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk};
 use bmrm::{Algorithm, Info, Iteration, Problem, Settings, Solver};
@@ -147,6 +148,21 @@ fn rust_layouts() -> Vec<(&'static str, usize, usize)> {
             size_of::<bmrm_step_type>(),
             align_of::<bmrm_step_type>(),
         ),
+        (
+            "bmrm_bcfw_info",
+            size_of::<bmrm_bcfw_info>(),
+            align_of::<bmrm_bcfw_info>(),
+        ),
+        (
+            "bmrm_bcfw_pass",
+            size_of::<bmrm_bcfw_pass>(),
+            align_of::<bmrm_bcfw_pass>(),
+        ),
+        (
+            "bmrm_breakpoint",
+            size_of::<bmrm_breakpoint>(),
+            align_of::<bmrm_breakpoint>(),
+        ),
     ]
 }
 
@@ -254,7 +270,7 @@ fn abi_layout_and_values_are_pinned() {
     assert_eq!(bmrm_exit::from(bmrm::Exit::StoppedByUser) as i32, 5);
 
     // Every enum is a C int; the structs have the sizes of ABI version 1.
-    for (name, size, align) in rust_layouts().into_iter().skip(3) {
+    for (name, size, align) in rust_layouts().into_iter().skip(3).take(5) {
         assert_eq!((size, align), (4, 4), "{name}");
     }
     if cfg!(target_pointer_width = "64") {
@@ -267,6 +283,9 @@ fn abi_layout_and_values_are_pinned() {
             ("bmrm_algorithm", 4, 4),
             ("bmrm_sampling", 4, 4),
             ("bmrm_step_type", 4, 4),
+            ("bmrm_bcfw_info", 96, 8),
+            ("bmrm_bcfw_pass", 64, 8),
+            ("bmrm_breakpoint", 56, 8),
         ];
         assert_eq!(rust_layouts(), expected.to_vec());
         let settings = [
@@ -521,6 +540,21 @@ fn ffi_test_program() -> &'static Path {
         ];
         args.extend(static_lib_deps().iter().map(|s| s.to_string()));
         compile("ffi_test", &args)
+    })
+}
+
+/// `tests/c/models_test.c` (the built-in model constructors) linked against
+/// the static library.
+fn models_test_program() -> &'static Path {
+    static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        let mut args = vec![
+            format!("-I{}", path_arg(&root().join("include"))),
+            path_arg(&root().join("tests/c/models_test.c")),
+            path_arg(&lib_dir().join("libbmrm.a")),
+        ];
+        args.extend(static_lib_deps().iter().map(|s| s.to_string()));
+        compile("models_test", &args)
     })
 }
 
@@ -852,6 +886,27 @@ fn c_test_program_passes_and_agrees_with_rust() {
     );
 }
 
+/// Every check of tests/c/models_test.c passes: the built-in multiclass
+/// (dense and CSR) and chain (dense and sparse) constructors solve to the
+/// optimum of their callback or dense twins, predict, and refuse bad input.
+#[test]
+fn c_models_test_passes() {
+    let out = run_ok(
+        &mut Command::new(models_test_program()),
+        "tests/c/models_test.c",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let summary = stdout.lines().last().unwrap_or_default();
+    assert!(
+        summary.ends_with(" passed, 0 failed"),
+        "C checks: {summary}\n{stdout}"
+    );
+    for l in stdout.lines().filter(|l| l.starts_with("MODEL")) {
+        println!("{l}");
+    }
+    println!("C model checks: {summary}");
+}
+
 /// scripts/install.sh puts the library, the header and bmrm.pc into a
 /// prefix, and the C example builds against them with pkg-config (linked
 /// to the shared library, and statically) and runs.
@@ -948,7 +1003,7 @@ fn c_example_builds_against_the_installed_library() {
             })
             .collect();
         declared.sort();
-        assert_eq!(declared.len(), 23, "functions in bmrm.h: {declared:?}");
+        assert_eq!(declared.len(), 37, "functions in bmrm.h: {declared:?}");
         assert_eq!(
             exported, declared,
             "exported symbols vs the header's functions"
@@ -1018,7 +1073,11 @@ fn header_compiles_as_cpp() {
 #[test]
 #[ignore = "slow: scripts/test.sh runs it (needs valgrind)"]
 fn c_programs_under_valgrind() {
-    let programs = [ffi_test_program().to_path_buf(), example_program_static()];
+    let programs = [
+        ffi_test_program().to_path_buf(),
+        models_test_program().to_path_buf(),
+        example_program_static(),
+    ];
     for program in programs {
         let started = std::time::Instant::now();
         let out = run_ok(

@@ -51,12 +51,48 @@ impl Engine {
             Engine::Mpi(s) => s.info(),
         }
     }
-    fn history(&self) -> &[crate::solver::Iteration] {
+    pub(super) fn history(&self) -> &[crate::solver::Iteration] {
         match self {
             Engine::Local(s) => s.history(),
             #[cfg(feature = "mpi")]
             Engine::Mpi(s) => s.history(),
         }
+    }
+    pub(super) fn dim(&self) -> usize {
+        match self {
+            Engine::Local(s) => s.dim(),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(s) => s.dim(),
+        }
+    }
+    /// The engine in this process, for what only it offers (BCFW's bounds,
+    /// figures and path).
+    fn local(&mut self) -> Result<&mut Solver> {
+        match self {
+            Engine::Local(s) => Ok(s),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(_) => Err(Error::InvalidArgument(
+                "BCFW is not available on a distributed solver (bmrm_solver_new_mpi)".into(),
+            )),
+        }
+    }
+    pub(super) fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
+        self.local()?.set_bounds(lower, upper)
+    }
+    pub(super) fn bcfw_stats(&self) -> Option<crate::bcfw::BcfwStats> {
+        match self {
+            Engine::Local(s) => s.bcfw_stats(),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(_) => None,
+        }
+    }
+    pub(super) fn bcfw_path(
+        &mut self,
+        eps: f64,
+        lambda_min: f64,
+        max_breakpoints: usize,
+    ) -> Result<Vec<crate::bcfw::Breakpoint>> {
+        self.local()?.bcfw_path(eps, lambda_min, max_breakpoints)
     }
 }
 
@@ -75,7 +111,7 @@ impl bmrm_solver {
     ///
     /// # Safety
     /// `s` is NULL or a live pointer from `bmrm_solver_new`.
-    unsafe fn from_ptr<'a>(s: *const bmrm_solver) -> Result<&'a Self> {
+    pub(super) unsafe fn from_ptr<'a>(s: *const bmrm_solver) -> Result<&'a Self> {
         non_null(s, "the solver s")?;
         // SAFETY: not NULL, and live by the caller's contract; only shared
         // references are ever made (the state sits behind a mutex).
@@ -83,7 +119,7 @@ impl bmrm_solver {
     }
 
     /// The engine's solver, or an error when another call holds it.
-    fn lock(&self) -> Result<MutexGuard<'_, Engine>> {
+    pub(super) fn lock(&self) -> Result<MutexGuard<'_, Engine>> {
         match self.inner.try_lock() {
             Ok(guard) => Ok(guard),
             // A panic caught during an earlier call: the state is still
