@@ -127,7 +127,7 @@ pub unsafe extern "C" fn bmrm_solver_new_mpi(
             Ok((shard, settings))
         })();
         let options = match timeout_seconds {
-            t if t == 0.0 => Ok(Options::default()),
+            0.0 => Ok(Options::default()),
             t if t == f64::INFINITY => Ok(Options {
                 reply_timeout: None,
                 command_timeout: None,

@@ -23,6 +23,7 @@ pub struct bmrm_solver {
 
 /// What a `bmrm_solver` runs: the engine in this process, or (feature
 /// `mpi`, `bmrm_solver_new_mpi`) the distributed solver of this rank.
+#[allow(clippy::large_enum_variant)] // one per handle; the local engine is the common case
 pub(crate) enum Engine {
     Local(Solver),
     #[cfg(feature = "mpi")]
