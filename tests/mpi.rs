@@ -13,6 +13,10 @@
 //!   with the same parts, on every rank, also on a warm start after
 //!   `set_lambda`; distributed BMRM agrees with single-process BMRM over the
 //!   max-oracle (one block) in iterations and to 1e-9 in `w`;
+//! - `bcfw`: BCFW with rank 0 holding every example (its block steps) and
+//!   the exact gap passes and the regularisation path's lambda_max passes
+//!   spread over the 3 ranks gives the single-process `w`, passes and path
+//!   to the bit;
 //! - `oracle_fails`: the oracle of rank 1 fails at the third evaluation:
 //!   every rank ends with the same `oracle failed` error naming rank 1 and
 //!   the iteration, and the job finishes normally;
@@ -225,6 +229,33 @@ fn driver() {
             "every_rank_gets_the_same_result",
             same,
             format!("{ends:#?}"),
+        );
+    }
+
+    if wanted("bcfw") {
+        let o = mpirun("bcfw", Duration::from_secs(300));
+        let checks: Vec<&str> = o
+            .output
+            .lines()
+            .filter(|l| l.starts_with("CHECK "))
+            .collect();
+        for c in &checks {
+            println!("    {c}");
+        }
+        let ends: Vec<&str> = o
+            .output
+            .lines()
+            .filter_map(|l| l.strip_prefix("END "))
+            .map(|l| l.split_once(' ').map_or("", |x| x.1))
+            .collect();
+        check(
+            "bcfw_exact_passes_over_ranks",
+            o.status == Some(0)
+                && checks.len() == 2
+                && checks.iter().all(|c| c.contains(" ok "))
+                && ends.len() == RANKS
+                && ends.iter().all(|e| *e == ends[0]),
+            format!("status {:?}\n{}", o.status, o.output),
         );
     }
 
@@ -567,6 +598,71 @@ fn child(scenario: &str) {
             let ok = matches!(&e, Some(Error::InvalidArgument(m)) if m.contains("rank 0 holds 200 examples"));
             report(rank, "bad_layout", ok, format!("{e:?}"));
             println!("LAYOUT {rank} {ok}");
+        }
+        "bcfw" => {
+            // Rank 0 holds every example (block steps), the others their share
+            // of the exact passes.
+            let mut s = Settings::new(Algorithm::Bcfw, 1e-2);
+            s.tol_rel = 1e-3;
+            s.num_threads = 1;
+            s.gap_check = 2;
+            s.max_iterations = 200;
+            let layout = Layout::for_settings(&s, m, size).unwrap();
+            let shard = if rank == 0 {
+                Shard::Examples(full.clone())
+            } else {
+                let mine = layout.examples_of(rank as usize);
+                Shard::from_max_oracle(ExampleRange::new(full.clone(), mine).unwrap())
+            };
+            let mut d =
+                DistributedSolver::new(&world, shard, s.clone(), Options::default()).unwrap();
+            let mut w = vec![0.0; full.dim()];
+            let info = d.run(&mut w).unwrap();
+            end_line(rank, "bcfw", &w, &info);
+            let path = d.bcfw_path(0.05, 1e-3, 4).unwrap();
+            let stats = d.stats();
+            drop(d);
+            if rank == 0 {
+                let mut one = Solver::new(Problem::Examples(full.clone()), s).unwrap();
+                let mut w1 = vec![0.0; full.dim()];
+                let i1 = one.run(&mut w1).unwrap();
+                report(
+                    rank,
+                    "bcfw",
+                    same_info(&info, &i1)
+                        && info.oracle_calls == i1.oracle_calls
+                        && bits(&w) == bits(&w1),
+                    format!(
+                        "{} passes (one process {}), primal {:e}, {} distributed passes, {} \
+                         bytes received",
+                        info.iterations,
+                        i1.iterations,
+                        info.primal,
+                        stats.evaluations,
+                        stats.bytes_received
+                    ),
+                );
+                let p1 = one.bcfw_path(0.05, 1e-3, 4).unwrap();
+                let same_path = path.len() == p1.len()
+                    && path.iter().zip(&p1).all(|(a, b)| {
+                        a.lambda.to_bits() == b.lambda.to_bits()
+                            && bits(&a.w) == bits(&b.w)
+                            && a.passes == b.passes
+                    });
+                report(
+                    rank,
+                    "bcfw_path",
+                    same_path && !path.is_empty(),
+                    format!(
+                        "{} breakpoints (one process {}), first lambda {:e}",
+                        path.len(),
+                        p1.len(),
+                        path.first().map_or(f64::NAN, |b| b.lambda)
+                    ),
+                );
+            } else {
+                println!("PATH {rank} {}", path.len());
+            }
         }
         "oracle_fails" | "rank_hangs" | "rank_exits" => {
             let s = settings(Algorithm::PBmrm, 6);

@@ -80,6 +80,7 @@
 //! for every evaluation.
 
 mod solver;
+mod train;
 mod transport;
 
 use std::ops::Range;
@@ -87,6 +88,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use solver::{DistributedSolver, Stats};
+pub use train::{train_multiclass, Data, Trained};
 
 use crate::error::{Error, Result};
 use crate::oracle::{Corner, MaxOracle, PartitionedRisk};
@@ -215,6 +217,9 @@ impl Layout {
 /// one-model algorithms use `num_parts` when set, else one block per rank
 /// (at most `m`).
 pub fn num_parts_for(settings: &Settings, num_examples: usize, num_ranks: usize) -> usize {
+    if settings.algorithm == crate::Algorithm::Bcfw {
+        return num_ranks.min(num_examples).max(1);
+    }
     match settings.num_parts {
         0 if settings.algorithm.is_partitioned() => DEFAULT_PARTS.min(num_examples),
         0 => num_ranks.min(num_examples).max(1),
@@ -255,6 +260,13 @@ impl MaxOracle for ExampleRange {
     fn thread_safe(&self) -> bool {
         self.oracle.thread_safe()
     }
+}
+
+/// Whether `e` ended a run because ranks did not answer in time: they
+/// cannot take part in MPI any more, so `MPI_Finalize` would wait for them;
+/// end the job instead (exit without it, or `MPI_Abort`).
+pub fn ranks_lost(e: &Error) -> bool {
+    matches!(e, Error::OracleFailed(m) if m.contains(solver::LOST_MARK))
 }
 
 /// Makes a [`DistributedSolver`] and runs it once from `w` (collective).

@@ -12,11 +12,12 @@ use mpi::topology::{Communicator, Rank, SimpleCommunicator};
 use rayon::prelude::*;
 
 use super::transport::{self as t, Message};
-use super::{num_parts_for, Layout, Options, Shard};
+use super::{num_parts_for, ExampleRange, Layout, Options, Shard};
+use crate::bcfw::{local_pass, Breakpoint, PassItem, SparseVec};
 use crate::error::{Error, Result};
 use crate::linalg::first_non_finite;
-use crate::oracle::{ExampleParts, PartValues, PartitionedRisk};
-use crate::solver::{Info, Iteration, Settings, Solver};
+use crate::oracle::{Corner, ExampleParts, MaxOracle, PartValues, PartitionedRisk, Problem};
+use crate::solver::{Algorithm, Info, Iteration, Settings, Solver};
 
 /// Figures of the communication, kept by each rank over the solver's life.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -37,8 +38,36 @@ pub struct Stats {
 
 /// A request from the engine's thread to the thread that owns MPI.
 enum Request {
+    /// Every part at `w`.
     Eval(Vec<f64>),
+    /// Every example at `w` (BCFW's passes), with psi or not.
+    Pass(Vec<f64>, bool),
     Done,
+}
+
+/// The answer to a request.
+enum Reply {
+    Parts(Result<PartValues>),
+    Pass(Result<Vec<PassItem>>),
+}
+
+/// The engine's end of the channel to the thread that owns MPI.
+struct Link {
+    requests: Sender<Request>,
+    replies: Mutex<Receiver<Reply>>,
+}
+
+impl Link {
+    fn ask(&self, r: Request) -> Result<Reply> {
+        let gone = || Error::Internal("the distributed evaluation has ended".into());
+        let replies = self.replies.lock().unwrap_or_else(|p| p.into_inner());
+        self.requests.send(r).map_err(|_| gone())?;
+        replies.recv().map_err(|_| gone())
+    }
+}
+
+fn unexpected<T>() -> Result<T> {
+    Err(Error::Internal("a reply of the wrong kind".into()))
 }
 
 /// The risk the engine sees on rank 0: all parts of all ranks, evaluated at
@@ -48,8 +77,7 @@ enum Request {
 struct DistributedParts {
     dim: usize,
     num_parts: usize,
-    requests: Sender<Request>,
-    replies: Mutex<Receiver<Result<PartValues>>>,
+    link: Link,
 }
 
 impl PartitionedRisk for DistributedParts {
@@ -65,11 +93,40 @@ impl PartitionedRisk for DistributedParts {
         )))
     }
     fn eval_all(&self, w: &[f64]) -> Option<Result<PartValues>> {
-        let gone = || Error::Internal("the distributed evaluation has ended".into());
-        let replies = self.replies.lock().unwrap_or_else(|p| p.into_inner());
-        Some(match self.requests.send(Request::Eval(w.to_vec())) {
-            Ok(()) => replies.recv().unwrap_or_else(|_| Err(gone())),
-            Err(_) => Err(gone()),
+        Some(match self.link.ask(Request::Eval(w.to_vec())) {
+            Ok(Reply::Parts(r)) => r,
+            Ok(_) => unexpected(),
+            Err(e) => Err(e),
+        })
+    }
+}
+
+/// The max-oracle BCFW sees on rank 0: rank 0's whole oracle for the block
+/// steps, and the passes over all examples spread over the ranks
+/// ([`MaxOracle::eval_pass`]).
+struct DistributedOracle {
+    full: Arc<dyn MaxOracle>,
+    link: Link,
+}
+
+impl MaxOracle for DistributedOracle {
+    fn dim(&self) -> usize {
+        self.full.dim()
+    }
+    fn num_examples(&self) -> usize {
+        self.full.num_examples()
+    }
+    fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
+        self.full.max_oracle(example, w, out)
+    }
+    fn thread_safe(&self) -> bool {
+        self.full.thread_safe()
+    }
+    fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<Result<Vec<PassItem>>> {
+        Some(match self.link.ask(Request::Pass(w.to_vec(), keep_psi)) {
+            Ok(Reply::Pass(r)) => r,
+            Ok(_) => unexpected(),
+            Err(e) => Err(e),
         })
     }
 }
@@ -88,15 +145,20 @@ struct Root {
     solver: Solver,
     exchange: Exchange,
     requests: Receiver<Request>,
-    replies: Sender<Result<PartValues>>,
+    replies: Sender<Reply>,
     done: Sender<Request>,
 }
 
-/// What rank 0 needs to evaluate all parts.
+/// What rank 0 needs to evaluate all parts (or all examples).
 struct Exchange {
     local: Arc<dyn PartitionedRisk>,
     /// `first_part[r]..first_part[r + 1]` are rank r's parts.
     first_part: Vec<usize>,
+    /// Rank 0's examples of a pass (its share), when the shards are examples.
+    pass_local: Option<Arc<dyn MaxOracle>>,
+    /// `first_example[r]..first_example[r + 1]` are rank r's examples
+    /// (empty for a partitioned risk).
+    first_example: Vec<usize>,
     /// Ranks that did not answer in time: they take no further part.
     lost: Vec<Rank>,
     seq: u64,
@@ -106,6 +168,8 @@ struct Exchange {
 struct Worker {
     local: Option<Arc<dyn PartitionedRisk>>,
     first_part: usize,
+    /// Its examples and the number of the first, for BCFW's passes.
+    examples: Option<(Arc<dyn MaxOracle>, usize)>,
 }
 
 enum Role {
@@ -133,6 +197,9 @@ pub struct DistributedSolver {
     stats: Stats,
 }
 
+/// In the message of a run that lost ranks (see `super::ranks_lost`).
+pub(crate) const LOST_MARK: &str = "it cannot take part in MPI any more";
+
 /// What a rank says about its shard in the set-up: `[kind, dim, count]`.
 const KIND_PARTS: f64 = 1.0;
 const KIND_EXAMPLES: f64 = 2.0;
@@ -142,6 +209,9 @@ struct Plan {
     total_examples: usize,
     total_parts: usize,
     first_part: Vec<usize>,
+    /// Rank r's examples are `first_example[r]..first_example[r + 1]`
+    /// (empty for a partitioned risk).
+    first_example: Vec<usize>,
 }
 
 impl DistributedSolver {
@@ -208,13 +278,18 @@ impl DistributedSolver {
                 msg[4] as usize,
                 msg[5] as usize,
             );
-            let local: Arc<dyn PartitionedRisk> = match shard? {
-                Shard::Parts(r) => r,
-                Shard::Examples(o) => Arc::new(ExampleParts::shard(o, m, p, first..first + n)?),
+            let (local, examples): (Arc<dyn PartitionedRisk>, _) = match shard? {
+                Shard::Parts(r) => (r, None),
+                Shard::Examples(o) => {
+                    let offset = crate::oracle::adapters::block_bounds(m, p)[first];
+                    let parts = ExampleParts::shard(o.clone(), m, p, first..first + n)?;
+                    (Arc::new(parts), Some((o, offset)))
+                }
             };
             Role::Worker(Worker {
                 local: Some(local),
                 first_part: first,
+                examples,
             })
         };
         Ok(DistributedSolver {
@@ -376,15 +451,21 @@ impl DistributedSolver {
                 total_examples: 0,
                 total_parts: total,
                 first_part,
+                first_example: Vec::new(),
             })
         } else {
-            let m: usize = counts.iter().sum();
+            // BCFW: rank 0 holds every example (it makes the block steps).
+            let bcfw = settings.algorithm == Algorithm::Bcfw;
+            let m: usize = if bcfw { counts[0] } else { counts.iter().sum() };
             if m == 0 {
                 return Err(Error::InvalidArgument("the ranks hold no example".into()));
             }
             let layout = Layout::new(m, num_parts_for(settings, m, size), size)?;
             for (r, &c) in counts.iter().enumerate() {
                 let want = layout.examples_of(r);
+                if bcfw && r == 0 {
+                    continue;
+                }
                 if c != want.len() {
                     return Err(Error::InvalidArgument(format!(
                         "rank {r} holds {c} examples, but {m} examples in {} parts over {size} \
@@ -408,6 +489,15 @@ impl DistributedSolver {
                         }
                     })
                     .collect(),
+                first_example: (0..=size)
+                    .map(|r| {
+                        if r < size {
+                            layout.examples_of(r).start
+                        } else {
+                            m
+                        }
+                    })
+                    .collect(),
             })
         }
     }
@@ -419,35 +509,67 @@ impl DistributedSolver {
         plan: Plan,
     ) -> Result<(Root, Plan)> {
         let _ = comm;
+        let bcfw = settings.algorithm == Algorithm::Bcfw;
         let mine = plan.first_part[0]..plan.first_part[1];
-        let local: Arc<dyn PartitionedRisk> = match shard {
-            Shard::Parts(r) => r.clone(),
-            Shard::Examples(o) => Arc::new(ExampleParts::shard(
-                o.clone(),
-                plan.total_examples,
-                plan.total_parts,
-                mine,
-            )?),
-        };
+        let (local, pass_local): (Arc<dyn PartitionedRisk>, Option<Arc<dyn MaxOracle>>) =
+            match shard {
+                Shard::Parts(r) => (r.clone(), None),
+                Shard::Examples(o) => {
+                    // BCFW: rank 0's oracle is the whole; its share is the front.
+                    let share: Arc<dyn MaxOracle> = if bcfw {
+                        Arc::new(ExampleRange::new(o.clone(), 0..plan.first_example[1])?)
+                    } else {
+                        o.clone()
+                    };
+                    let parts = ExampleParts::shard(
+                        share.clone(),
+                        plan.total_examples,
+                        plan.total_parts,
+                        mine,
+                    )?;
+                    (Arc::new(parts), Some(share))
+                }
+            };
         let (req_tx, req_rx) = channel();
         let (rep_tx, rep_rx) = channel();
-        let parts = DistributedParts {
-            dim: shard.dim(),
-            num_parts: plan.total_parts,
+        let link = Link {
             requests: req_tx.clone(),
             replies: Mutex::new(rep_rx),
         };
-        let calls_per_eval = if plan.total_examples > 0 {
-            plan.total_examples
-        } else {
-            plan.total_parts
-        } as u64;
-        let solver = Solver::with_parts(Arc::new(parts), calls_per_eval, settings.clone())?;
+        let solver = match (shard, bcfw) {
+            (Shard::Examples(o), true) => Solver::new(
+                Problem::from_max_oracle(DistributedOracle {
+                    full: o.clone(),
+                    link,
+                }),
+                settings.clone(),
+            )?,
+            (Shard::Parts(_), true) => {
+                return Err(Error::NoOracle(
+                    "distributed BCFW needs max-oracle shards (Shard::Examples)".into(),
+                ))
+            }
+            (_, false) => {
+                let parts = DistributedParts {
+                    dim: shard.dim(),
+                    num_parts: plan.total_parts,
+                    link,
+                };
+                let calls_per_eval = if plan.total_examples > 0 {
+                    plan.total_examples
+                } else {
+                    plan.total_parts
+                } as u64;
+                Solver::with_parts(Arc::new(parts), calls_per_eval, settings.clone())?
+            }
+        };
         let root = Root {
             solver,
             exchange: Exchange {
                 local,
                 first_part: plan.first_part.clone(),
+                pass_local,
+                first_example: plan.first_example.clone(),
                 lost: Vec::new(),
                 seq: 0,
             },
@@ -558,6 +680,61 @@ impl DistributedSolver {
     }
 }
 
+impl DistributedSolver {
+    /// BCFW's epsilon-approximate regularisation path (see
+    /// [`Solver::bcfw_path`]), collective: rank 0 runs it, with its
+    /// lambda_max passes and exact gap passes spread over the ranks, and
+    /// returns the breakpoints; the other ranks return an empty list (or the
+    /// same error).
+    pub fn bcfw_path(
+        &mut self,
+        eps: f64,
+        lambda_min: f64,
+        max_breakpoints: usize,
+    ) -> Result<Vec<Breakpoint>> {
+        let DistributedSolver {
+            comm,
+            options,
+            dim,
+            pool,
+            role,
+            stats,
+            ..
+        } = self;
+        match role {
+            Role::Root(root) => {
+                let result = drive(comm, options, pool, root, stats, move |s| {
+                    s.bcfw_path(eps, lambda_min, max_breakpoints)
+                });
+                let info = *root.solver.info();
+                let w = root.solver.bcfw_iterate().map(<[f64]>::to_vec);
+                end_run(
+                    comm,
+                    *dim,
+                    root,
+                    stats,
+                    result.as_ref().map(|_| &info),
+                    w.as_deref().unwrap_or(&[]),
+                );
+                result
+            }
+            Role::Worker(worker) => {
+                let mut scratch = vec![0.0; *dim];
+                serve(comm, options, pool, worker, stats, &mut scratch).map(|_| Vec::new())
+            }
+        }
+    }
+
+    /// BCFW's box constraints on rank 0's engine (call it on every rank;
+    /// only rank 0's are used).
+    pub fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
+        match &mut self.role {
+            Role::Root(r) => r.solver.set_bounds(lower, upper),
+            Role::Worker(_) => Ok(()),
+        }
+    }
+}
+
 /// "600 s" or "forever".
 fn seconds(d: Option<Duration>) -> String {
     match d {
@@ -566,59 +743,70 @@ fn seconds(d: Option<Duration>) -> String {
     }
 }
 
-/// Rank 0: runs the engine on a helper thread, serves its evaluations, then
-/// ends the run on every rank.
-fn run_root(
+/// Rank 0: runs `job` on the engine on a helper thread and serves its
+/// evaluations on this thread, which owns MPI.
+fn drive<T: Send>(
     comm: &SimpleCommunicator,
     options: &Options,
-    dim: usize,
     pool: &rayon::ThreadPool,
     root: &mut Root,
     stats: &mut Stats,
-    w: &mut [f64],
-) -> Result<Info> {
-    let result = if !root.exchange.lost.is_empty() {
-        Err(Error::OracleFailed(format!(
-            "{} did not answer in an earlier run and cannot take part any more",
+    job: impl FnOnce(&mut Solver) -> Result<T> + Send,
+) -> Result<T> {
+    if !root.exchange.lost.is_empty() {
+        return Err(Error::OracleFailed(format!(
+            "{} did not answer in an earlier run ({LOST_MARK})",
             t::name_ranks(&root.exchange.lost)
-        )))
-    } else if w.len() != dim {
-        Err(Error::DimensionMismatch(format!(
-            "w has length {} but the problem's dimension is {dim} (rank 0)",
-            w.len()
-        )))
-    } else {
-        let Root {
-            solver,
-            exchange,
-            requests,
-            replies,
-            done,
-        } = root;
-        let w_engine: &mut [f64] = w;
-        let outcome = std::thread::scope(|s| {
-            let done = done.clone();
-            let engine = s.spawn(move || {
-                let _done = DoneOnDrop(done);
-                solver.run(w_engine)
-            });
-            while let Ok(Request::Eval(x)) = requests.recv() {
-                let r = exchange.evaluate(comm, options, pool, stats, &x);
-                let _ = replies.send(r);
-            }
-            engine.join()
+        )));
+    }
+    let Root {
+        solver,
+        exchange,
+        requests,
+        replies,
+        done,
+    } = root;
+    let outcome = std::thread::scope(|s| {
+        let done = done.clone();
+        let engine = s.spawn(move || {
+            let _done = DoneOnDrop(done);
+            job(solver)
         });
-        outcome.unwrap_or_else(|p| {
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            Err(Error::Internal(format!("panic in the solver: {msg}")))
-        })
-    };
-    // End the run on every rank that still answers: the same w, info or error.
-    let info = match &result {
+        loop {
+            let reply = match requests.recv() {
+                Ok(Request::Eval(x)) => {
+                    Reply::Parts(exchange.evaluate(comm, options, pool, stats, &x))
+                }
+                Ok(Request::Pass(x, keep)) => {
+                    Reply::Pass(exchange.pass(comm, options, pool, stats, &x, keep))
+                }
+                Ok(Request::Done) | Err(_) => break,
+            };
+            let _ = replies.send(reply);
+        }
+        engine.join()
+    });
+    outcome.unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Error::Internal(format!("panic in the solver: {msg}")))
+    })
+}
+
+/// Rank 0: ends the run on every rank that still answers, with the same
+/// info, `w` (when it has the problem's length) and error.
+fn end_run(
+    comm: &SimpleCommunicator,
+    dim: usize,
+    root: &Root,
+    stats: &mut Stats,
+    outcome: std::result::Result<&Info, &Error>,
+    w: &[f64],
+) {
+    let info = match outcome {
         Ok(i) => *i,
         Err(_) => *root.solver.info(),
     };
@@ -626,7 +814,7 @@ fn run_root(
     msg.extend_from_slice(&[
         t::CMD_END,
         root.exchange.seq as f64,
-        f64::from(u8::from(result.is_ok())),
+        f64::from(u8::from(outcome.is_ok())),
     ]);
     msg.extend_from_slice(&t::encode_info(&info));
     if w.len() == dim {
@@ -640,10 +828,32 @@ fn run_root(
         }
         t::send(comm, r, t::TAG_CMD, &msg);
         stats.bytes_sent += 8 * msg.len() as u64;
-        if let Err(e) = &result {
+        if let Err(e) = outcome {
             t::send_error(comm, r, e);
         }
     }
+}
+
+/// Rank 0's side of [`DistributedSolver::run`].
+fn run_root(
+    comm: &SimpleCommunicator,
+    options: &Options,
+    dim: usize,
+    pool: &rayon::ThreadPool,
+    root: &mut Root,
+    stats: &mut Stats,
+    w: &mut [f64],
+) -> Result<Info> {
+    let result = if w.len() != dim {
+        Err(Error::DimensionMismatch(format!(
+            "w has length {} but the problem's dimension is {dim} (rank 0)",
+            w.len()
+        )))
+    } else {
+        let w_engine: &mut [f64] = w;
+        drive(comm, options, pool, root, stats, move |s| s.run(w_engine))
+    };
+    end_run(comm, dim, root, stats, result.as_ref(), w);
     result
 }
 
@@ -713,23 +923,7 @@ impl Exchange {
                 }
             }
         }
-        if !missing.is_empty() {
-            self.lost.extend(&missing);
-            return Err(Error::OracleFailed(format!(
-                "{} did not answer within {} (died or hung; it cannot take part in MPI any \
-                 more: end the job, e.g. exit without MPI_Finalize)",
-                t::name_ranks(&missing),
-                seconds(options.reply_timeout)
-            )));
-        }
-        if let Some((r, e)) = errors.first() {
-            let mut e = e.clone().context(format!("(rank {r})"));
-            if errors.len() > 1 {
-                let others: Vec<Rank> = errors[1..].iter().map(|(r, _)| *r).collect();
-                e = e.context(format!("(also failed: {})", t::name_ranks(&others)));
-            }
-            return Err(e);
-        }
+        self.failures(options, missing, errors)?;
         // Name the rank of a non-finite value (the engine names the part).
         for (p, (r, g)) in risks.iter().zip(&grads).enumerate() {
             let rank = self.first_part.partition_point(|&f| f <= p) - 1;
@@ -746,6 +940,157 @@ impl Exchange {
         }
         Ok((risks, grads))
     }
+}
+
+impl Exchange {
+    /// Rank 0: the answers of every example at `w`, in example order (BCFW's
+    /// passes): each rank answers for its examples with the code a single
+    /// process runs, so every answer is the same bits.
+    fn pass(
+        &mut self,
+        comm: &SimpleCommunicator,
+        options: &Options,
+        pool: &rayon::ThreadPool,
+        stats: &mut Stats,
+        w: &[f64],
+        keep_psi: bool,
+    ) -> Result<Vec<PassItem>> {
+        let share = self.pass_local.clone().ok_or_else(|| {
+            Error::NoOracle("a pass over examples needs max-oracle shards".into())
+        })?;
+        self.seq += 1;
+        stats.evaluations += 1;
+        let workers: Vec<Rank> = (1..comm.size()).collect();
+        let t0 = Instant::now();
+        let mut msg = Vec::with_capacity(3 + w.len());
+        msg.extend_from_slice(&[
+            t::CMD_EVAL_EXAMPLES,
+            self.seq as f64,
+            f64::from(u8::from(keep_psi)),
+        ]);
+        msg.extend_from_slice(w);
+        for &r in &workers {
+            t::send(comm, r, t::TAG_CMD, &msg);
+            stats.bytes_sent += 8 * msg.len() as u64;
+        }
+        let t1 = Instant::now();
+        let local = pool.install(|| local_pass(share.as_ref(), 0, w, keep_psi));
+        let t2 = Instant::now();
+        let got = t::gather(comm, &workers, t::deadline(options.reply_timeout));
+        stats.local_seconds += (t2 - t1).as_secs_f64();
+        stats.wait_seconds += (t1 - t0).as_secs_f64() + t2.elapsed().as_secs_f64();
+
+        let mut items = Vec::with_capacity(*self.first_example.last().unwrap_or(&0));
+        let mut errors: Vec<(Rank, Error)> = Vec::new();
+        let mut missing = Vec::new();
+        match local {
+            Ok(v) => items.extend(v),
+            Err(e) => errors.push((0, e)),
+        }
+        for (&r, m) in workers.iter().zip(got) {
+            let n = self.first_example[r as usize + 1] - self.first_example[r as usize];
+            match m {
+                None => missing.push(r),
+                Some(Message::Failed(e)) => errors.push((r, e)),
+                Some(Message::Numbers(v)) => {
+                    stats.bytes_received += 8 * v.len() as u64;
+                    match decode_items(&v, self.seq, n, keep_psi) {
+                        Ok(mut it) => items.append(&mut it),
+                        Err(e) => errors.push((r, e)),
+                    }
+                }
+            }
+        }
+        self.failures(options, missing, errors)?;
+        Ok(items)
+    }
+
+    /// The error of an exchange: ranks that did not answer (then lost), or
+    /// the first rank's error naming it.
+    fn failures(
+        &mut self,
+        options: &Options,
+        missing: Vec<Rank>,
+        errors: Vec<(Rank, Error)>,
+    ) -> Result<()> {
+        if !missing.is_empty() {
+            self.lost.extend(&missing);
+            return Err(Error::OracleFailed(format!(
+                "{} did not answer within {} (died or hung; {LOST_MARK}: end the job, e.g. \
+                 exit without MPI_Finalize)",
+                t::name_ranks(&missing),
+                seconds(options.reply_timeout)
+            )));
+        }
+        if let Some((r, e)) = errors.first() {
+            let mut e = e.clone().context(format!("(rank {r})"));
+            if errors.len() > 1 {
+                let others: Vec<Rank> = errors[1..].iter().map(|(r, _)| *r).collect();
+                e = e.context(format!("(also failed: {})", t::name_ranks(&others)));
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+}
+
+/// A worker's answers as numbers: `[seq, count, per example: hinge, loss,
+/// label bits, and with psi: nnz, indices, values]`.
+fn encode_items(seq: f64, items: &[PassItem], keep_psi: bool) -> Vec<f64> {
+    let mut out = Vec::with_capacity(2 + 3 * items.len());
+    out.extend_from_slice(&[seq, items.len() as f64]);
+    for it in items {
+        out.extend_from_slice(&[it.hinge, it.loss, f64::from_bits(it.label)]);
+        if keep_psi {
+            let p = it.psi.as_ref();
+            let nnz = p.map_or(0, |p| p.idx.len());
+            out.push(nnz as f64);
+            if let Some(p) = p {
+                out.extend(p.idx.iter().map(|&j| f64::from(j)));
+                out.extend_from_slice(&p.val);
+            }
+        }
+    }
+    out
+}
+
+/// The inverse of [`encode_items`], checking the sequence and the count.
+fn decode_items(v: &[f64], seq: u64, n: usize, keep_psi: bool) -> Result<Vec<PassItem>> {
+    let bad = |what: &str| Error::Internal(format!("a malformed pass answer: {what}"));
+    if v.len() < 2 || v[0] != seq as f64 || v[1] as usize != n {
+        return Err(bad("sequence or count"));
+    }
+    let mut items = Vec::with_capacity(n);
+    let mut k = 2;
+    for _ in 0..n {
+        let head = v.get(k..k + 3).ok_or_else(|| bad("short"))?;
+        let (hinge, loss, label) = (head[0], head[1], head[2].to_bits());
+        k += 3;
+        let psi = if keep_psi {
+            let nnz = *v.get(k).ok_or_else(|| bad("short"))? as usize;
+            let idx = v.get(k + 1..k + 1 + nnz).ok_or_else(|| bad("short"))?;
+            let val = v
+                .get(k + 1 + nnz..k + 1 + 2 * nnz)
+                .ok_or_else(|| bad("short"))?;
+            k += 1 + 2 * nnz;
+            Some(SparseVec {
+                idx: idx.iter().map(|&j| j as u32).collect(),
+                val: val.to_vec(),
+            })
+        } else {
+            None
+        };
+        items.push(PassItem {
+            hinge,
+            loss,
+            label,
+            psi,
+        });
+    }
+    if k != v.len() {
+        return Err(bad("trailing numbers"));
+    }
+    Ok(items)
 }
 
 /// Evaluates a rank's parts at `w` (in parallel when thread-safe), naming
@@ -825,6 +1170,29 @@ fn serve(
                     for g in &grads {
                         out.extend_from_slice(g);
                     }
+                    t::send(comm, 0, t::TAG_DATA, &out);
+                    stats.bytes_sent += 8 * out.len() as u64;
+                }
+                Err(e) => t::send_error(comm, 0, &e),
+            }
+        } else if kind == t::CMD_EVAL_EXAMPLES && v.len() >= 3 {
+            let keep = v[2] == 1.0;
+            let x = &v[3..];
+            stats.evaluations += 1;
+            let t1 = Instant::now();
+            let result = match &worker.examples {
+                Some((o, offset)) => catch_unwind(AssertUnwindSafe(|| {
+                    pool.install(|| local_pass(o.as_ref(), *offset, x, keep))
+                }))
+                .unwrap_or_else(|_| Err(Error::Internal("a panic in the oracle".into()))),
+                None => Err(Error::NoOracle(
+                    "a pass over examples needs max-oracle shards".into(),
+                )),
+            };
+            stats.local_seconds += t1.elapsed().as_secs_f64();
+            match result {
+                Ok(items) => {
+                    let out = encode_items(v[1], &items, keep);
                     t::send(comm, 0, t::TAG_DATA, &out);
                     stats.bytes_sent += 8 * out.len() as u64;
                 }

@@ -38,6 +38,7 @@ pub const TAG_ERROR: Tag = 0x6d03;
 pub const CMD_SETUP: f64 = 1.0;
 pub const CMD_EVAL_PARTS: f64 = 2.0;
 pub const CMD_END: f64 = 3.0;
+pub const CMD_EVAL_EXAMPLES: f64 = 4.0;
 
 /// A message received: numbers or an error.
 pub enum Message {

@@ -78,6 +78,15 @@ pub trait MaxOracle: Send + Sync {
     fn thread_safe(&self) -> bool {
         true
     }
+    /// Answers for every example at `w` in one call (BCFW's exact gap
+    /// passes and lambda_max passes), for an oracle whose examples are not
+    /// all evaluated in this process (the distributed oracle of
+    /// `bmrm::distributed`). `None`, the default, makes the engine call
+    /// [`MaxOracle::max_oracle`] for each example; `Some` holds the answers
+    /// in example order (with `psi` when `keep_psi`) or the error.
+    fn eval_pass(&self, _w: &[f64], _keep_psi: bool) -> Option<Result<Vec<crate::bcfw::PassItem>>> {
+        None
+    }
 }
 
 /// A problem: one oracle, at the highest level the caller can provide.
