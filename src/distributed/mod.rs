@@ -36,6 +36,24 @@
 //!   then summed into one model, as a single process sums a partitioned
 //!   risk).
 //!
+//! # BCFW
+//!
+//! With [`crate::Algorithm::Bcfw`] rank 0 holds the *whole* max-oracle: the
+//! block steps (one example at a time, on the current iterate) stay on rank
+//! 0. What is spread over the ranks are the passes that call the oracle of
+//! every example at one point: the exact gap passes every `gap_check`
+//! passes, the pass at the averaged point, and the regularisation path's
+//! lambda_max passes ([`DistributedSolver::bcfw_path`]). The examples are
+//! split into one contiguous block per rank ([`Layout`] with `P = R`; rank 0
+//! answers for the first block, rank `r >= 1` holds exactly block `r`).
+//! Rank 0 sends `w`; each rank sends back, per example, three numbers (the
+//! hinge `H_i(w)`, the loss and the label id), and in the lambda_max pass
+//! at `w = 0` also the sparse `psi_i` (the path's starting corners). Every
+//! answer is computed by the single-process code and reduced on rank 0 in
+//! example order, so distributed BCFW, its passes and its path are
+//! bit-identical to one process's. A distributed mini-batch BCFW (block
+//! steps on every rank) is not built: it would change the algorithm.
+//!
 //! # Same iterates as one process
 //!
 //! Each part's risk and subgradient are computed by the same code on
@@ -95,7 +113,8 @@ use crate::oracle::{Corner, MaxOracle, PartitionedRisk};
 use crate::solver::{Settings, DEFAULT_PARTS};
 use crate::Info;
 
-/// What this rank holds of the problem.
+/// What this rank holds of the problem (for BCFW, rank 0 holds every
+/// example; see the module docs).
 #[derive(Clone)]
 pub enum Shard {
     /// This rank's parts of a partitioned risk (any number, also 0); the
@@ -215,7 +234,7 @@ impl Layout {
 /// `num_examples` examples on `num_ranks` ranks: P-BMRM and Prox-P-BMRM use
 /// `num_parts` (0: 16, or `m` when smaller), as one process does; the
 /// one-model algorithms use `num_parts` when set, else one block per rank
-/// (at most `m`).
+/// (at most `m`); BCFW one block per rank (its passes' shares).
 pub fn num_parts_for(settings: &Settings, num_examples: usize, num_ranks: usize) -> usize {
     if settings.algorithm == crate::Algorithm::Bcfw {
         return num_ranks.min(num_examples).max(1);
