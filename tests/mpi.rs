@@ -200,7 +200,7 @@ fn driver() {
         }
         check(
             "agree",
-            o.status == Some(0) && !o.timed_out && checks.len() >= 7 && bad.is_empty(),
+            o.status == Some(0) && !o.timed_out && checks.len() >= 8 && bad.is_empty(),
             format!(
                 "status {:?}, {} checks, failing: {bad:?}\n{}",
                 o.status,
@@ -577,12 +577,39 @@ fn child(scenario: &str) {
             drop(d);
             println!("PARTS {rank} {local:?}");
             if rank == 0 {
-                let mut one = Solver::new(Problem::Partitioned(all), s).unwrap();
+                let mut one = Solver::new(Problem::Partitioned(all.clone()), s).unwrap();
                 let mut w1 = vec![0.0; full.dim()];
                 let i1 = one.run(&mut w1).unwrap();
                 report(
                     rank,
                     "uneven_parts",
+                    same_info(&info, &i1) && bits(&w) == bits(&w1),
+                    format!(
+                        "iterations {} (one process {})",
+                        info.iterations, i1.iterations
+                    ),
+                );
+            }
+            // The same from a partitioned risk every rank has whole.
+            let s = settings(Algorithm::PBmrm, 0);
+            let mut d = DistributedSolver::from_problem(
+                &world,
+                Problem::Partitioned(all.clone()),
+                s.clone(),
+                Options::default(),
+            )
+            .unwrap();
+            let mut w = vec![0.0; full.dim()];
+            let info = d.run(&mut w).unwrap();
+            end_line(rank, "from_problem", &w, &info);
+            drop(d);
+            if rank == 0 {
+                let mut one = Solver::new(Problem::Partitioned(all.clone()), s).unwrap();
+                let mut w1 = vec![0.0; full.dim()];
+                let i1 = one.run(&mut w1).unwrap();
+                report(
+                    rank,
+                    "from_problem_parts",
                     same_info(&info, &i1) && bits(&w) == bits(&w1),
                     format!(
                         "iterations {} (one process {})",
@@ -607,15 +634,14 @@ fn child(scenario: &str) {
             s.num_threads = 1;
             s.gap_check = 2;
             s.max_iterations = 200;
-            let layout = Layout::for_settings(&s, m, size).unwrap();
-            let shard = if rank == 0 {
-                Shard::Examples(full.clone())
-            } else {
-                let mine = layout.examples_of(rank as usize);
-                Shard::from_max_oracle(ExampleRange::new(full.clone(), mine).unwrap())
-            };
-            let mut d =
-                DistributedSolver::new(&world, shard, s.clone(), Options::default()).unwrap();
+            // Every rank has the whole problem; from_problem keeps its share.
+            let mut d = DistributedSolver::from_problem(
+                &world,
+                Problem::Examples(full.clone()),
+                s.clone(),
+                Options::default(),
+            )
+            .unwrap();
             let mut w = vec![0.0; full.dim()];
             let info = d.run(&mut w).unwrap();
             end_line(rank, "bcfw", &w, &info);

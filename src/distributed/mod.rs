@@ -105,6 +105,9 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The MPI bindings this module uses (rsmpi), for callers that do not name
+/// the `mpi` crate themselves: `bmrm::distributed::mpi::initialize()`.
+pub use mpi;
 pub use solver::{DistributedSolver, Stats};
 pub use train::{train_multiclass, Data, Trained};
 
@@ -278,6 +281,66 @@ impl MaxOracle for ExampleRange {
     }
     fn thread_safe(&self) -> bool {
         self.oracle.thread_safe()
+    }
+}
+
+/// Parts `range` of a partitioned risk, as a partitioned risk of their own.
+struct PartRange {
+    risk: Arc<dyn PartitionedRisk>,
+    range: Range<usize>,
+}
+
+impl PartitionedRisk for PartRange {
+    fn dim(&self) -> usize {
+        self.risk.dim()
+    }
+    fn num_parts(&self) -> usize {
+        self.range.len()
+    }
+    fn partial_risk(&self, part: usize, w: &[f64], subgrad: &mut [f64]) -> Result<f64> {
+        self.risk.partial_risk(self.range.start + part, w, subgrad)
+    }
+    fn thread_safe(&self) -> bool {
+        self.risk.thread_safe()
+    }
+}
+
+/// This rank's shard of a problem every rank has at hand whole (read from
+/// the same file, say): its examples of [`Layout::for_settings`] (BCFW: rank
+/// 0 keeps them all), or its parts `floor(r P / R) .. floor((r+1) P / R)` of
+/// a partitioned risk. The oracle work is split; the memory is not (a rank
+/// that reads only its examples saves that too, see [`Shard`]).
+pub fn shard_of(
+    problem: &crate::Problem,
+    settings: &Settings,
+    rank: usize,
+    num_ranks: usize,
+) -> Result<Shard> {
+    use crate::Problem;
+    match problem {
+        Problem::Examples(o) => {
+            if settings.algorithm == crate::Algorithm::Bcfw && rank == 0 {
+                return Ok(Shard::Examples(o.clone()));
+            }
+            let layout = Layout::for_settings(settings, o.num_examples(), num_ranks)?;
+            Ok(Shard::Examples(Arc::new(ExampleRange::new(
+                o.clone(),
+                layout.examples_of(rank),
+            )?)))
+        }
+        Problem::Partitioned(r) => {
+            let p = r.num_parts();
+            let range = rank * p / num_ranks..(rank + 1) * p / num_ranks;
+            Ok(Shard::Parts(Arc::new(PartRange {
+                risk: r.clone(),
+                range,
+            })))
+        }
+        Problem::Risk(_) => Err(Error::NoOracle(
+            "a distributed solver needs a partitioned risk or a max-oracle, but the problem \
+             has a full risk"
+                .into(),
+        )),
     }
 }
 

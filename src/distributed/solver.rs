@@ -230,6 +230,32 @@ impl DistributedSolver {
         Self::with_shard(comm, Ok(shard), settings, options)
     }
 
+    /// [`DistributedSolver::new`] for a problem every rank has whole (the
+    /// same file read by every rank, say): each rank takes its share
+    /// ([`super::shard_of`]). Collective. This is what a command-line
+    /// `train --distributed` needs: load the data as usual, then
+    ///
+    /// ```ignore
+    /// let universe = bmrm::distributed::mpi::initialize().unwrap();
+    /// let world = universe.world();
+    /// let mut d = DistributedSolver::from_problem(&world, problem, settings, Options::default())?;
+    /// let info = d.run(&mut w)?; // the same w and info on every rank
+    /// ```
+    pub fn from_problem(
+        comm: &impl Communicator,
+        problem: Problem,
+        settings: Settings,
+        options: Options,
+    ) -> Result<Self> {
+        let shard = super::shard_of(
+            &problem,
+            &settings,
+            comm.rank() as usize,
+            comm.size() as usize,
+        );
+        Self::with_shard(comm, shard, settings, options)
+    }
+
     /// [`DistributedSolver::new`] for a rank that may have failed to make
     /// its shard (or its settings): it still takes part in the set-up, so
     /// that every rank returns the error instead of waiting for it.
