@@ -751,6 +751,14 @@ impl DistributedSolver {
         }
     }
 
+    /// BCFW's figures (rank 0, once BCFW has run; `None` on the other ranks).
+    pub fn bcfw_stats(&self) -> Option<crate::bcfw::BcfwStats> {
+        match &self.role {
+            Role::Root(r) => r.solver.bcfw_stats(),
+            Role::Worker(_) => None,
+        }
+    }
+
     /// BCFW's box constraints on rank 0's engine (call it on every rank;
     /// only rank 0's are used).
     pub fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {

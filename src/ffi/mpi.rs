@@ -65,7 +65,9 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
 ///   global parts are the ranks' parts in rank order;
 /// - a max-oracle: this rank's examples only, those of
 ///   `bmrm_mpi_examples_of` (contiguous example blocks, the ranks' blocks in
-///   rank order).
+///   rank order); for BMRM_ALGORITHM_BCFW rank 0 holds every example (it
+///   makes the block steps) and the others their blocks of the exact gap
+///   passes, which are spread over the ranks.
 ///
 /// Rank 0 keeps the cutting planes and solves the reduced problem with its
 /// settings `*s` (the other ranks use only `num_threads`); every iteration
@@ -74,7 +76,8 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
 /// same parts. `bmrm_solver_run` and `bmrm_solver_set_lambda` on the solver
 /// made here are collective too; every rank's run ends with the same w, the
 /// same `bmrm_info` and the same status and message (`bmrm_solver_history`
-/// has rows on rank 0 only). A rank whose oracle fails ends the run on every
+/// has rows on rank 0 only; `bmrm_solver_bcfw_path` is collective too and
+/// returns the path on rank 0, an empty one elsewhere). A rank whose oracle fails ends the run on every
 /// rank with BMRM_ERROR_ORACLE_FAILED naming the rank; a rank that does not
 /// answer within `timeout_seconds` (0: 600 s; INFINITY: no limit) ends it
 /// with the same status naming that rank: it cannot take part in MPI any

@@ -66,25 +66,18 @@ impl Engine {
             Engine::Mpi(s) => s.dim(),
         }
     }
-    /// The engine in this process, for what only it offers (BCFW's bounds,
-    /// figures and path).
-    fn local(&mut self) -> Result<&mut Solver> {
-        match self {
-            Engine::Local(s) => Ok(s),
-            #[cfg(feature = "mpi")]
-            Engine::Mpi(_) => Err(Error::InvalidArgument(
-                "BCFW is not available on a distributed solver (bmrm_solver_new_mpi)".into(),
-            )),
-        }
-    }
     pub(super) fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
-        self.local()?.set_bounds(lower, upper)
+        match self {
+            Engine::Local(s) => s.set_bounds(lower, upper),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(s) => s.set_bounds(lower, upper),
+        }
     }
     pub(super) fn bcfw_stats(&self) -> Option<crate::bcfw::BcfwStats> {
         match self {
             Engine::Local(s) => s.bcfw_stats(),
             #[cfg(feature = "mpi")]
-            Engine::Mpi(_) => None,
+            Engine::Mpi(s) => s.bcfw_stats(),
         }
     }
     pub(super) fn bcfw_path(
@@ -93,7 +86,11 @@ impl Engine {
         lambda_min: f64,
         max_breakpoints: usize,
     ) -> Result<Vec<crate::bcfw::Breakpoint>> {
-        self.local()?.bcfw_path(eps, lambda_min, max_breakpoints)
+        match self {
+            Engine::Local(s) => s.bcfw_path(eps, lambda_min, max_breakpoints),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(s) => s.bcfw_path(eps, lambda_min, max_breakpoints),
+        }
     }
 }
 
