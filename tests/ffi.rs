@@ -891,8 +891,19 @@ fn c_example_builds_against_the_installed_library() {
             .collect();
         exported.sort();
         let header = std::fs::read_to_string(prefix.join("include/bmrm.h")).unwrap();
+        // The MPI entry points (`#if defined(BMRM_MPI)`) exist only in a
+        // library built with `--features mpi`; install.sh builds without.
+        let mut in_mpi = false;
         let mut declared: Vec<String> = header
             .lines()
+            .filter(|l| {
+                if l.starts_with("#if defined(BMRM_MPI)") {
+                    in_mpi = true;
+                } else if in_mpi && l.starts_with("#endif") {
+                    in_mpi = false;
+                }
+                !in_mpi
+            })
             .filter(|l| !l.starts_with(' ') && !l.starts_with("typedef") && l.contains('('))
             .filter_map(|l| {
                 let name = l[..l.find('(').unwrap()].rsplit([' ', '*']).next()?;
