@@ -86,9 +86,14 @@ impl Variant {
     }
 }
 
+/// Effective passes at which the gap-against-passes table samples a run.
+const CHECKPOINTS: [f64; 6] = [2.5, 5.0, 10.0, 20.0, 40.0, 80.0];
+
 struct Outcome {
     name: String,
     lambda: f64,
+    /// The exact gap at the first pass at or after each checkpoint.
+    gaps_at: Vec<Option<f64>>,
     /// (effective passes, seconds) when the gap first went below the target.
     reached: Option<(f64, f64)>,
     final_gap: f64,
@@ -178,9 +183,20 @@ fn main() -> bmrm::Result<()> {
                     reached = Some((r.effective_passes, r.elapsed_seconds));
                 }
             }
+            let gaps_at = CHECKPOINTS
+                .iter()
+                .map(|&c| {
+                    solver
+                        .history()
+                        .iter()
+                        .find(|r| r.effective_passes >= c)
+                        .map(|r| r.exact_gap)
+                })
+                .collect();
             let out = Outcome {
                 name: v.name(),
                 lambda,
+                gaps_at,
                 reached,
                 final_gap: stats.last_exact_gap,
                 passes: stats.passes,
@@ -211,6 +227,22 @@ fn main() -> bmrm::Result<()> {
 fn print_table(args: &Args, outcomes: &[Outcome]) {
     for &lambda in &args.lambdas {
         let rows: Vec<&Outcome> = outcomes.iter().filter(|o| o.lambda == lambda).collect();
+        println!("\nlambda = {lambda}: exact gap after effective passes");
+        print!("{:<18}", "variant");
+        for c in CHECKPOINTS {
+            print!(" | {c:>8}");
+        }
+        println!();
+        for o in &rows {
+            print!("{:<18}", o.name);
+            for g in &o.gaps_at {
+                match g {
+                    Some(g) => print!(" | {g:>8.1e}"),
+                    None => print!(" | {:>8}", "-"),
+                }
+            }
+            println!();
+        }
         let uniform = rows
             .iter()
             .find(|o| o.name == "uniform-BCFW")
