@@ -247,10 +247,8 @@ pub fn parse(reader: impl BufRead, name: &str) -> Result<LibsvmData> {
     let mut col: Vec<u32> = Vec::new();
     let mut val: Vec<f32> = Vec::new();
     let mut max_index = 0usize;
-    let mut lines = reader.split(b'\n');
-    let mut line_no = 0usize;
-    while let Some(bytes) = lines.next() {
-        line_no += 1;
+    for (line_index, bytes) in reader.split(b'\n').enumerate() {
+        let line_no = line_index + 1;
         let bytes = bytes.map_err(|e| {
             Error::InvalidArgument(format!(
                 "libsvm file {name}, line {line_no}: read error: {e}"
