@@ -1,0 +1,322 @@
+//! The `bmrm` command-line tool: train, predict, lambda paths, and the demo.
+//! `bmrm --help` and `bmrm <command> --help` are the user documentation.
+
+mod data;
+mod demo;
+mod model;
+mod modelfile;
+mod path;
+mod plot;
+mod predict;
+mod progress;
+mod train;
+
+use std::path::PathBuf;
+
+use bmrm::{Algorithm, Settings};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const ABOUT: &str = "Train linear multiclass SVMs (structured-output SVMs) with bundle methods \
+    (BMRM, Prox-BMRM, P-BMRM, Prox-P-BMRM), with a certificate of optimality";
+
+const LONG_ABOUT: &str = "\
+Train linear multiclass SVMs (structured-output SVMs) with bundle methods (BMRM, Prox-BMRM,
+P-BMRM, Prox-P-BMRM), with a certificate of optimality: every run reports the objective F(w)
+(the primal) and a lower bound on its minimum; their difference (the gap) says how far from
+optimal the model is.
+
+The objective is the Crammer-Singer multiclass SVM (LIBLINEAR's -s 4):
+
+    F(w) = lambda/2 ||w||^2 + (1/m) sum_i max_y [ (y != y_i) + <w_y - w_{y_i}, x_i> ]
+
+Give either --lambda or --c: C = 1/(m lambda), m the number of training examples (LIBLINEAR's
+and SVM-multiclass's C).
+
+Start with `bmrm demo`: no data needed.";
+
+const AFTER_LONG_HELP: &str = "\
+Examples:
+  bmrm demo                                       # generated data, every algorithm, plot in bmrm-demo.svg
+  bmrm train data.svm --c 1 -o model.txt          # LIBSVM/LIBLINEAR format, C as in LIBLINEAR
+  bmrm predict model.txt test.svm -o pred.txt     # accuracy, and one predicted label a line
+  bmrm path data.svm --validation val.svm --lambdas 1e-2,1e-3,1e-4
+  bmrm train /usr/share/datasets/fashion-mnist --lambda 1e-4 -o fashion.txt
+  bmrm predict fashion.txt /usr/share/datasets/fashion-mnist      # the t10k-* test set
+
+Exit status: 0 on success, 1 when the run fails (bad data, bad setting), 2 for a command-line
+error. Use `bmrm <command> --help` for every option.";
+
+#[derive(Parser)]
+#[command(
+    name = "bmrm",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    after_long_help = AFTER_LONG_HELP
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Train a model on a data file and save it.
+    #[command(
+        long_about = "Train a linear multiclass SVM on a data file and save it (--output).\n\n\
+            While it runs, a live line on stderr shows the iteration, the primal F(w), the gap \
+            and the elapsed time; at the end the training error (and the test error with --test) \
+            are printed. --json prints one JSON object a line instead (an `iteration` object \
+            per iteration and one `summary`); --quiet prints nothing but errors.",
+        after_long_help = "Examples:\n  \
+            bmrm train train.svm --c 1 -o model.txt\n  \
+            bmrm train train.svm --lambda 1e-4 --algorithm bmrm --tol-rel 1e-2 --test test.svm\n  \
+            bmrm train /usr/share/datasets/fashion-mnist --lambda 1.667e-5 --threads 2 -o fashion.txt\n  \
+            bmrm train train.svm --c 1 --json > log.jsonl"
+    )]
+    Train(train::TrainArgs),
+    /// Predict with a saved model; report the accuracy.
+    #[command(
+        long_about = "Predict the labels of a data file with a model saved by `bmrm train`, \
+            print the accuracy and error rate against the file's labels, and write the \
+            predictions (one label a line, in the file's own labels) with --output.",
+        after_long_help = "Examples:\n  \
+            bmrm predict model.txt test.svm\n  \
+            bmrm predict model.txt test.svm --output predictions.txt\n  \
+            bmrm predict fashion.txt /usr/share/datasets/fashion-mnist   # the t10k-* files"
+    )]
+    Predict(predict::PredictArgs),
+    /// Solve for a sequence of lambdas (warm starts); report validation error.
+    #[command(
+        long_about = "Solve for a decreasing sequence of lambdas, each run warm-started from \
+            the previous solution and keeping the cutting planes (they model the risk, which \
+            lambda does not change), and report the training and validation error at every \
+            lambda. The validation set is --validation FILE, or a seeded random --holdout share \
+            of the training file. --output saves the model with the lowest validation error.",
+        after_long_help = "Examples:\n  \
+            bmrm path train.svm --validation val.svm --lambdas 1e-2,1e-3,1e-4,1e-5\n  \
+            bmrm path train.svm --cs 0.01,0.1,1,10 --holdout 0.2 -o best.txt"
+    )]
+    Path(path::PathArgs),
+    /// Compare the algorithms on generated data and plot their convergence.
+    #[command(
+        long_about = "Train a linear multiclass SVM on data generated in code (no download) \
+            with BMRM, Prox-BMRM, P-BMRM and Prox-P-BMRM, print their iterations, time, \
+            primal value, gap and errors side by side, and write a convergence plot (relative \
+            gap against iterations and against seconds, log scale) as an SVG file.",
+        after_long_help = "Examples:\n  \
+            bmrm demo\n  \
+            bmrm demo --examples 50000 --lambda 1e-4 --plot big.svg"
+    )]
+    Demo(demo::DemoArgs),
+}
+
+/// The algorithms of the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Alg {
+    /// BMRM: one cutting-plane model of the whole risk.
+    Bmrm,
+    /// Proximal BMRM: steps kept short by a prox term.
+    ProxBmrm,
+    /// P-BMRM: one cutting-plane model per part of the examples (--parts).
+    PBmrm,
+    /// Proximal P-BMRM (usually the fastest for small lambda).
+    ProxPBmrm,
+    /// Stochastic subgradient descent alone (--sgd-passes passes).
+    Sgd,
+    /// Kelley's cutting-plane method on a ball (a baseline; slow).
+    CuttingPlane,
+}
+
+impl Alg {
+    pub fn algorithm(self) -> Algorithm {
+        match self {
+            Alg::Bmrm => Algorithm::Bmrm,
+            Alg::ProxBmrm => Algorithm::ProxBmrm,
+            Alg::PBmrm => Algorithm::PBmrm,
+            Alg::ProxPBmrm => Algorithm::ProxPBmrm,
+            Alg::Sgd => Algorithm::Sgd,
+            Alg::CuttingPlane => Algorithm::CuttingPlane,
+        }
+    }
+}
+
+/// Where the data comes from.
+#[derive(Args, Debug)]
+pub struct DataArgs {
+    /// The data: a LIBSVM-format file (`label index:value ...`, 1-based indices, .gz fine)
+    /// or a directory of MNIST/Fashion-MNIST IDX files.
+    #[arg(value_name = "DATA")]
+    pub data: PathBuf,
+    /// Data format (auto: a directory is idx, a file is libsvm).
+    #[arg(long, value_enum, default_value_t = data::Format::Auto)]
+    pub format: data::Format,
+    /// For idx data: read the train-* or the t10k-* files.
+    #[arg(long, value_enum)]
+    pub split: Option<data::Split>,
+    /// Use only the first N examples.
+    #[arg(long, value_name = "N")]
+    pub examples: Option<usize>,
+}
+
+/// Every setting of the solver except lambda.
+#[derive(Args, Debug, Clone)]
+pub struct SolverArgs {
+    /// Optimisation algorithm.
+    #[arg(short, long, value_enum, default_value_t = Alg::ProxPBmrm)]
+    pub algorithm: Alg,
+    /// Stop when primal - lower bound <= tol_rel * |primal|.
+    #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]
+    pub tol_rel: f64,
+    /// Stop when primal - lower bound <= tol_abs (0: off).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub tol_abs: f64,
+    /// Stop after this many iterations (0: no limit).
+    #[arg(long, default_value_t = 0)]
+    pub max_iterations: u64,
+    /// Stop after this many seconds (0: no limit).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub time_limit: f64,
+    /// Worker threads (0: all cores). Results are bit-identical for any number.
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Parts of P-BMRM / Prox-P-BMRM (0: 16, or m when m < 16).
+    #[arg(long, default_value_t = 0)]
+    pub parts: usize,
+    /// Most cutting planes kept (then aggregated; the run never fails for lack of room).
+    #[arg(long, default_value_t = 2000)]
+    pub buffer_size: usize,
+    /// Remove a plane unused for this many iterations (0: never).
+    #[arg(long, default_value_t = 10)]
+    pub clean_after: u32,
+    /// Prox-BMRM's T (how much decrease an iteration must bring).
+    #[arg(long, default_value_t = 100.0, allow_negative_numbers = true)]
+    pub prox_t: f64,
+    /// Prox-BMRM's K, the step length bound (0: automatic).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub prox_k: f64,
+    /// Passes of SGD before the bundle method (0: none; sgd: default 5).
+    #[arg(long)]
+    pub sgd_passes: Option<u32>,
+    /// Radius of the cutting-plane method's ball (0: automatic).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub cp_radius: f64,
+    /// Most coordinate updates of one inner QP solve (0: no limit).
+    #[arg(long, default_value_t = 10_000_000)]
+    pub qp_max_updates: u64,
+    /// Seed of every random choice (SGD order, holdout split).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Do not append the constant bias feature (default: appended, like LIBLINEAR's -B 1).
+    #[arg(long)]
+    pub no_bias: bool,
+}
+
+impl SolverArgs {
+    pub fn settings(&self, lambda: f64) -> Result<Settings, String> {
+        let mut s = Settings::new(self.algorithm.algorithm(), lambda);
+        s.tol_rel = self.tol_rel;
+        s.tol_abs = self.tol_abs;
+        s.max_iterations = self.max_iterations;
+        s.time_limit_seconds = self.time_limit;
+        s.num_threads = self.threads;
+        s.num_parts = self.parts;
+        s.buffer_size = self.buffer_size;
+        s.clean_after = self.clean_after;
+        s.prox_t = self.prox_t;
+        s.prox_k = self.prox_k;
+        if let Some(p) = self.sgd_passes {
+            s.sgd_passes = p;
+        }
+        s.cp_radius = self.cp_radius;
+        s.qp_max_updates = self.qp_max_updates;
+        s.seed = self.seed;
+        s.validate().map_err(|e| option_names(&e.to_string()))?;
+        Ok(s)
+    }
+}
+
+/// The library's setting names in a message, as the command line spells them.
+fn option_names(msg: &str) -> String {
+    let mut m = msg.to_string();
+    for (field, flag) in [
+        ("time_limit_seconds", "--time-limit"),
+        ("tol_rel", "--tol-rel"),
+        ("tol_abs", "--tol-abs"),
+        ("max_iterations", "--max-iterations"),
+        ("prox_t", "--prox-t"),
+        ("prox_k", "--prox-k"),
+        ("cp_radius", "--cp-radius"),
+        ("buffer_size", "--buffer-size"),
+        ("sgd_passes", "--sgd-passes"),
+    ] {
+        m = m.replace(field, flag);
+    }
+    m
+}
+
+/// --lambda or --c, checked.
+#[derive(Args, Debug, Clone)]
+#[group(required = true, multiple = false)]
+pub struct RegArgs {
+    /// Regularisation constant of F(w) = lambda/2 ||w||^2 + mean risk.
+    #[arg(long, allow_negative_numbers = true)]
+    pub lambda: Option<f64>,
+    /// LIBLINEAR's C instead of lambda: lambda = 1/(m C), m the training examples.
+    #[arg(short = 'c', long = "c", allow_negative_numbers = true)]
+    pub c: Option<f64>,
+}
+
+impl RegArgs {
+    /// Checks the sign before any data is read.
+    pub fn check(&self) -> Result<(), String> {
+        match (self.lambda, self.c) {
+            (Some(l), _) if !(l.is_finite() && l > 0.0) => {
+                Err(format!("--lambda must be a positive number, got {l}"))
+            }
+            (_, Some(c)) if !(c.is_finite() && c > 0.0) => {
+                Err(format!("--c must be a positive number, got {c}"))
+            }
+            _ => Ok(()),
+        }
+    }
+    /// lambda for `m` training examples.
+    pub fn lambda(&self, m: usize) -> f64 {
+        match (self.lambda, self.c) {
+            (Some(l), _) => l,
+            (_, Some(c)) => 1.0 / (m as f64 * c),
+            _ => unreachable!("clap requires one of --lambda and --c"),
+        }
+    }
+}
+
+/// --json and --quiet.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct OutputArgs {
+    /// Print JSON lines on stdout (one object per iteration, one summary) instead of text.
+    #[arg(long, conflicts_with = "quiet")]
+    pub json: bool,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl OutputArgs {
+    pub fn mode(&self) -> progress::Mode {
+        progress::Mode::new(self.json, self.quiet)
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Train(a) => train::run(a),
+        Command::Predict(a) => predict::run(a),
+        Command::Path(a) => path::run(a),
+        Command::Demo(a) => demo::run(a),
+    };
+    if let Err(e) = result {
+        eprintln!("bmrm: error: {e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,261 @@
+//! `bmrm path`: a lambda path with warm starts and validation error.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bmrm::models::Multiclass;
+use bmrm::{Problem, Solver};
+use clap::Args;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use serde_json::json;
+
+use crate::data::{self, Source, Split};
+use crate::model::{error_rate, LinearMulticlass, Provenance};
+use crate::progress::{emit, info_json, rel_gap, Mode, Progress};
+use crate::{say, DataArgs, OutputArgs, SolverArgs};
+
+#[derive(Args, Debug)]
+pub struct PathArgs {
+    /// The lambdas, comma-separated, solved in decreasing order.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        conflicts_with = "cs",
+        allow_negative_numbers = true,
+        default_value = "1e-1,1e-2,1e-3,1e-4"
+    )]
+    pub lambdas: Vec<f64>,
+    /// LIBLINEAR's C values instead of lambdas (lambda = 1/(m C)), comma-separated.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    pub cs: Option<Vec<f64>>,
+    /// Validation data (same format as the training data; for an idx directory its t10k-* files).
+    #[arg(long, value_name = "DATA", conflicts_with = "holdout")]
+    pub validation: Option<PathBuf>,
+    /// Without --validation: hold out this share of the training examples
+    /// (chosen at random with --seed) for validation.
+    #[arg(long, default_value_t = 0.2)]
+    pub holdout: f64,
+    #[command(flatten, next_help_heading = "Data")]
+    pub data: DataArgs,
+    #[command(flatten, next_help_heading = "Solver")]
+    pub solver: SolverArgs,
+    #[command(flatten, next_help_heading = "Output")]
+    pub out: OutputArgs,
+    /// Save the model with the lowest validation error here.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn run(a: PathArgs) -> Result<(), String> {
+    let mode = a.out.mode();
+    let given: Vec<f64> = a.cs.clone().unwrap_or_else(|| a.lambdas.clone());
+    let what = if a.cs.is_some() { "--cs" } else { "--lambdas" };
+    if given.is_empty() {
+        return Err(format!("{what} is empty"));
+    }
+    if let Some(v) = given.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
+        return Err(format!(
+            "{what}: every value must be a positive number, got {v}"
+        ));
+    }
+    if a.validation.is_none() && !(a.holdout > 0.0 && a.holdout < 1.0) {
+        return Err(format!(
+            "--holdout must be between 0 and 1 (exclusive), got {}",
+            a.holdout
+        ));
+    }
+    a.solver.settings(1.0)?;
+    let src = Source {
+        path: &a.data.data,
+        format: a.data.format,
+        split: a.data.split.unwrap_or(Split::Train),
+        limit: a.data.examples,
+    };
+    let set = data::load_multiclass(&src)?;
+    let (d, k) = (set.d, set.labels.len());
+    if k < 2 {
+        return Err(format!(
+            "{}: every example has the same label; a classifier needs at least 2 classes",
+            src.describe()
+        ));
+    }
+    let labels = set.labels.clone();
+    // The training and validation sets.
+    let (train_x, train_y, val_x, val_truth, val_what) = match &a.validation {
+        Some(p) => {
+            let vsrc = Source {
+                path: p,
+                format: a.data.format,
+                split: a.data.split.unwrap_or(Split::Test),
+                limit: None,
+            };
+            let ev = data::load_for_model(&vsrc, &labels, d)?;
+            (set.x, set.classes, ev.x, ev.truth, vsrc.describe())
+        }
+        None => {
+            let m = set.m();
+            let n_val = ((m as f64) * a.holdout).round() as usize;
+            if n_val == 0 || n_val >= m {
+                return Err(format!(
+                    "--holdout {} of {m} examples leaves no training or no validation example",
+                    a.holdout
+                ));
+            }
+            let mut idx: Vec<usize> = (0..m).collect();
+            idx.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(a.solver.seed));
+            let (val_idx, train_idx) = idx.split_at(n_val);
+            let pick = |ids: &[usize]| {
+                let mut ids = ids.to_vec();
+                ids.sort_unstable();
+                let x: Vec<f32> = ids
+                    .iter()
+                    .flat_map(|&i| set.x[i * d..(i + 1) * d].iter().copied())
+                    .collect();
+                let y: Vec<usize> = ids.iter().map(|&i| set.classes[i]).collect();
+                (x, y)
+            };
+            let (tx, ty) = pick(train_idx);
+            let (vx, vy) = pick(val_idx);
+            (
+                tx,
+                ty,
+                vx,
+                vy.into_iter().map(Some).collect(),
+                format!("{n_val} held-out examples (seed {})", a.solver.seed),
+            )
+        }
+    };
+    let m = train_y.len();
+    let mut lambdas: Vec<f64> = if a.cs.is_some() {
+        given.iter().map(|c| 1.0 / (m as f64 * c)).collect()
+    } else {
+        given
+    };
+    lambdas.sort_by(|x, y| y.partial_cmp(x).unwrap());
+    lambdas.dedup();
+    say!(
+        mode,
+        "{m} training examples from {}, validation on {val_what}; {d} features, {k} classes",
+        src.describe()
+    );
+    let bias = !a.solver.no_bias;
+    let model = Arc::new(Multiclass::new(train_x, d, train_y, k, bias).map_err(|e| e.to_string())?);
+    let settings = a.solver.settings(lambdas[0])?;
+    let alg = settings.algorithm;
+    let tol_rel = settings.tol_rel;
+    let mut solver =
+        Solver::new(Problem::Examples(model.clone()), settings).map_err(|e| e.to_string())?;
+    say!(
+        mode,
+        "{} on {} lambdas, each warm-started from the previous solution (cutting planes kept)",
+        alg.name(),
+        lambdas.len()
+    );
+    say!(
+        mode,
+        "{:>11} {:>11} {:>6} {:>8} {:>13} {:>9} {:>10} {:>9}",
+        "lambda",
+        "C",
+        "iters",
+        "seconds",
+        "primal",
+        "rel. gap",
+        "train err",
+        "val. err"
+    );
+    let mut w = vec![0.0; solver.dim()];
+    let mut best: Option<(f64, f64, Vec<f64>, bmrm::Info)> = None;
+    let mut rows = Vec::new();
+    for &lambda in &lambdas {
+        solver.set_lambda(lambda).map_err(|e| e.to_string())?;
+        let progress = Progress::attach(
+            &mut solver,
+            mode,
+            format!("{} lambda {lambda:.3e}", alg.name()),
+            tol_rel,
+            vec![("lambda", json!(lambda))],
+        );
+        let result = solver.run(&mut w);
+        progress.finish(result.as_ref().ok());
+        let info = result.map_err(|e| e.to_string())?;
+        let train_err = model.error_rate(&w);
+        let trained = LinearMulticlass {
+            labels: labels.clone(),
+            d,
+            bias,
+            w: w.clone(),
+        };
+        let (val_err, _) = error_rate(&trained.predict_all(&val_x), &val_truth);
+        let c = 1.0 / (m as f64 * lambda);
+        say!(
+            mode,
+            "{:>11.4e} {:>11.4e} {:>6} {:>8.2} {:>13.8} {:>9.2e} {:>9.2}% {:>8.2}%",
+            lambda,
+            c,
+            info.iterations,
+            info.elapsed_seconds,
+            info.primal,
+            rel_gap(&info),
+            100.0 * train_err,
+            100.0 * val_err
+        );
+        if mode == Mode::Json {
+            let mut v = json!({
+                "type": "lambda",
+                "lambda": lambda,
+                "C": c,
+                "train_error": train_err,
+                "validation_error": val_err,
+            });
+            for (key, val) in info_json(&info).as_object().unwrap() {
+                v[key] = val.clone();
+            }
+            emit(&v);
+        }
+        rows.push((lambda, val_err));
+        if best.as_ref().map_or(true, |b| val_err < b.1) {
+            best = Some((lambda, val_err, w.clone(), info));
+        }
+    }
+    let (best_lambda, best_err, best_w, best_info) = best.expect("at least one lambda");
+    say!(
+        mode,
+        "lowest validation error: {:.2} % at lambda = {best_lambda:e} (C = {:.4e})",
+        100.0 * best_err,
+        1.0 / (m as f64 * best_lambda)
+    );
+    if let Some(out) = &a.output {
+        LinearMulticlass {
+            labels,
+            d,
+            bias,
+            w: best_w,
+        }
+        .to_file(&Provenance {
+            algorithm: alg.name(),
+            lambda: best_lambda,
+            train_examples: m,
+            info: &best_info,
+        })
+        .write(out)?;
+        say!(
+            mode,
+            "model at lambda = {best_lambda:e} written to {}",
+            out.display()
+        );
+    }
+    if mode == Mode::Json {
+        emit(&json!({
+            "type": "summary",
+            "algorithm": alg.name(),
+            "best_lambda": best_lambda,
+            "best_C": 1.0 / (m as f64 * best_lambda),
+            "best_validation_error": best_err,
+            "lambdas": rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            "validation_errors": rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+            "model": a.output.as_ref().map(|p| p.display().to_string()),
+        }));
+    }
+    Ok(())
+}
