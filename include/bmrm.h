@@ -655,6 +655,156 @@ enum bmrm_status bmrm_corner_add(struct bmrm_corner *c, size_t index, double val
 double *bmrm_corner_dense(struct bmrm_corner *c);
 
 /**
+ * Makes a problem whose max-oracle is the linear multiclass SVM with 0/1
+ * loss (Crammer-Singer) over `m` examples of `d` features, `x` row-major
+ * (`m * d` floats), labels `y` (`m` values in `0..k`), `k >= 2` classes, with
+ * a constant 1 feature appended to every example when `bias`. Its
+ * dimension is `k * (d + bias)`, class `c` owning `w[c (d + bias) ..]`. With
+ * lambda as in bmrm_settings, the optimum is LIBLINEAR's `-s 4` one with
+ * `C = 1/(m lambda)`. The data are copied. Writes the problem to `*out`
+ * (only on success); free it with bmrm_problem_free.
+ *
+ * Errors: NULL pointer; m, d or k too small, a label out of range or a
+ * non-finite feature (BMRM_ERROR_INVALID_ARGUMENT).
+ *
+ * # Safety
+ * Each pointer is NULL or valid for reading the number of items stated,
+ * `out` for writing one pointer.
+ */
+enum bmrm_status bmrm_problem_new_multiclass(const float *x,
+                                             size_t m,
+                                             size_t d,
+                                             const uint32_t *y,
+                                             size_t k,
+                                             bool bias,
+                                             struct bmrm_problem **out);
+
+/**
+ * As bmrm_problem_new_multiclass over sparse rows in CSR form: row `i` has
+ * the features `indices[indptr[i] .. indptr[i + 1]]` (each `< d`) with the
+ * `values` at the same positions; `indptr` has `m + 1` entries starting at 0
+ * and never decreasing; `values` NULL means every listed feature is 1. The
+ * problem is the one the dense constructor makes from the same values.
+ *
+ * # Safety
+ * `indptr` is NULL or valid for `m + 1` items; `indices` and `values` NULL
+ * or valid for `indptr[m]` items; `y` for `m`; `out` for writing one pointer.
+ */
+enum bmrm_status bmrm_problem_new_multiclass_csr(const size_t *indptr,
+                                                 const uint32_t *indices,
+                                                 const float *values,
+                                                 size_t m,
+                                                 size_t d,
+                                                 const uint32_t *y,
+                                                 size_t k,
+                                                 bool bias,
+                                                 struct bmrm_problem **out);
+
+/**
+ * Makes a problem whose max-oracle is the chain model for sequence
+ * labelling (Viterbi, normalised Hamming loss) over `m` sequences of
+ * `lengths[i] >= 1` tokens; the tokens of all sequences, in order, have `d`
+ * dense features each (`x`: `T * d` floats row-major, `T` the sum of the
+ * lengths) and labels in `0..k` (`labels`: `T` values), `k >= 2`. With
+ * `bias` a constant 1 is appended to every token's features. The dimension
+ * is `k (d + bias) + k k + 2 k`: emission weights (label `c` owns
+ * `w[c (d + bias) ..]`), then transitions (`a -> b` at
+ * `k (d + bias) + a k + b`), start biases and end biases. The data are
+ * copied. Writes the problem to `*out` (only on success).
+ *
+ * Errors: NULL pointer; m, d or k too small, an empty sequence, a label out
+ * of range or a non-finite feature (BMRM_ERROR_INVALID_ARGUMENT).
+ *
+ * # Safety
+ * `lengths` is NULL or valid for `m` items, `x` for `T * d`, `labels` for
+ * `T`; `out` for writing one pointer.
+ */
+enum bmrm_status bmrm_problem_new_chain_dense(const float *x,
+                                              size_t d,
+                                              const size_t *lengths,
+                                              size_t m,
+                                              const uint32_t *labels,
+                                              size_t k,
+                                              bool bias,
+                                              struct bmrm_problem **out);
+
+/**
+ * As bmrm_problem_new_chain_dense with sparse token features in CSR form
+ * over `num_features` features: token `t` has the features
+ * `indices[indptr[t] .. indptr[t + 1]]` with the `values` at the same
+ * positions (`values` NULL: indicator features, all 1); `indptr` has
+ * `T + 1` entries. The emission weights are feature-major here: feature `j`
+ * (`num_features` for the bias) of label `c` is `w[j k + c]`; transitions,
+ * start and end biases follow as in the dense model.
+ *
+ * # Safety
+ * `lengths` is NULL or valid for `m` items, `indptr` for `T + 1`,
+ * `indices` and `values` for `indptr[T]`, `labels` for `T`; `out` for
+ * writing one pointer.
+ */
+enum bmrm_status bmrm_problem_new_chain_sparse(const size_t *indptr,
+                                               const uint32_t *indices,
+                                               const float *values,
+                                               size_t num_features,
+                                               const size_t *lengths,
+                                               size_t m,
+                                               const uint32_t *labels,
+                                               size_t k,
+                                               bool bias,
+                                               struct bmrm_problem **out);
+
+/**
+ * Predicts the class `argmax_c <w_c, (x_i, 1)>` (ties: the lowest class) of
+ * every example of a problem made by bmrm_problem_new_multiclass or
+ * bmrm_problem_new_multiclass_csr, into `labels` (`m` values, written only
+ * on success). For a test set, make a second problem over it.
+ *
+ * Errors: NULL pointer; a problem that is not a built-in multiclass model
+ * (BMRM_ERROR_INVALID_ARGUMENT); `dim` or `m` not the problem's
+ * (BMRM_ERROR_DIMENSION_MISMATCH).
+ *
+ * # Safety
+ * `p` is NULL or a live problem; `w` NULL or valid for `dim` doubles;
+ * `labels` NULL or valid for writing `m` values.
+ */
+enum bmrm_status bmrm_multiclass_predict(const struct bmrm_problem *p,
+                                         const double *w,
+                                         size_t dim,
+                                         uint32_t *labels,
+                                         size_t m);
+
+/**
+ * Predicts the labels of every token of a problem made by
+ * bmrm_problem_new_chain_dense or bmrm_problem_new_chain_sparse by plain
+ * Viterbi (no loss; ties: the lowest labels), into `labels` (`num_tokens`
+ * values, sequence after sequence, written only on success). For a test set,
+ * make a second problem over it.
+ *
+ * Errors: NULL pointer; a problem that is not a built-in chain model
+ * (BMRM_ERROR_INVALID_ARGUMENT); `dim` or `num_tokens` not the problem's
+ * (BMRM_ERROR_DIMENSION_MISMATCH).
+ *
+ * # Safety
+ * `p` is NULL or a live problem; `w` NULL or valid for `dim` doubles;
+ * `labels` NULL or valid for writing `num_tokens` values.
+ */
+enum bmrm_status bmrm_chain_predict(const struct bmrm_problem *p,
+                                    const double *w,
+                                    size_t dim,
+                                    uint32_t *labels,
+                                    size_t num_tokens);
+
+/**
+ * The dimension of w for the problem `p`, written to `*out` (only on
+ * success): what the built-in constructors computed, or the `dim` given to
+ * bmrm_problem_new.
+ *
+ * # Safety
+ * `p` is NULL or a live problem; `out` NULL or valid for writing one value.
+ */
+enum bmrm_status bmrm_problem_dim(const struct bmrm_problem *p, size_t *out);
+
+/**
  * Makes a problem over w of dimension `dim` (> 0) with no oracle yet, and
  * writes it to `*out` (written only on success). Free it with
  * `bmrm_problem_free`.

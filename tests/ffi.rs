@@ -524,6 +524,21 @@ fn ffi_test_program() -> &'static Path {
     })
 }
 
+/// `tests/c/models_test.c` (the built-in model constructors) linked against
+/// the static library.
+fn models_test_program() -> &'static Path {
+    static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        let mut args = vec![
+            format!("-I{}", path_arg(&root().join("include"))),
+            path_arg(&root().join("tests/c/models_test.c")),
+            path_arg(&lib_dir().join("libbmrm.a")),
+        ];
+        args.extend(static_lib_deps().iter().map(|s| s.to_string()));
+        compile("models_test", &args)
+    })
+}
+
 /// `examples/c/multiclass.c` linked against the static library (for valgrind).
 fn example_program_static() -> PathBuf {
     let mut args = vec![
@@ -852,6 +867,27 @@ fn c_test_program_passes_and_agrees_with_rust() {
     );
 }
 
+/// Every check of tests/c/models_test.c passes: the built-in multiclass
+/// (dense and CSR) and chain (dense and sparse) constructors solve to the
+/// optimum of their callback or dense twins, predict, and refuse bad input.
+#[test]
+fn c_models_test_passes() {
+    let out = run_ok(
+        &mut Command::new(models_test_program()),
+        "tests/c/models_test.c",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let summary = stdout.lines().last().unwrap_or_default();
+    assert!(
+        summary.ends_with(" passed, 0 failed"),
+        "C checks: {summary}\n{stdout}"
+    );
+    for l in stdout.lines().filter(|l| l.starts_with("MODEL")) {
+        println!("{l}");
+    }
+    println!("C model checks: {summary}");
+}
+
 /// scripts/install.sh puts the library, the header and bmrm.pc into a
 /// prefix, and the C example builds against them with pkg-config (linked
 /// to the shared library, and statically) and runs.
@@ -948,7 +984,7 @@ fn c_example_builds_against_the_installed_library() {
             })
             .collect();
         declared.sort();
-        assert_eq!(declared.len(), 23, "functions in bmrm.h: {declared:?}");
+        assert_eq!(declared.len(), 30, "functions in bmrm.h: {declared:?}");
         assert_eq!(
             exported, declared,
             "exported symbols vs the header's functions"
@@ -1018,7 +1054,11 @@ fn header_compiles_as_cpp() {
 #[test]
 #[ignore = "slow: scripts/test.sh runs it (needs valgrind)"]
 fn c_programs_under_valgrind() {
-    let programs = [ffi_test_program().to_path_buf(), example_program_static()];
+    let programs = [
+        ffi_test_program().to_path_buf(),
+        models_test_program().to_path_buf(),
+        example_program_static(),
+    ];
     for program in programs {
         let started = std::time::Instant::now();
         let out = run_ok(

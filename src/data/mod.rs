@@ -6,6 +6,18 @@
 //! - [`libsvm`]: the sparse text format of LIBSVM / LIBLINEAR / SVMlight /
 //!   SVM-multiclass (`label index:value ...`), with the mapping from the
 //!   file's labels to classes `0..k`.
+//! - [`ocr`]: the OCR handwritten words (`letter.data` layout) as dense
+//!   letter sequences with their folds and the standard OCR-small /
+//!   OCR-large splits, ready for [`crate::models::Chain`].
+//! - [`conll`]: the CoNLL-2000 chunking sentences as numberised attributes,
+//!   turned into sparse indicator features for [`crate::models::Chain`].
+//!
+//! The text readers detect gzip by its magic bytes, and their errors name the
+//! file, the line and the column of the bad input (always
+//! [`crate::Error::InvalidArgument`]).
 
+pub mod conll;
 pub mod idx;
 pub mod libsvm;
+pub mod ocr;
+mod text;

@@ -24,6 +24,7 @@
 mod boundary;
 pub mod callbacks;
 pub mod corner;
+pub mod models;
 pub mod problem;
 pub mod solver;
 pub mod types;
@@ -33,6 +34,10 @@ use std::ffi::c_char;
 pub use callbacks::{bmrm_max_oracle_fn, bmrm_partial_risk_fn, bmrm_progress_fn, bmrm_risk_fn};
 pub use corner::{
     bmrm_corner, bmrm_corner_add, bmrm_corner_dense, bmrm_corner_set_label, bmrm_corner_set_loss,
+};
+pub use models::{
+    bmrm_chain_predict, bmrm_multiclass_predict, bmrm_problem_dim, bmrm_problem_new_chain_dense,
+    bmrm_problem_new_chain_sparse, bmrm_problem_new_multiclass, bmrm_problem_new_multiclass_csr,
 };
 pub use problem::{
     bmrm_problem, bmrm_problem_free, bmrm_problem_new, bmrm_problem_set_max_oracle,

@@ -1,10 +1,11 @@
 //! `bmrm_problem`: the dimension and one oracle, at the level the caller sets.
 
 use std::ffi::c_void;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
-use crate::oracle::Problem;
+use crate::models::{Chain, Multiclass};
+use crate::oracle::{MaxOracle, Problem};
 
 use super::boundary::{non_null, status};
 use super::callbacks::{
@@ -18,13 +19,29 @@ use super::types::bmrm_status;
 /// to the oracle, so the problem may be freed before the solvers made from it.
 pub struct bmrm_problem {
     dim: usize,
-    oracle: Mutex<Option<Problem>>,
+    state: Mutex<State>,
+}
+
+/// A built-in model behind a problem's max-oracle (src/ffi/models.rs), kept
+/// typed so that the prediction helpers can reach it.
+#[derive(Clone)]
+pub(crate) enum Builtin {
+    Multiclass(Arc<Multiclass>),
+    Chain(Arc<Chain>),
+}
+
+/// What a problem's mutex guards: the oracle, and the built-in model it is
+/// when a `bmrm_problem_new_*` constructor made it (cleared when a callback
+/// replaces the oracle).
+struct State {
+    problem: Option<Problem>,
+    builtin: Option<Builtin>,
 }
 
 impl bmrm_problem {
     /// The engine's problem, or `NoOracle` when no oracle was set.
     pub(crate) fn engine(&self) -> Result<Problem> {
-        self.lock().clone().ok_or_else(|| {
+        self.lock().problem.clone().ok_or_else(|| {
             Error::NoOracle(
                 "the problem has no oracle: set one with bmrm_problem_set_risk, \
                  bmrm_problem_set_partitioned_risk or bmrm_problem_set_max_oracle"
@@ -38,8 +55,29 @@ impl bmrm_problem {
         self.dim
     }
 
-    fn lock(&self) -> MutexGuard<'_, Option<Problem>> {
-        self.oracle.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The built-in model behind the oracle, if a `bmrm_problem_new_*`
+    /// constructor made it and no callback replaced it.
+    pub(crate) fn builtin(&self) -> Option<Builtin> {
+        self.lock().builtin.clone()
+    }
+
+    /// A problem whose max-oracle is a built-in model.
+    pub(crate) fn with_builtin(builtin: Builtin) -> Box<Self> {
+        let oracle: Arc<dyn MaxOracle> = match &builtin {
+            Builtin::Multiclass(m) => m.clone(),
+            Builtin::Chain(c) => c.clone(),
+        };
+        Box::new(bmrm_problem {
+            dim: oracle.dim(),
+            state: Mutex::new(State {
+                problem: Some(Problem::Examples(oracle)),
+                builtin: Some(builtin),
+            }),
+        })
     }
 
     /// Borrows the problem behind `p`.
@@ -54,7 +92,10 @@ impl bmrm_problem {
     }
 
     fn set(&self, problem: Problem) {
-        *self.lock() = Some(problem);
+        *self.lock() = State {
+            problem: Some(problem),
+            builtin: None,
+        };
     }
 }
 
@@ -81,7 +122,10 @@ pub unsafe extern "C" fn bmrm_problem_new(dim: usize, out: *mut *mut bmrm_proble
         }
         let problem = Box::new(bmrm_problem {
             dim,
-            oracle: Mutex::new(None),
+            state: Mutex::new(State {
+                problem: None,
+                builtin: None,
+            }),
         });
         // SAFETY: `out` is not NULL and valid for writing by the contract.
         unsafe { out.write(Box::into_raw(problem)) };

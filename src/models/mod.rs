@@ -11,10 +11,15 @@
 //! - [`BinaryHinge`]: the binary linear SVM with hinge loss written as a
 //!   max-oracle with two labels; the simplest structured SVM, useful to check
 //!   solvers against a textbook problem.
+//! - [`Chain`]: a linear chain for sequence labelling (Viterbi, normalised
+//!   Hamming loss) over dense or sparse token features: the OCR and CoNLL
+//!   experiments of the BCFW papers.
+//! - [`SparseRows`]: CSR rows, the sparse input of [`Multiclass`] and
+//!   [`Chain`].
 //! - [`synthetic`]: seeded Gaussian data generators for both models, for tests
 //!   and demos (the same seed gives the same data on every platform).
 //!
-//! Both models store their features densely, row-major (`m x d`), as `f32`:
+//! The dense models store their features, row-major (`m x d`), as `f32`:
 //! the features of the data sets they are meant for (pixels `u8 / 255`) are
 //! exact enough in `f32`, and it halves the memory of a data set like
 //! Fashion-MNIST (60000 x 784: 188 MB instead of 376 MB) and the memory
@@ -26,11 +31,15 @@
 //! weights, as in LIBLINEAR's `-B 1`.
 
 pub mod binary;
+pub mod chain;
 pub mod multiclass;
+pub mod sparse;
 pub mod synthetic;
 
 pub use binary::BinaryHinge;
+pub use chain::{Chain, ChainFeatures};
 pub use multiclass::Multiclass;
+pub use sparse::SparseRows;
 
 use crate::error::{Error, Result};
 

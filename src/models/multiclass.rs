@@ -14,13 +14,14 @@
 
 use rayon::prelude::*;
 
-use super::{check_example, check_w_len, DenseFeatures};
+use super::{check_example, check_w_len, DenseFeatures, SparseRows};
 use crate::error::{Error, Result};
 use crate::oracle::{Corner, MaxOracle};
 
 const NAME: &str = "multiclass model";
 
-/// A linear multiclass SVM with 0/1 loss over dense `f32` features.
+/// A linear multiclass SVM with 0/1 loss over dense `f32` rows
+/// ([`Multiclass::new`]) or sparse CSR rows ([`Multiclass::new_sparse`]).
 ///
 /// # Oracle and its tie rule
 ///
@@ -34,14 +35,92 @@ const NAME: &str = "multiclass model";
 /// At `w = 0` this gives `y^ = 0` (or `1` when `y_i = 0`).
 ///
 /// psi is reported through [`Corner::add`]; entries where `x_i` is exactly 0
-/// are skipped (about half the pixels of MNIST-like data), so a corner holds
-/// at most `2 d'` entries. The oracle does not allocate (beyond the corner's
-/// own reused buffers) and is thread-safe.
+/// are skipped (about half the pixels of MNIST-like data; all but the stored
+/// entries of a sparse row), so a corner holds at most `2 d'` entries (`2
+/// (nnz_i + bias)` for a sparse row). Dense and sparse rows holding the same
+/// values give the same corners, entry for entry. The oracle does not
+/// allocate (beyond the corner's own reused buffers) and is thread-safe.
+///
+/// # LIBLINEAR
+///
+/// `lambda/2 ||w||^2 + (1/m) sum_i H_i(w)` is `1/(C m)` times LIBLINEAR's
+/// Crammer-Singer objective `1/2 ||w||^2 + C sum_i H_i(w)` (`-s 4`), so both
+/// have the same minimiser when `C = 1/(m lambda)` (and `-B 1` is `bias`).
 #[derive(Debug, Clone)]
 pub struct Multiclass {
-    x: DenseFeatures,
+    x: Rows,
     labels: Vec<usize>,
     num_classes: usize,
+}
+
+/// The rows of a multiclass model.
+#[derive(Debug, Clone)]
+enum Rows {
+    Dense(DenseFeatures),
+    Sparse { rows: SparseRows, bias: bool },
+}
+
+impl Rows {
+    fn d(&self) -> usize {
+        match self {
+            Rows::Dense(x) => x.d(),
+            Rows::Sparse { rows, .. } => rows.num_cols(),
+        }
+    }
+    fn bias(&self) -> bool {
+        match self {
+            Rows::Dense(x) => x.bias(),
+            Rows::Sparse { bias, .. } => *bias,
+        }
+    }
+    fn d_ext(&self) -> usize {
+        self.d() + usize::from(self.bias())
+    }
+    fn m(&self) -> usize {
+        match self {
+            Rows::Dense(x) => x.m(),
+            Rows::Sparse { rows, .. } => rows.num_rows(),
+        }
+    }
+    /// `<v, (x_i, 1)>` for a block `v` of `d_ext()` weights.
+    #[inline]
+    fn score(&self, v: &[f64], i: usize) -> f64 {
+        match self {
+            Rows::Dense(x) => x.score(v, x.row(i)),
+            Rows::Sparse { rows, bias } => {
+                let s = rows.dot_row(v, i);
+                if *bias {
+                    s + v[rows.num_cols()]
+                } else {
+                    s
+                }
+            }
+        }
+    }
+    /// Adds `sign * (x_i, 1)` at `base` to the corner, skipping zeros.
+    fn add_row(&self, out: &mut Corner, i: usize, base: usize, sign: f64) -> Result<()> {
+        match self {
+            Rows::Dense(x) => {
+                for (j, &v) in x.row(i).iter().enumerate() {
+                    if v != 0.0 {
+                        out.add(base + j, sign * f64::from(v))?;
+                    }
+                }
+            }
+            Rows::Sparse { rows, .. } => {
+                let (idx, val) = rows.row(i);
+                for (&j, &v) in idx.iter().zip(val) {
+                    if v != 0.0 {
+                        out.add(base + j as usize, sign * f64::from(v))?;
+                    }
+                }
+            }
+        }
+        if self.bias() {
+            out.add(base + self.d(), sign)?;
+        }
+        Ok(())
+    }
 }
 
 impl Multiclass {
@@ -59,12 +138,49 @@ impl Multiclass {
         num_classes: usize,
         bias: bool,
     ) -> Result<Self> {
+        let x = DenseFeatures::new(NAME, features, d, labels.len(), bias)?;
+        Self::build(Rows::Dense(x), labels, num_classes)
+    }
+
+    /// A model over the sparse `rows` (one per example, `rows.num_cols()`
+    /// features), labels in `0..num_classes`, with a constant 1 appended to
+    /// every example when `bias` is set. The model is the one
+    /// [`Multiclass::new`] builds from the same values stored densely.
+    ///
+    /// Errors: as [`Multiclass::new`]; [`Error::DimensionMismatch`] when the
+    /// number of rows is not the number of labels.
+    pub fn new_sparse(
+        rows: SparseRows,
+        labels: Vec<usize>,
+        num_classes: usize,
+        bias: bool,
+    ) -> Result<Self> {
+        if rows.num_cols() == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "{NAME}: the feature dimension d must be at least 1"
+            )));
+        }
+        if labels.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "{NAME}: there must be at least one example (got 0 labels)"
+            )));
+        }
+        if rows.num_rows() != labels.len() {
+            return Err(Error::DimensionMismatch(format!(
+                "{NAME}: {} sparse rows but {} labels",
+                rows.num_rows(),
+                labels.len()
+            )));
+        }
+        Self::build(Rows::Sparse { rows, bias }, labels, num_classes)
+    }
+
+    fn build(x: Rows, labels: Vec<usize>, num_classes: usize) -> Result<Self> {
         if num_classes < 2 {
             return Err(Error::InvalidArgument(format!(
                 "{NAME}: num_classes must be at least 2 (got {num_classes})"
             )));
         }
-        let x = DenseFeatures::new(NAME, features, d, labels.len(), bias)?;
         if num_classes.checked_mul(x.d_ext()).is_none() {
             return Err(Error::InvalidArgument(format!(
                 "{NAME}: {num_classes} classes x {} weights per class overflows",
@@ -104,20 +220,44 @@ impl Multiclass {
     pub fn labels(&self) -> &[usize] {
         &self.labels
     }
-    /// The row-major `m x d` features.
-    pub fn features(&self) -> &[f32] {
-        self.x.values()
+    /// Whether the rows are sparse ([`Multiclass::new_sparse`]).
+    pub fn is_sparse(&self) -> bool {
+        matches!(self.x, Rows::Sparse { .. })
     }
-    /// The `d` features of example `i` (without the bias).
+    /// The row-major `m x d` features of a dense model.
+    ///
+    /// # Panics
+    /// When the model holds sparse rows (see [`Multiclass::sparse_rows`]).
+    pub fn features(&self) -> &[f32] {
+        self.dense().values()
+    }
+    /// The `d` features of example `i` (without the bias) of a dense model.
+    ///
+    /// # Panics
+    /// When the model holds sparse rows (see [`Multiclass::sparse_rows`]).
     pub fn example(&self, i: usize) -> &[f32] {
-        self.x.row(i)
+        self.dense().row(i)
+    }
+    /// The rows of a sparse model, `None` for a dense one.
+    pub fn sparse_rows(&self) -> Option<&SparseRows> {
+        match &self.x {
+            Rows::Sparse { rows, .. } => Some(rows),
+            Rows::Dense(_) => None,
+        }
     }
 
-    /// `<w_k, (x, 1)>`: the score of class `k`.
+    fn dense(&self) -> &DenseFeatures {
+        match &self.x {
+            Rows::Dense(x) => x,
+            Rows::Sparse { .. } => panic!("{NAME}: the model holds sparse rows, not dense ones"),
+        }
+    }
+
+    /// `<w_k, (x_i, 1)>`: the score of class `k` for example `i`.
     #[inline]
-    fn class_score(&self, w: &[f64], k: usize, x: &[f32]) -> f64 {
+    fn class_score(&self, w: &[f64], k: usize, i: usize) -> f64 {
         let dp = self.x.d_ext();
-        self.x.score(&w[k * dp..(k + 1) * dp], x)
+        self.x.score(&w[k * dp..(k + 1) * dp], i)
     }
 
     /// A NaN score would silently lose every comparison: fail instead.
@@ -132,18 +272,12 @@ impl Multiclass {
         }
     }
 
-    /// The predicted class `argmax_k <w_k, (x, 1)>` of the features `x`
-    /// (length `d`, without the bias); ties go to the lowest class index.
-    ///
-    /// # Panics
-    /// When `w.len() != dim()` or `x.len() != feature_dim()`.
-    pub fn predict(&self, w: &[f64], x: &[f32]) -> usize {
-        assert_eq!(w.len(), self.dim(), "{NAME}: w has the wrong length");
-        assert_eq!(x.len(), self.x.d(), "{NAME}: x has the wrong length");
+    /// The class with the highest score, the lowest index on ties.
+    fn argmax(&self, score: impl Fn(usize) -> f64) -> usize {
         let mut best = 0;
-        let mut best_score = self.class_score(w, 0, x);
+        let mut best_score = score(0);
         for k in 1..self.num_classes {
-            let s = self.class_score(w, k, x);
+            let s = score(k);
             if s > best_score {
                 best = k;
                 best_score = s;
@@ -152,9 +286,41 @@ impl Multiclass {
         best
     }
 
-    /// The fraction of this model's own examples that [`Multiclass::predict`]
-    /// gets wrong. (For a test set, build a second `Multiclass` over it and
-    /// call this with the same `w`.)
+    /// The predicted class `argmax_k <w_k, (x, 1)>` of the dense features
+    /// `x` (length `d`, without the bias); ties go to the lowest class index.
+    /// Works for a sparse model too (`x` is then the densified row).
+    ///
+    /// # Panics
+    /// When `w.len() != dim()` or `x.len() != feature_dim()`.
+    pub fn predict(&self, w: &[f64], x: &[f32]) -> usize {
+        assert_eq!(w.len(), self.dim(), "{NAME}: w has the wrong length");
+        assert_eq!(x.len(), self.x.d(), "{NAME}: x has the wrong length");
+        let dp = self.x.d_ext();
+        let d = self.x.d();
+        self.argmax(|k| {
+            let v = &w[k * dp..(k + 1) * dp];
+            let s = super::dot_f32(&v[..d], x);
+            if self.x.bias() {
+                s + v[d]
+            } else {
+                s
+            }
+        })
+    }
+
+    /// The predicted class of this model's example `i` (dense or sparse);
+    /// ties go to the lowest class index.
+    ///
+    /// # Panics
+    /// When `w.len() != dim()` or `i` is out of range.
+    pub fn predict_example(&self, w: &[f64], i: usize) -> usize {
+        assert_eq!(w.len(), self.dim(), "{NAME}: w has the wrong length");
+        self.argmax(|k| self.class_score(w, k, i))
+    }
+
+    /// The fraction of this model's own examples that
+    /// [`Multiclass::predict_example`] gets wrong. (For a test set, build a
+    /// second `Multiclass` over it and call this with the same `w`.)
     ///
     /// # Panics
     /// When `w.len() != dim()`.
@@ -163,7 +329,7 @@ impl Multiclass {
         let m = self.x.m();
         let wrong: usize = (0..m)
             .into_par_iter()
-            .map(|i| usize::from(self.predict(w, self.x.row(i)) != self.labels[i]))
+            .map(|i| usize::from(self.predict_example(w, i) != self.labels[i]))
             .sum();
         wrong as f64 / m as f64
     }
@@ -181,20 +347,19 @@ impl MaxOracle for Multiclass {
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
         check_w_len(NAME, w, self.dim())?;
         check_example(NAME, example, self.x.m())?;
-        let x = self.x.row(example);
         let yi = self.labels[example];
 
         // The ground truth first (loss 0), then the others (loss 1) in
         // increasing order, replacing only on a strict increase: this is the
         // tie rule documented on the type.
         let mut best = yi;
-        let mut best_score = self.class_score(w, yi, x);
+        let mut best_score = self.class_score(w, yi, example);
         self.check_score(best_score, yi, example)?;
         for k in 0..self.num_classes {
             if k == yi {
                 continue;
             }
-            let s = 1.0 + self.class_score(w, k, x);
+            let s = 1.0 + self.class_score(w, k, example);
             self.check_score(s, k, example)?;
             if s > best_score {
                 best = k;
@@ -209,22 +374,7 @@ impl MaxOracle for Multiclass {
         }
         out.set_loss(1.0);
         let dp = self.x.d_ext();
-        let (plus, minus) = (yi * dp, best * dp);
-        for (j, &v) in x.iter().enumerate() {
-            if v != 0.0 {
-                out.add(plus + j, f64::from(v))?;
-            }
-        }
-        for (j, &v) in x.iter().enumerate() {
-            if v != 0.0 {
-                out.add(minus + j, -f64::from(v))?;
-            }
-        }
-        if self.x.bias() {
-            let d = self.x.d();
-            out.add(plus + d, 1.0)?;
-            out.add(minus + d, -1.0)?;
-        }
-        Ok(())
+        self.x.add_row(out, example, yi * dp, 1.0)?;
+        self.x.add_row(out, example, best * dp, -1.0)
     }
 }

@@ -1,0 +1,127 @@
+//! Line-by-line reading of tab-separated text files, plain or gzipped, with
+//! errors that name the file, the line and the column.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, ErrorKind};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use flate2::read::MultiGzDecoder;
+
+use crate::error::{Error, Result};
+
+/// A text file read one line at a time, gunzipped when it starts with the
+/// gzip magic bytes `1f 8b` (whatever its name).
+pub(crate) struct TextFile {
+    path: PathBuf,
+    reader: Box<dyn BufRead>,
+    /// The 1-based number of the line in `line` (0 before the first).
+    line_no: usize,
+    line: String,
+}
+
+impl TextFile {
+    /// Opens `path`.
+    pub(crate) fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path)
+            .map_err(|e| Error::InvalidArgument(format!("{}: cannot open: {e}", path.display())))?;
+        let mut raw = BufReader::new(file);
+        let head = raw
+            .fill_buf()
+            .map_err(|e| Error::InvalidArgument(format!("{}: read error: {e}", path.display())))?;
+        let gz = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+        let reader: Box<dyn BufRead> = if gz {
+            Box::new(BufReader::new(MultiGzDecoder::new(raw)))
+        } else {
+            Box::new(raw)
+        };
+        Ok(TextFile {
+            path: path.to_path_buf(),
+            reader,
+            line_no: 0,
+            line: String::new(),
+        })
+    }
+
+    /// The next line without its end-of-line characters, with its 1-based
+    /// number; `None` at the end.
+    pub(crate) fn next_line(&mut self) -> Result<Option<(usize, &str)>> {
+        self.line.clear();
+        let n = loop {
+            match self.reader.read_line(&mut self.line) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let what = match e.kind() {
+                        ErrorKind::UnexpectedEof => {
+                            "the gzip data is truncated (unexpected end of file)".to_string()
+                        }
+                        ErrorKind::InvalidData => {
+                            format!("invalid data (corrupt gzip data or not UTF-8 text): {e}")
+                        }
+                        _ => format!("read error: {e}"),
+                    };
+                    return Err(Error::InvalidArgument(format!(
+                        "{}: line {}: {what}",
+                        self.path.display(),
+                        self.line_no + 1
+                    )));
+                }
+            }
+        };
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line_no += 1;
+        let end = self.line.trim_end_matches(['\n', '\r']).len();
+        Ok(Some((self.line_no, &self.line[..end])))
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The error for bad input at `line`, `column` (both 1-based) of `path`.
+pub(crate) fn bad_input(
+    path: &Path,
+    line: usize,
+    column: usize,
+    what: impl std::fmt::Display,
+) -> Error {
+    Error::InvalidArgument(format!(
+        "{}: line {line}, column {column}: {what}",
+        path.display()
+    ))
+}
+
+/// Parses field `column` (1-based) of a line, naming `what` it should be.
+pub(crate) fn parse_field<T: FromStr>(
+    path: &Path,
+    line: usize,
+    column: usize,
+    field: &str,
+    what: &str,
+) -> Result<T> {
+    field.parse().map_err(|_| {
+        bad_input(
+            path,
+            line,
+            column,
+            format_args!("'{}' is not {what}", field.escape_debug()),
+        )
+    })
+}
+
+/// Checks that `fields` has `want` columns.
+pub(crate) fn check_columns(path: &Path, line: usize, got: usize, want: usize) -> Result<()> {
+    if got != want {
+        return Err(bad_input(
+            path,
+            line,
+            got.min(want) + 1,
+            format_args!("expected {want} tab-separated columns, found {got}"),
+        ));
+    }
+    Ok(())
+}
