@@ -131,8 +131,9 @@ fn train_then_predict_writes_the_files_labels_back() {
         "-o",
         s(&model),
     ]);
+    assert!(out.contains("read 600 examples"), "{out}");
     assert!(
-        out.contains("read 600 examples, 8 features, 3 classes"),
+        out.contains("multiclass model, 3 labels, 8 features + bias, 27 weights"),
         "{out}"
     );
     assert!(out.contains("ConvergedRel"), "{out}");
@@ -171,6 +172,113 @@ fn train_then_predict_writes_the_files_labels_back() {
     let p = ok(&["predict", s(&model), s(&test)]);
     assert_eq!(percent_after(&p, "error "), test_err, "{p}");
     assert!(p.contains("300 examples"), "{p}");
+}
+
+/// Words in the OCR `letter.data` layout: `words` words of 3..=6 letters
+/// from `a..e`, each letter a fixed random 16x8 template with 10 % of its
+/// pixels flipped; word `i` is in fold `i % 10`.
+fn ocr_file(dir: &Path, words: usize) -> PathBuf {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let templates: Vec<Vec<u8>> = (0..5)
+        .map(|_| (0..128).map(|_| rng.gen_range(0..2)).collect())
+        .collect();
+    let mut text = String::new();
+    let mut id = 1;
+    for word in 0..words {
+        let len = rng.gen_range(3..=6);
+        for pos in 1..=len {
+            let letter = rng.gen_range(0..5);
+            let next = if pos == len { -1 } else { id + 1 };
+            let pixels: Vec<String> = templates[letter]
+                .iter()
+                .map(|&p| (p ^ u8::from(rng.gen_bool(0.1))).to_string())
+                .collect();
+            text += &format!(
+                "{id}\t{}\t{next}\t{word}\t{pos}\t{}\t{}\n",
+                char::from(b'a' + letter as u8),
+                word % 10,
+                pixels.join("\t")
+            );
+            id += 1;
+        }
+    }
+    let path = dir.join("letters.tsv");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn chain_model_on_ocr_words_trains_and_predicts_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let ocr = ocr_file(dir.path(), 100);
+    let model = dir.path().join("chain.txt");
+    let out = ok(&[
+        "train",
+        s(&ocr),
+        "--lambda",
+        "1e-2",
+        "--test",
+        s(&ocr),
+        "-o",
+        s(&model),
+    ]);
+    // Auto-detected: a .tsv whose first line is not a `#` header is OCR; the
+    // standard split trains on folds 1..9 (90 words) and tests on fold 0.
+    assert!(out.contains("read 90 sequences"), "{out}");
+    assert!(out.contains("(ocr, folds 1-9)"), "{out}");
+    assert!(
+        out.contains("chain model, 26 labels, 128 features + bias, 4082 weights"),
+        "{out}"
+    );
+    assert!(out.contains("ConvergedRel"), "{out}");
+    let test_err = percent_after(&out, "test error ");
+    assert!(test_err < 10.0, "{out}");
+    assert!(out.contains("on 10 examples of"), "{out}");
+    let header = std::fs::read_to_string(&model).unwrap();
+    assert!(header.lines().any(|l| l == "model chain"));
+    assert!(header.lines().any(|l| l == "input ocr"));
+
+    // predict: fold 0 by default, one word a line.
+    let pred = dir.path().join("words.txt");
+    let p = ok(&["predict", s(&model), s(&ocr), "-o", s(&pred)]);
+    assert_eq!(percent_after(&p, "error "), test_err, "{p}");
+    assert!(p.contains("10 sequences"), "{p}");
+    let words = std::fs::read_to_string(&pred).unwrap();
+    assert_eq!(words.lines().count(), 10);
+    assert!(words
+        .lines()
+        .all(|w| (3..=6).contains(&w.len()) && w.chars().all(|c| c.is_ascii_lowercase())));
+
+    // The same data as independent letters (multiclass), OCR-small folds.
+    let out = ok(&[
+        "train",
+        s(&ocr),
+        "--model",
+        "multiclass",
+        "--folds",
+        "0",
+        "--c",
+        "1",
+        "--json",
+    ]);
+    let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["model"], "multiclass");
+    assert_eq!(summary["exit"], "ConvergedRel");
+
+    // A chain on data without sequences is refused.
+    let (train, _) = libsvm_files(dir.path(), 50, 0);
+    fails(
+        &["train", s(&train), "--model", "chain", "--c", "1"],
+        1,
+        &["the chain model needs sequences"],
+    );
+    // A model trained on OCR words cannot read a libsvm file.
+    fails(
+        &["predict", s(&model), s(&train)],
+        1,
+        &["trained on ocr data"],
+    );
 }
 
 #[test]

@@ -50,6 +50,7 @@ use std::path::Path;
 use flate2::read::MultiGzDecoder;
 
 use crate::error::{Error, Result};
+use crate::models::SparseRows;
 
 /// The mapping between a file's labels and the classes `0..k`.
 ///
@@ -192,6 +193,33 @@ impl LibsvmData {
             }
         }
         x
+    }
+
+    /// The features as sparse rows over `d` columns (for
+    /// [`crate::models::Multiclass::new_sparse`]); entries with an index
+    /// beyond `d` are dropped, as in [`LibsvmData::to_dense`].
+    pub fn to_sparse_rows(&self, d: usize) -> Result<SparseRows> {
+        if d >= self.num_features {
+            return SparseRows::new(self.row_ptr.clone(), self.col.clone(), self.val.clone(), d);
+        }
+        let mut indptr = Vec::with_capacity(self.row_ptr.len());
+        let (mut idx, mut val) = (Vec::new(), Vec::new());
+        indptr.push(0);
+        for i in 0..self.num_examples() {
+            for (j, v) in self.row(i) {
+                if j < d {
+                    idx.push(j as u32);
+                    val.push(v);
+                }
+            }
+            indptr.push(idx.len());
+        }
+        SparseRows::new(indptr, idx, val, d)
+    }
+
+    /// The density of the features: stored entries over `m * num_features`.
+    pub fn density(&self) -> f64 {
+        self.col.len() as f64 / (self.num_examples() as f64 * self.num_features.max(1) as f64)
     }
 
     /// Relabels the examples with the classes of another map (typically the
@@ -569,6 +597,13 @@ mod tests {
             m.contains("missing.svm") && m.contains("cannot open"),
             "{m}"
         );
+
+        let rows = d.to_sparse_rows(3).unwrap();
+        assert_eq!(rows.nnz(), 4);
+        assert_eq!(rows.row(2), (&[0u32, 1][..], &[-7.25f32, 1e-7][..]));
+        let narrow = d.to_sparse_rows(1).unwrap();
+        assert_eq!(narrow.nnz(), 2);
+        assert_eq!(narrow.num_cols(), 1);
 
         let mut d2 = d.clone();
         d2.truncate(2);

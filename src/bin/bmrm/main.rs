@@ -141,22 +141,58 @@ impl Alg {
     }
 }
 
-/// Where the data comes from.
+/// Where the data comes from, and the model.
 #[derive(Args, Debug)]
 pub struct DataArgs {
-    /// The data: a LIBSVM-format file (`label index:value ...`, 1-based indices, .gz fine)
-    /// or a directory of MNIST/Fashion-MNIST IDX files.
+    /// The data: a LIBSVM-format file (`label index:value ...`, 1-based indices, .gz fine),
+    /// a directory of MNIST/Fashion-MNIST IDX files, an OCR words file or a CoNLL file.
     #[arg(value_name = "DATA")]
     pub data: PathBuf,
-    /// Data format (auto: a directory is idx, a file is libsvm).
+    /// Data format.
     #[arg(long, value_enum, default_value_t = data::Format::Auto)]
     pub format: data::Format,
-    /// For idx data: read the train-* or the t10k-* files.
+    /// Which part of an idx, ocr or conll data set to use (default: train).
     #[arg(long, value_enum)]
     pub split: Option<data::Split>,
-    /// Use only the first N examples.
+    /// OCR data: train on these folds (0..9, comma-separated), e.g. --folds 0 for OCR-small.
+    #[arg(long, value_delimiter = ',', value_name = "FOLDS")]
+    pub folds: Option<Vec<u8>>,
+    /// Use only the first N examples (words or sentences for ocr and conll).
     #[arg(long, value_name = "N")]
     pub examples: Option<usize>,
+    /// The model.
+    #[arg(long, value_enum, default_value_t = model::Kind::Auto)]
+    pub model: model::Kind,
+}
+
+impl DataArgs {
+    /// The training data.
+    pub fn source(&self) -> data::Source<'_> {
+        data::Source {
+            path: &self.data,
+            format: self.format,
+            split: self.split,
+            default_split: data::Split::Train,
+            folds: self.folds.as_deref(),
+            limit: self.examples,
+        }
+    }
+    /// Held-out data in the same format: the test part of a standard split
+    /// unless --split or --folds say otherwise (then the rest of the folds).
+    pub fn held_out<'a>(
+        &self,
+        path: &'a std::path::Path,
+        folds: Option<&'a [u8]>,
+    ) -> data::Source<'a> {
+        data::Source {
+            path,
+            format: self.format,
+            split: None,
+            default_split: data::Split::Test,
+            folds,
+            limit: None,
+        }
+    }
 }
 
 /// Every setting of the solver except lambda.

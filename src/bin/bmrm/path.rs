@@ -1,18 +1,17 @@
 //! `bmrm path`: a lambda path with warm starts and validation error.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use bmrm::models::Multiclass;
-use bmrm::{Problem, Solver};
+use bmrm::Solver;
 use clap::Args;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde_json::json;
 
-use crate::data::{self, Source, Split};
-use crate::model::{error_rate, LinearMulticlass, Provenance};
+use crate::data;
+use crate::model::{Provenance, Task};
 use crate::progress::{emit, info_json, rel_gap, Mode, Progress};
+use crate::train::other_folds;
 use crate::{say, DataArgs, OutputArgs, SolverArgs};
 
 #[derive(Args, Debug)]
@@ -29,14 +28,15 @@ pub struct PathArgs {
     /// LIBLINEAR's C values instead of lambdas (lambda = 1/(m C)), comma-separated.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub cs: Option<Vec<f64>>,
-    /// Validation data (same format as the training data; for an idx directory its t10k-* files).
+    /// Validation data, in the same format: for idx, ocr and conll data the test part of
+    /// the standard split (with --folds: the other folds).
     #[arg(long, value_name = "DATA", conflicts_with = "holdout")]
     pub validation: Option<PathBuf>,
     /// Without --validation: hold out this share of the training examples
     /// (chosen at random with --seed) for validation.
     #[arg(long, default_value_t = 0.2)]
     pub holdout: f64,
-    #[command(flatten, next_help_heading = "Data")]
+    #[command(flatten, next_help_heading = "Data and model")]
     pub data: DataArgs,
     #[command(flatten, next_help_heading = "Solver")]
     pub solver: SolverArgs,
@@ -66,67 +66,49 @@ pub fn run(a: PathArgs) -> Result<(), String> {
         ));
     }
     a.solver.settings(1.0)?;
-    let src = Source {
-        path: &a.data.data,
-        format: a.data.format,
-        split: a.data.split.unwrap_or(Split::Train),
-        limit: a.data.examples,
-    };
-    let set = data::load_multiclass(&src)?;
-    let (d, k) = (set.d, set.labels.len());
-    if k < 2 {
-        return Err(format!(
-            "{}: every example has the same label; a classifier needs at least 2 classes",
-            src.describe()
-        ));
-    }
-    let labels = set.labels.clone();
+    let src = a.data.source();
+    let ex = data::load(&src, None)?;
+    let bias = !a.solver.no_bias;
     // The training and validation sets.
-    let (train_x, train_y, val_x, val_truth, val_what) = match &a.validation {
+    let (train, val, val_what) = match &a.validation {
         Some(p) => {
-            let vsrc = Source {
-                path: p,
-                format: a.data.format,
-                split: a.data.split.unwrap_or(Split::Test),
-                limit: None,
-            };
-            let ev = data::load_for_model(&vsrc, &labels, d)?;
-            (set.x, set.classes, ev.x, ev.truth, vsrc.describe())
+            let folds = other_folds(a.data.folds.as_deref());
+            let vsrc = a.data.held_out(p, folds.as_deref());
+            let vex = data::load(&vsrc, Some(&ex.space))?;
+            let train = Task::new(ex, a.data.model, bias)?;
+            let val = Task::new(vex, train.kind, bias)?;
+            (train, val, vsrc.describe())
         }
         None => {
-            let m = set.m();
-            let n_val = ((m as f64) * a.holdout).round() as usize;
-            if n_val == 0 || n_val >= m {
+            let n = ex.num_sequences();
+            let n_val = ((n as f64) * a.holdout).round() as usize;
+            if n_val == 0 || n_val >= n {
                 return Err(format!(
-                    "--holdout {} of {m} examples leaves no training or no validation example",
+                    "--holdout {} of {n} examples leaves no training or no validation example",
                     a.holdout
                 ));
             }
-            let mut idx: Vec<usize> = (0..m).collect();
+            let mut idx: Vec<usize> = (0..n).collect();
             idx.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(a.solver.seed));
             let (val_idx, train_idx) = idx.split_at(n_val);
-            let pick = |ids: &[usize]| {
-                let mut ids = ids.to_vec();
-                ids.sort_unstable();
-                let x: Vec<f32> = ids
-                    .iter()
-                    .flat_map(|&i| set.x[i * d..(i + 1) * d].iter().copied())
-                    .collect();
-                let y: Vec<usize> = ids.iter().map(|&i| set.classes[i]).collect();
-                (x, y)
+            let (mut val_idx, mut train_idx) = (val_idx.to_vec(), train_idx.to_vec());
+            val_idx.sort_unstable();
+            train_idx.sort_unstable();
+            let train = Task::new(ex.select(&train_idx), a.data.model, bias)?;
+            let val = Task::new(ex.select(&val_idx), train.kind, bias)?;
+            let unit = if ex.lengths.is_some() {
+                "sequences"
+            } else {
+                "examples"
             };
-            let (tx, ty) = pick(train_idx);
-            let (vx, vy) = pick(val_idx);
             (
-                tx,
-                ty,
-                vx,
-                vy.into_iter().map(Some).collect(),
-                format!("{n_val} held-out examples (seed {})", a.solver.seed),
+                train,
+                val,
+                format!("{n_val} held-out {unit} (seed {})", a.solver.seed),
             )
         }
     };
-    let m = train_y.len();
+    let m = train.num_examples();
     let mut lambdas: Vec<f64> = if a.cs.is_some() {
         given.iter().map(|c| 1.0 / (m as f64 * c)).collect()
     } else {
@@ -134,18 +116,16 @@ pub fn run(a: PathArgs) -> Result<(), String> {
     };
     lambdas.sort_by(|x, y| y.partial_cmp(x).unwrap());
     lambdas.dedup();
-    say!(
-        mode,
-        "{m} training examples from {}, validation on {val_what}; {d} features, {k} classes",
-        src.describe()
-    );
-    let bias = !a.solver.no_bias;
-    let model = Arc::new(Multiclass::new(train_x, d, train_y, k, bias).map_err(|e| e.to_string())?);
     let settings = a.solver.settings(lambdas[0])?;
     let alg = settings.algorithm;
     let tol_rel = settings.tol_rel;
-    let mut solver =
-        Solver::new(Problem::Examples(model.clone()), settings).map_err(|e| e.to_string())?;
+    let mut solver = Solver::new(train.problem(), settings).map_err(|e| e.to_string())?;
+    say!(
+        mode,
+        "{m} training examples from {}, validation on {val_what}; {}",
+        src.describe(),
+        train.describe(solver.dim())
+    );
     say!(
         mode,
         "{} on {} lambdas, each warm-started from the previous solution (cutting planes kept)",
@@ -179,14 +159,8 @@ pub fn run(a: PathArgs) -> Result<(), String> {
         let result = solver.run(&mut w);
         progress.finish(result.as_ref().ok());
         let info = result.map_err(|e| e.to_string())?;
-        let train_err = model.error_rate(&w);
-        let trained = LinearMulticlass {
-            labels: labels.clone(),
-            d,
-            bias,
-            w: w.clone(),
-        };
-        let (val_err, _) = error_rate(&trained.predict_all(&val_x), &val_truth);
+        let train_err = train.errors(&w).rate;
+        let val_err = val.errors(&w).rate;
         let c = 1.0 / (m as f64 * lambda);
         say!(
             mode,
@@ -226,19 +200,17 @@ pub fn run(a: PathArgs) -> Result<(), String> {
         1.0 / (m as f64 * best_lambda)
     );
     if let Some(out) = &a.output {
-        LinearMulticlass {
-            labels,
-            d,
-            bias,
-            w: best_w,
-        }
-        .to_file(&Provenance {
-            algorithm: alg.name(),
-            lambda: best_lambda,
-            train_examples: m,
-            info: &best_info,
-        })
-        .write(out)?;
+        train
+            .to_file(
+                &best_w,
+                &Provenance {
+                    algorithm: alg.name(),
+                    lambda: best_lambda,
+                    train_examples: m,
+                    info: &best_info,
+                },
+            )
+            .write(out)?;
         say!(
             mode,
             "model at lambda = {best_lambda:e} written to {}",
@@ -248,13 +220,14 @@ pub fn run(a: PathArgs) -> Result<(), String> {
     if mode == Mode::Json {
         emit(&json!({
             "type": "summary",
+            "model": train.kind.name(),
             "algorithm": alg.name(),
             "best_lambda": best_lambda,
             "best_C": 1.0 / (m as f64 * best_lambda),
             "best_validation_error": best_err,
             "lambdas": rows.iter().map(|r| r.0).collect::<Vec<_>>(),
             "validation_errors": rows.iter().map(|r| r.1).collect::<Vec<_>>(),
-            "model": a.output.as_ref().map(|p| p.display().to_string()),
+            "model_file": a.output.as_ref().map(|p| p.display().to_string()),
         }));
     }
     Ok(())
