@@ -33,16 +33,19 @@
  *   The caller's `user` pointers are never dereferenced or freed; they must
  *   stay valid while the problem or any solver made from it exists.
  * - Threads: a handle may be used from any thread, one call at a time.
- *   Callbacks run on the solver's own threads (not necessarily the thread
- *   that called bmrm_solver_run), only while bmrm_solver_run lasts; calls of
- *   one callback overlap only when it was declared thread_safe. Callbacks
- *   must return normally (no longjmp, no C++ exception).
+ *   Callbacks of a problem declared thread_safe run on the solver's own
+ *   threads and may overlap; the others (and every full-risk callback) run
+ *   one at a time on the thread that called bmrm_solver_run, only while it
+ *   lasts. Callbacks must return normally (no longjmp, no C++ exception).
  * - Determinism: the same settings and inputs give bit-identical w for any
  *   num_threads.
- * - BCFW (BMRM_ALGORITHM_BCFW and the BCFW fields of bmrm_settings) is not
- *   yet available: bmrm_solver_new returns BMRM_ERROR_INVALID_ARGUMENT for
- *   it. The fields are in the struct now so that adding it will not change
- *   the ABI.
+ * - BCFW (BMRM_ALGORITHM_BCFW) needs a max-oracle. It starts from the dual
+ *   point alpha_i = delta(y_i), so the first bmrm_solver_run takes w = 0 and a
+ *   later one the w the last run returned. The ground truth is the corner with
+ *   loss 0 and psi 0; every other label must get its own label id
+ *   (bmrm_corner_set_label). Extras: bmrm_solver_set_bounds (box
+ *   constraints), bmrm_solver_bcfw_info, bmrm_solver_bcfw_pass (per-pass
+ *   rows), bmrm_solver_bcfw_path (the regularisation path).
  */
 
 #ifndef BMRM_H
@@ -175,7 +178,7 @@ typedef enum bmrm_algorithm {
 } bmrm_algorithm;
 
 /**
- * How BCFW picks the next block (example). BCFW is not yet available.
+ * How BCFW picks the next block (example).
  */
 typedef enum bmrm_sampling {
     /**
@@ -193,7 +196,7 @@ typedef enum bmrm_sampling {
 } bmrm_sampling;
 
 /**
- * Which step BCFW takes on a block. BCFW is not yet available.
+ * Which step BCFW takes on a block.
  */
 typedef enum bmrm_step_type {
     /**
@@ -221,6 +224,12 @@ typedef enum bmrm_step_type {
 typedef struct bmrm_corner bmrm_corner;
 
 /**
+ * A regularisation path (opaque): made by `bmrm_solver_bcfw_path`, freed by
+ * `bmrm_path_free`.
+ */
+typedef struct bmrm_path bmrm_path;
+
+/**
  * A problem: the dimension of w and one oracle (a full risk, a partitioned
  * risk or an example max-oracle). Opaque; made by `bmrm_problem_new`, owned
  * by the caller until `bmrm_problem_free`. A solver keeps its own reference
@@ -237,6 +246,135 @@ typedef struct bmrm_problem bmrm_problem;
  * callbacks) fails with BMRM_ERROR_INVALID_ARGUMENT.
  */
 typedef struct bmrm_solver bmrm_solver;
+
+/**
+ * BCFW's figures, cumulative over the runs of one solver
+ * (`bmrm_solver_bcfw_info`).
+ */
+typedef struct bmrm_bcfw_info {
+    /**
+     * Passes of n block steps.
+     */
+    uint64_t passes;
+    /**
+     * Max-oracle calls, exact gap passes included.
+     */
+    uint64_t oracle_calls;
+    /**
+     * Block steps answered by the cache (no oracle call).
+     */
+    uint64_t cache_hits;
+    /**
+     * Corners kept other than the ground truths (active sets and caches).
+     */
+    uint64_t corners;
+    /**
+     * Corners with a positive weight, ground truths included.
+     */
+    uint64_t active_corners;
+    /**
+     * Blocks whose w_i is stored dense (the others are sparse).
+     */
+    uint64_t dense_blocks;
+    /**
+     * Bytes held by the per-block state and the iterates.
+     */
+    uint64_t memory_bytes;
+    /**
+     * oracle_calls / n: the papers' effective passes.
+     */
+    double effective_passes;
+    /**
+     * The dual's loss term l = sum_i l_i (the BCFW MATLAB code's `ell`).
+     */
+    double ell;
+    /**
+     * The dual value at the current weights (a lower bound on min F).
+     */
+    double dual;
+    /**
+     * The sum of the block-gap estimates (not a certificate).
+     */
+    double gap_estimate;
+    /**
+     * The total gap of the last exact pass (infinity before the first).
+     */
+    double last_exact_gap;
+} bmrm_bcfw_info;
+
+/**
+ * One BCFW pass of the last run (`bmrm_solver_bcfw_pass`).
+ */
+typedef struct bmrm_bcfw_pass {
+    /**
+     * The pass number in the run (1-based).
+     */
+    uint64_t pass;
+    /**
+     * Oracle calls of the run so far.
+     */
+    uint64_t oracle_calls;
+    /**
+     * Effective passes of the solver so far (oracle calls / n).
+     */
+    double effective_passes;
+    /**
+     * The best primal value so far (from the exact passes).
+     */
+    double primal;
+    /**
+     * The best dual value so far; primal - lower_bound is a certified gap.
+     */
+    double lower_bound;
+    /**
+     * The sum of the block-gap estimates after the pass.
+     */
+    double gap_estimate;
+    /**
+     * The exact duality gap of the iterate when an exact pass ended this
+     * pass (every gap_check passes), else NaN.
+     */
+    double exact_gap;
+    /**
+     * Seconds since the run started.
+     */
+    double elapsed_seconds;
+} bmrm_bcfw_pass;
+
+/**
+ * One breakpoint of the regularisation path (`bmrm_path_breakpoint`): its
+ * w is eps-optimal for every lambda in [lambda_low, lambda].
+ */
+typedef struct bmrm_breakpoint {
+    /**
+     * The lambda this breakpoint was solved at.
+     */
+    double lambda;
+    /**
+     * The smallest lambda this w is eps-optimal for (0: every smaller one).
+     */
+    double lambda_low;
+    /**
+     * The exact duality gap at lambda (at most path_a * eps).
+     */
+    double gap;
+    /**
+     * The primal value at lambda.
+     */
+    double primal;
+    /**
+     * BCFW passes spent at this breakpoint.
+     */
+    uint64_t passes;
+    /**
+     * Oracle calls along the path so far.
+     */
+    uint64_t oracle_calls;
+    /**
+     * How the solve at this breakpoint ended.
+     */
+    enum bmrm_exit exit;
+} bmrm_breakpoint;
 
 /**
  * The full risk: writes R(w) into `*risk` and one subgradient of R at `w`
@@ -610,6 +748,90 @@ const char *bmrm_algorithm_name(bmrm_algorithm algorithm);
  * it to keep it. Never NULL.
  */
 const char *bmrm_last_error(void);
+
+/**
+ * Sets box constraints lower <= w <= upper on a BCFW solver (`lower` and
+ * `upper` each NULL, meaning no bound, or `dim` doubles; use -INFINITY /
+ * INFINITY for free coordinates). The next run starts BCFW afresh at w =
+ * clip(0). Errors: BMRM_ERROR_INVALID_ARGUMENT (not BCFW, lower > upper,
+ * NaN), BMRM_ERROR_DIMENSION_MISMATCH.
+ *
+ * # Safety
+ * `s` is NULL or a live solver; `lower` and `upper` are NULL or readable
+ * for `dim` doubles.
+ */
+enum bmrm_status bmrm_solver_set_bounds(struct bmrm_solver *s,
+                                        const double *lower,
+                                        const double *upper,
+                                        size_t dim);
+
+/**
+ * Writes BCFW's figures into `*out` (written only on success). Errors:
+ * BMRM_ERROR_INVALID_ARGUMENT when the solver has not run BCFW.
+ *
+ * # Safety
+ * `s` is NULL or a live solver; `out` is NULL or writable.
+ */
+enum bmrm_status bmrm_solver_bcfw_info(const struct bmrm_solver *s, struct bmrm_bcfw_info *out);
+
+/**
+ * Writes pass `k` (0-based, below `bmrm_solver_history_len`) of the last
+ * BCFW run into `*out` (written only on success).
+ *
+ * # Safety
+ * `s` is NULL or a live solver; `out` is NULL or writable.
+ */
+enum bmrm_status bmrm_solver_bcfw_pass(const struct bmrm_solver *s,
+                                       size_t k,
+                                       struct bmrm_bcfw_pass *out);
+
+/**
+ * Computes BCFW's epsilon-approximate regularisation path from lambda_max
+ * down to `lambda_min` (at most `max_breakpoints`, 0 = no limit): each
+ * breakpoint's w is eps-optimal on [lambda_low, lambda]. Writes the path to
+ * `*out` (written only on success; free it with `bmrm_path_free`). The
+ * solver is left at the last breakpoint's lambda and state, so
+ * `bmrm_solver_run` continues from there. Uses the solver's settings
+ * (path_a, gap_check, steps, cache, limits per breakpoint).
+ *
+ * # Safety
+ * `s` is NULL or a live BCFW solver; `out` is NULL or writable.
+ */
+enum bmrm_status bmrm_solver_bcfw_path(struct bmrm_solver *s,
+                                       double eps,
+                                       double lambda_min,
+                                       size_t max_breakpoints,
+                                       struct bmrm_path **out);
+
+/**
+ * The number of breakpoints of a path (0 for NULL).
+ *
+ * # Safety
+ * `p` is NULL or a live path.
+ */
+size_t bmrm_path_len(const struct bmrm_path *p);
+
+/**
+ * Writes breakpoint `k` into `*out` and, when `w` is not NULL, its weights
+ * into `w[0..dim)` (`dim` must be the problem's dimension).
+ *
+ * # Safety
+ * `p` is NULL or a live path; `out` NULL or writable; `w` NULL or writable
+ * for `dim` doubles.
+ */
+enum bmrm_status bmrm_path_breakpoint(const struct bmrm_path *p,
+                                      size_t k,
+                                      struct bmrm_breakpoint *out,
+                                      double *w,
+                                      size_t dim);
+
+/**
+ * Frees a path. NULL is fine.
+ *
+ * # Safety
+ * `p` is NULL or a live path, not used again.
+ */
+void bmrm_path_free(struct bmrm_path *p);
 
 /**
  * Sets the loss L_i(y^) of the corner (0 until set). A NULL `c` is ignored

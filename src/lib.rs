@@ -45,6 +45,7 @@
 //! # Ok::<(), bmrm::Error>(())
 //! ```
 
+pub mod bcfw;
 pub mod bundle;
 pub mod data;
 pub mod error;
@@ -58,7 +59,7 @@ pub mod solver;
 pub use error::{Error, Result};
 
 pub use oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk, Problem};
-pub use solver::{Algorithm, Exit, Info, Iteration, Settings, Solver};
+pub use solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, Solver, StepType};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

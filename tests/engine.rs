@@ -3,7 +3,11 @@
 //! solver's primal with every other solver's lower bound, determinism across
 //! thread counts, warm starts, a full plane buffer, and errors.
 
+mod common;
+
 use std::ops::ControlFlow;
+
+use common::nested_ternary;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -142,28 +146,6 @@ fn p_bmrm_on_separable_parts_needs_few_iterations() {
 
 /// The exact minimiser of a convex function of two variables by nested
 /// ternary search (an independent method: no cutting planes, no QP).
-fn nested_ternary(f: &dyn Fn(f64, f64) -> f64, lo: f64, hi: f64) -> (f64, f64, f64) {
-    fn ternary(g: &dyn Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> f64 {
-        for _ in 0..200 {
-            let a = lo + (hi - lo) / 3.0;
-            let b = hi - (hi - lo) / 3.0;
-            if g(a) <= g(b) {
-                hi = b;
-            } else {
-                lo = a;
-            }
-        }
-        0.5 * (lo + hi)
-    }
-    let inner = |x: f64| {
-        let y = ternary(&|y| f(x, y), lo, hi);
-        f(x, y)
-    };
-    let x = ternary(&inner, lo, hi);
-    let y = ternary(&|y| f(x, y), lo, hi);
-    (x, y, f(x, y))
-}
-
 #[test]
 fn tiny_binary_svm_matches_an_exact_two_dimensional_search() {
     let (x, y) = synthetic::gaussian_binary(9, 2, 1.0, 7);

@@ -21,6 +21,7 @@
 #![allow(non_camel_case_types)]
 #![deny(missing_docs)]
 
+pub mod bcfw;
 mod boundary;
 pub mod callbacks;
 pub mod corner;
@@ -31,6 +32,11 @@ pub mod types;
 
 use std::ffi::c_char;
 
+pub use bcfw::{
+    bmrm_bcfw_info, bmrm_bcfw_pass, bmrm_breakpoint, bmrm_path, bmrm_path_breakpoint,
+    bmrm_path_free, bmrm_path_len, bmrm_solver_bcfw_info, bmrm_solver_bcfw_pass,
+    bmrm_solver_bcfw_path, bmrm_solver_set_bounds,
+};
 pub use callbacks::{bmrm_max_oracle_fn, bmrm_partial_risk_fn, bmrm_progress_fn, bmrm_risk_fn};
 pub use corner::{
     bmrm_corner, bmrm_corner_add, bmrm_corner_dense, bmrm_corner_set_label, bmrm_corner_set_loss,

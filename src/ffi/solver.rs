@@ -26,7 +26,7 @@ impl bmrm_solver {
     ///
     /// # Safety
     /// `s` is NULL or a live pointer from `bmrm_solver_new`.
-    unsafe fn from_ptr<'a>(s: *const bmrm_solver) -> Result<&'a Self> {
+    pub(super) unsafe fn from_ptr<'a>(s: *const bmrm_solver) -> Result<&'a Self> {
         non_null(s, "the solver s")?;
         // SAFETY: not NULL, and live by the caller's contract; only shared
         // references are ever made (the state sits behind a mutex).
@@ -34,7 +34,7 @@ impl bmrm_solver {
     }
 
     /// The engine's solver, or an error when another call holds it.
-    fn lock(&self) -> Result<MutexGuard<'_, Solver>> {
+    pub(super) fn lock(&self) -> Result<MutexGuard<'_, Solver>> {
         match self.inner.try_lock() {
             Ok(guard) => Ok(guard),
             // A panic caught during an earlier call: the state is still

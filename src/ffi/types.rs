@@ -5,7 +5,7 @@
 use std::ffi::c_void;
 
 use crate::error::{Error, Result};
-use crate::solver::{Algorithm, Exit, Info, Iteration, Settings};
+use crate::solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, StepType};
 
 use super::callbacks::bmrm_progress_fn;
 
@@ -136,7 +136,7 @@ impl From<Algorithm> for bmrm_algorithm {
     }
 }
 
-/// How BCFW picks the next block (example). BCFW is not yet available.
+/// How BCFW picks the next block (example).
 #[repr(C)]
 #[allow(non_camel_case_types)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -149,7 +149,7 @@ pub enum bmrm_sampling {
     BMRM_SAMPLING_GAP = 2,
 }
 
-/// Which step BCFW takes on a block. BCFW is not yet available.
+/// Which step BCFW takes on a block.
 #[repr(C)]
 #[allow(non_camel_case_types)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -293,20 +293,20 @@ impl bmrm_settings {
             qp_max_updates: engine.qp_max_updates,
             clean_after: engine.clean_after,
             reuse_planes: u8::from(engine.reuse_planes),
-            line_search: 1,
-            weighted_averaging: 0,
-            use_cache: 0,
+            line_search: u8::from(engine.line_search),
+            weighted_averaging: u8::from(engine.weighted_averaging),
+            use_cache: u8::from(engine.use_cache),
             prox_t: engine.prox_t,
             prox_k: engine.prox_k,
             cp_radius: engine.cp_radius,
-            sampling: bmrm_sampling::BMRM_SAMPLING_GAP as RawSampling,
-            step_type: bmrm_step_type::BMRM_STEP_FW as RawStepType,
-            gap_check: 10,
-            cache_size: 50,
-            cache_nu: 0.01,
-            cache_factor: 0.25,
-            num_passes: 0,
-            path_a: 0.9,
+            sampling: engine.sampling as RawSampling,
+            step_type: engine.step_type as RawStepType,
+            gap_check: engine.gap_check,
+            cache_size: u32::try_from(engine.cache_size).unwrap_or(u32::MAX),
+            cache_nu: engine.cache_nu,
+            cache_factor: engine.cache_factor,
+            num_passes: engine.num_passes,
+            path_a: engine.path_a,
             progress: None,
             progress_user: std::ptr::null_mut(),
         }
@@ -355,6 +355,17 @@ impl bmrm_settings {
         s.reuse_planes = self.reuse_planes != 0;
         s.qp_max_updates = self.qp_max_updates;
         s.seed = self.seed;
+        s.sampling = Sampling::from_i32(self.sampling).unwrap_or(Sampling::Gap);
+        s.step_type = StepType::from_i32(self.step_type).unwrap_or(StepType::FrankWolfe);
+        s.line_search = self.line_search != 0;
+        s.weighted_averaging = self.weighted_averaging != 0;
+        s.use_cache = self.use_cache != 0;
+        s.gap_check = self.gap_check;
+        s.cache_size = size("cache_size", u64::from(self.cache_size))?;
+        s.cache_nu = self.cache_nu;
+        s.cache_factor = self.cache_factor;
+        s.num_passes = self.num_passes;
+        s.path_a = self.path_a;
         Ok(s)
     }
 }

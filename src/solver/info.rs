@@ -41,7 +41,7 @@ pub struct Info {
 }
 
 /// One row of the per-iteration history.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Iteration {
     pub iteration: u64,
     /// Best `F(w)` so far.
@@ -62,4 +62,35 @@ pub struct Iteration {
     pub oracle_seconds: f64,
     pub qp_seconds: f64,
     pub oracle_calls: u64,
+    /// BCFW: oracle calls / number of examples (the papers' effective passes).
+    pub effective_passes: f64,
+    /// BCFW: the sum of the block-gap estimates (not a certificate).
+    pub gap_estimate: f64,
+    /// BCFW: the exact duality gap of this pass's iterate when an exact pass
+    /// was made at its end (every `gap_check` passes, or every pass with
+    /// `trace_gap`), else NaN.
+    pub exact_gap: f64,
+}
+
+impl Default for Iteration {
+    fn default() -> Self {
+        Iteration {
+            iteration: 0,
+            primal: 0.0,
+            lower_bound: 0.0,
+            risk: 0.0,
+            objective: 0.0,
+            num_planes: 0,
+            active_planes: 0,
+            alpha: 0.0,
+            step_norm: 0.0,
+            elapsed_seconds: 0.0,
+            oracle_seconds: 0.0,
+            qp_seconds: 0.0,
+            oracle_calls: 0,
+            effective_passes: 0.0,
+            gap_estimate: 0.0,
+            exact_gap: f64::NAN,
+        }
+    }
 }

@@ -16,12 +16,14 @@ use std::ops::ControlFlow;
 
 pub use info::{Exit, Info, Iteration};
 pub use path::{solve_path, PathPoint};
-pub use settings::{Algorithm, Settings};
+pub(crate) use run::Run;
+pub use settings::{Algorithm, Sampling, Settings, StepType};
 
+use crate::bcfw::{BcfwState, BcfwStats, Bounds, Breakpoint};
 use crate::bundle::Bundle;
 use crate::error::{Error, Result};
 use crate::oracle::{PartitionedRisk, Problem};
-use run::Run;
+
 use sgd::Units;
 
 /// The progress observer: called after every iteration with the current
@@ -44,6 +46,10 @@ pub struct Solver {
     info: Info,
     history: Vec<Iteration>,
     observer: Option<Observer>,
+    /// BCFW's dual state, kept between runs.
+    bcfw: Option<BcfwState>,
+    /// Box constraints (BCFW only).
+    bounds: Option<Bounds>,
 }
 
 impl Solver {
@@ -57,10 +63,11 @@ impl Solver {
             ));
         }
         let algorithm = settings.algorithm;
-        if algorithm == Algorithm::Bcfw {
-            return Err(Error::InvalidArgument(
-                "BCFW is not available in this version of the engine".into(),
-            ));
+        if algorithm == Algorithm::Bcfw && !matches!(problem, Problem::Examples(_)) {
+            return Err(Error::NoOracle(format!(
+                "BCFW needs an example max-oracle, but the problem has {}",
+                problem.level_name()
+            )));
         }
         let num_parts = if algorithm.is_partitioned() {
             match &problem {
@@ -108,6 +115,8 @@ impl Solver {
             info: Info::default(),
             history: Vec::new(),
             observer: None,
+            bcfw: None,
+            bounds: None,
         })
     }
 
@@ -155,7 +164,102 @@ impl Solver {
         if !self.settings.reuse_planes {
             self.bundle = None;
         }
+        if let Some(state) = &mut self.bcfw {
+            state.set_lambda(lambda);
+        }
         Ok(())
+    }
+
+    /// Box constraints `lower <= w <= upper` (use infinities for free
+    /// coordinates); BCFW only. Setting them restarts BCFW from its start.
+    pub fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
+        if self.settings.algorithm != Algorithm::Bcfw {
+            return Err(Error::InvalidArgument(format!(
+                "box constraints are supported by BCFW only, not {}",
+                self.settings.algorithm.name()
+            )));
+        }
+        self.bounds = Some(Bounds::new(lower, upper, self.dim())?);
+        self.bcfw = None;
+        Ok(())
+    }
+
+    /// BCFW's figures (passes, effective passes, cache hits, memory, `ell`),
+    /// once BCFW has run.
+    pub fn bcfw_stats(&self) -> Option<BcfwStats> {
+        self.bcfw.as_ref().map(BcfwState::stats)
+    }
+
+    /// BCFW's current iterate `clip(sum_i w_i)`, whose exact gap the last
+    /// exact pass measured (the run returns the best point seen, which may be
+    /// an earlier iterate or the averaged one).
+    pub fn bcfw_iterate(&self) -> Option<&[f64]> {
+        self.bcfw.as_ref().map(BcfwState::w)
+    }
+
+    /// The epsilon-approximate regularisation path of BCFW from lambda_max
+    /// down to `lambda_min` (at most `max_breakpoints`), see
+    /// [`crate::bcfw`]. Each breakpoint is solved to an exact gap of
+    /// `settings.path_a * eps`, warm-started from the previous one. The
+    /// solver is left at the last breakpoint's lambda and state.
+    pub fn bcfw_path(
+        &mut self,
+        eps: f64,
+        lambda_min: f64,
+        max_breakpoints: usize,
+    ) -> Result<Vec<Breakpoint>> {
+        let Problem::Examples(oracle) = self.problem.clone() else {
+            return Err(Error::NoOracle(
+                "the regularisation path needs an example max-oracle".into(),
+            ));
+        };
+        if self.settings.algorithm != Algorithm::Bcfw {
+            return Err(Error::InvalidArgument(format!(
+                "the regularisation path is BCFW's; the solver runs {}",
+                self.settings.algorithm.name()
+            )));
+        }
+        let saved = self.settings.clone();
+        let mut path_settings = saved.clone();
+        path_settings.tol_abs = path_settings.path_a * eps;
+        path_settings.tol_rel = 0.0;
+        let mut state = BcfwState::new(oracle.as_ref(), &path_settings, self.bounds.clone())?;
+        let pool = self.pool.clone();
+        let a = path_settings.path_a;
+        let result = {
+            let mut solve = |state: &mut BcfwState| -> Result<Exit> {
+                let mut s = path_settings.clone();
+                s.lambda = state.lambda();
+                let mut w = state.w().to_vec();
+                self.settings = s;
+                self.run_bcfw_with(state, &mut w)
+            };
+            let mut run = || {
+                crate::bcfw::regularization_path(
+                    oracle.as_ref(),
+                    &pool,
+                    &mut state,
+                    crate::bcfw::PathTarget {
+                        eps,
+                        a,
+                        lambda_min,
+                        max_breakpoints,
+                    },
+                    &mut solve,
+                )
+            };
+            if oracle.thread_safe() {
+                pool.install(run)
+            } else {
+                run()
+            }
+        };
+        let mut s = saved;
+        s.lambda = state.lambda();
+        self.settings = s;
+        state.returned_w = Some(state.w().to_vec());
+        self.bcfw = Some(state);
+        result
     }
 
     /// Minimises `F` from the start `w`; on return `w` holds the best point
@@ -182,6 +286,9 @@ impl Solver {
     }
 
     fn run_in_pool(&mut self, w: &mut [f64]) -> Result<Info> {
+        if self.settings.algorithm == Algorithm::Bcfw {
+            return self.run_bcfw(w);
+        }
         let settings = self.settings.clone();
         let mut bundle = self.bundle.take().unwrap_or_else(|| {
             Bundle::new(self.dim(), self.parts.num_parts(), settings.buffer_size)
@@ -213,6 +320,67 @@ impl Solver {
         self.observer = observer;
         self.bundle = Some(bundle);
         info
+    }
+
+    /// BCFW continues from its dual state: the first run starts at
+    /// `alpha_i = delta(y_i)`, i.e. `w = 0` (projected onto the box), and a
+    /// later run from where the last one ended. `w` must be that point: a
+    /// primal start cannot be turned into a dual one, and ignoring it would
+    /// drop the caller's input silently.
+    fn run_bcfw(&mut self, w: &mut [f64]) -> Result<Info> {
+        let Problem::Examples(oracle) = &self.problem else {
+            return Err(Error::NoOracle("BCFW needs an example max-oracle".into()));
+        };
+        let mut state = match self.bcfw.take() {
+            Some(s) => s,
+            None => BcfwState::new(oracle.as_ref(), &self.settings, self.bounds.clone())?,
+        };
+        let expected: &[f64] = match &state.returned_w {
+            Some(r) => r,
+            None => state.w(),
+        };
+        if w != expected {
+            let msg = if state.returned_w.is_some() {
+                "BCFW continues from its own dual state: pass the w the last run returned \
+                 (or make a new solver to start again)"
+            } else {
+                "BCFW starts from the dual point alpha_i = delta(y_i), that is w = 0 \
+                 (projected onto the box): pass w = 0"
+            };
+            self.bcfw = Some(state);
+            return Err(Error::InvalidArgument(msg.into()));
+        }
+        let result = self.run_bcfw_with(&mut state, w);
+        let info = result.map(|_| self.info);
+        state.returned_w = Some(w.to_vec());
+        self.bcfw = Some(state);
+        info
+    }
+
+    /// One BCFW run from `state`; `w` receives the best point.
+    fn run_bcfw_with(&mut self, state: &mut BcfwState, w: &mut [f64]) -> Result<Exit> {
+        let Problem::Examples(oracle) = &self.problem else {
+            return Err(Error::NoOracle("BCFW needs an example max-oracle".into()));
+        };
+        let settings = self.settings.clone();
+        let mut history = std::mem::take(&mut self.history);
+        let mut observer = self.observer.take();
+        let start = state.w().to_vec();
+        let mut run = Run::new(
+            &settings,
+            self.parts.as_ref(),
+            self.calls_per_eval,
+            &mut history,
+            observer.as_mut(),
+            &start,
+        );
+        let outcome = crate::bcfw::run_bcfw(oracle.as_ref(), state, &mut run, &self.pool);
+        w.copy_from_slice(&run.best_w);
+        let exit = outcome.as_ref().copied().unwrap_or(Exit::NotRun);
+        self.info = run.into_info(exit);
+        self.history = history;
+        self.observer = observer;
+        outcome
     }
 
     fn dispatch(

@@ -173,7 +173,10 @@ impl<'a> Run<'a> {
     /// The convergence test on the best primal and the best lower bound.
     pub fn converged(&self) -> Option<Exit> {
         let gap = self.info.primal - self.info.lower_bound;
-        if gap <= self.settings.tol_abs {
+        if !gap.is_finite() {
+            // No primal value yet (BCFW before its first exact pass).
+            None
+        } else if gap <= self.settings.tol_abs {
             Some(Exit::ConvergedAbs)
         } else if gap <= self.settings.tol_rel * self.info.primal.abs() {
             Some(Exit::ConvergedRel)

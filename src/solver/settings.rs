@@ -14,7 +14,9 @@ pub enum Algorithm {
     PBmrm = 2,
     /// Proximal BMRM with one cutting-plane model per part.
     ProxPBmrm = 3,
-    /// Block-coordinate Frank-Wolfe (not in this crate version yet).
+    /// Block-coordinate Frank-Wolfe on the dual of the structured SVM
+    /// (Lacoste-Julien et al.; gap sampling, pairwise/away steps and caching
+    /// of Osokin et al.), see [`crate::bcfw`].
     Bcfw = 4,
     /// Stochastic (sub)gradient descent alone.
     Sgd = 5,
@@ -59,6 +61,56 @@ impl Algorithm {
     }
 }
 
+/// How BCFW picks the next block (example). The values are the C ABI's
+/// `bmrm_sampling`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum Sampling {
+    /// Uniformly at random, with replacement.
+    Uniform = 0,
+    /// A new random permutation of the examples every pass.
+    Permutation = 1,
+    /// Proportionally to the last computed block gaps; blocks never visited
+    /// first (gap sampling).
+    Gap = 2,
+}
+
+impl Sampling {
+    pub fn from_i32(v: i32) -> Option<Self> {
+        Some(match v {
+            0 => Sampling::Uniform,
+            1 => Sampling::Permutation,
+            2 => Sampling::Gap,
+            _ => return None,
+        })
+    }
+}
+
+/// Which steps BCFW takes on a block. The values are the C ABI's
+/// `bmrm_step_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum StepType {
+    /// Frank-Wolfe steps towards the oracle's corner (BCFW).
+    FrankWolfe = 0,
+    /// The better of a FW step and a pairwise step that moves mass from the
+    /// away corner to the FW corner (BCPFW).
+    Pairwise = 1,
+    /// The better of a FW step and an away step (BCAFW).
+    Away = 2,
+}
+
+impl StepType {
+    pub fn from_i32(v: i32) -> Option<Self> {
+        Some(match v {
+            0 => StepType::FrankWolfe,
+            1 => StepType::Pairwise,
+            2 => StepType::Away,
+            _ => return None,
+        })
+    }
+}
+
 /// Every setting of the engine. `Settings::new(algorithm, lambda)` gives the
 /// defaults; [`Settings::validate`] is called by the solver.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,8 +152,38 @@ pub struct Settings {
     /// Most coordinate updates of one QP solve (0 = no limit; default 10^7,
     /// a guard: the bound stays valid when a solve stops early).
     pub qp_max_updates: u64,
-    /// Seed of every random choice (SGD order, t0 tuning sample).
+    /// Seed of every random choice (SGD order, t0 tuning sample, BCFW sampling).
     pub seed: u64,
+    /// BCFW: how blocks are sampled (default gap sampling).
+    pub sampling: Sampling,
+    /// BCFW: FW, pairwise or away steps (default FW).
+    pub step_type: StepType,
+    /// BCFW: exact line search (default true); false uses 2n/(k + 2n).
+    pub line_search: bool,
+    /// BCFW: weighted averaging of the iterates, rho = 2/(k + 2) (default false).
+    pub weighted_averaging: bool,
+    /// BCFW: one exact pass over all blocks every `gap_check` passes (default
+    /// 10) refreshes the gap estimates and gives the certificate.
+    pub gap_check: u32,
+    /// BCFW: keep a cache of corners per block (default false).
+    pub use_cache: bool,
+    /// BCFW: most inactive corners cached per block (default 50).
+    pub cache_size: usize,
+    /// BCFW: a cache hit needs a gap >= cache_nu * G/n, G the last exact gap
+    /// (default 0.01) ...
+    pub cache_nu: f64,
+    /// ... and >= cache_factor * the block's last gap estimate (default 0.25).
+    pub cache_factor: f64,
+    /// BCFW: most passes (n block steps each; 0 = no limit). `max_iterations`
+    /// counts passes too; the smaller non-zero limit applies.
+    pub num_passes: u64,
+    /// BCFW regularisation path: the share `a` of the target gap each
+    /// breakpoint is solved to (default 0.9, in (0, 1)).
+    pub path_a: f64,
+    /// BCFW, for benchmarks: compute the exact duality gap at the end of every
+    /// pass for the history (`Iteration::exact_gap`) without using it and
+    /// without counting its oracle calls or time (default false).
+    pub trace_gap: bool,
 }
 
 impl Settings {
@@ -124,6 +206,18 @@ impl Settings {
             reuse_planes: true,
             qp_max_updates: 10_000_000,
             seed: 0,
+            sampling: Sampling::Gap,
+            step_type: StepType::FrankWolfe,
+            line_search: true,
+            weighted_averaging: false,
+            gap_check: 10,
+            use_cache: false,
+            cache_size: 50,
+            cache_nu: 0.01,
+            cache_factor: 0.25,
+            num_passes: 0,
+            path_a: 0.9,
+            trace_gap: false,
         }
     }
 
@@ -163,6 +257,24 @@ impl Settings {
                 self.buffer_size
             ));
         }
+        if self.gap_check == 0 {
+            return bad("gap_check must be >= 1".into());
+        }
+        if self.use_cache && self.cache_size == 0 {
+            return bad("cache_size must be >= 1 when the cache is on".into());
+        }
+        if !(self.cache_nu.is_finite() && self.cache_nu >= 0.0) {
+            return bad(format!("cache_nu must be >= 0, got {}", self.cache_nu));
+        }
+        if !(self.cache_factor.is_finite() && self.cache_factor >= 0.0) {
+            return bad(format!(
+                "cache_factor must be >= 0, got {}",
+                self.cache_factor
+            ));
+        }
+        if !(self.path_a > 0.0 && self.path_a < 1.0) {
+            return bad(format!("path_a must be in (0, 1), got {}", self.path_a));
+        }
         if self.algorithm == Algorithm::Sgd && self.sgd_passes == 0 {
             return bad("the SGD algorithm needs sgd_passes >= 1".into());
         }
@@ -170,10 +282,12 @@ impl Settings {
             || self.tol_abs > 0.0
             || self.max_iterations > 0
             || self.time_limit_seconds > 0.0
+            || (self.algorithm == Algorithm::Bcfw && self.num_passes > 0)
             || self.algorithm == Algorithm::Sgd;
         if !stops {
             return bad(
-                "no stopping rule: set tol_rel, tol_abs, max_iterations or time_limit_seconds"
+                "no stopping rule: set tol_rel, tol_abs, max_iterations, time_limit_seconds \
+                 (or num_passes for BCFW)"
                     .into(),
             );
         }

@@ -28,6 +28,9 @@ static void print_layout(void) {
     LAYOUT(bmrm_algorithm);
     LAYOUT(bmrm_sampling);
     LAYOUT(bmrm_step_type);
+    LAYOUT(bmrm_bcfw_info);
+    LAYOUT(bmrm_bcfw_pass);
+    LAYOUT(bmrm_breakpoint);
     OFFSET(bmrm_settings, algorithm);
     OFFSET(bmrm_settings, sgd_passes);
     OFFSET(bmrm_settings, lambda);
@@ -317,8 +320,8 @@ static void test_settings(void) {
     s.algorithm = (bmrm_algorithm)-3;
     CHECK_STATUS(bmrm_solver_new(p, &s, &solver), BMRM_ERROR_INVALID_ARGUMENT);
 
-    s = settings_for(BMRM_ALGORITHM_BCFW, 1.0);
-    CHECK_STATUS(bmrm_solver_new(p, &s, &solver), BMRM_ERROR_INVALID_ARGUMENT);
+    s = settings_for(BMRM_ALGORITHM_BCFW, 1.0); /* a full risk: BCFW needs a max-oracle */
+    CHECK_STATUS(bmrm_solver_new(p, &s, &solver), BMRM_ERROR_NO_ORACLE);
     CHECK(last_error_has("BCFW"), "'%s'", bmrm_last_error());
 
     s = settings_for(BMRM_ALGORITHM_BMRM, 1.0);
@@ -937,6 +940,112 @@ static void test_dense_and_warm_start(const mc_data *data) {
 }
 
 /* Runs one group of checks and prints its wall time. */
+/* BCFW through the C ABI: every step type against BMRM's certificate,
+ * its own figures and per-pass rows, box constraints, the regularisation
+ * path, and the errors of the new functions. */
+static void test_bcfw(const mc_data *data) {
+    size_t dim = data->k * data->d;
+    bmrm_problem *p = problem_with_oracle(data, mc_oracle, true);
+    double *w = calloc(dim, sizeof(double));
+    bmrm_info ref;
+    bmrm_settings s = settings_for(BMRM_ALGORITHM_BMRM, 0.05);
+    s.tol_rel = 1e-7;
+    CHECK_STATUS(solve(p, &s, w, dim, &ref), BMRM_OK);
+
+    for (int step = 0; step < 3; step++) {
+        bmrm_settings b = settings_for(BMRM_ALGORITHM_BCFW, 0.05);
+        b.step_type = (bmrm_step_type)step;
+        b.use_cache = step == 1;
+        b.tol_rel = 1e-3;
+        bmrm_solver *solver = NULL;
+        CHECK_STATUS(bmrm_solver_new(p, &b, &solver), BMRM_OK);
+        bmrm_bcfw_info bi;
+        CHECK_STATUS(bmrm_solver_bcfw_info(solver, &bi), BMRM_ERROR_INVALID_ARGUMENT);
+        memset(w, 0, dim * sizeof(double));
+        CHECK_STATUS(bmrm_solver_run(solver, w, dim), BMRM_OK);
+        bmrm_info info;
+        CHECK_STATUS(bmrm_solver_info(solver, &info), BMRM_OK);
+        CHECK(info.exit == BMRM_EXIT_CONVERGED_REL || info.exit == BMRM_EXIT_CONVERGED_ABS,
+              "step %d exit %d", step, (int)info.exit);
+        CHECK(info.primal - ref.lower_bound <= 1.01e-3 * fabs(info.primal),
+              "step %d: primal %g vs BMRM bound %g", step, info.primal, ref.lower_bound);
+        CHECK(info.lower_bound <= ref.primal + 1e-12, "step %d bound", step);
+        CHECK_STATUS(bmrm_solver_bcfw_info(solver, &bi), BMRM_OK);
+        CHECK(bi.passes == info.iterations && bi.oracle_calls >= bi.passes * data->m / 2,
+              "passes %llu, calls %llu", (unsigned long long)bi.passes,
+              (unsigned long long)bi.oracle_calls);
+        CHECK(bi.memory_bytes > 0 && bi.ell > 0.0 && bi.dual <= info.primal, "bcfw info");
+        CHECK(step != 1 || bi.cache_hits > 0, "cache hits");
+        size_t rows = bmrm_solver_history_len(solver);
+        CHECK(rows == info.iterations, "rows %zu", rows);
+        bmrm_bcfw_pass row;
+        CHECK_STATUS(bmrm_solver_bcfw_pass(solver, rows - 1, &row), BMRM_OK);
+        CHECK(row.pass == rows && row.primal - row.lower_bound >= 0.0, "last row");
+        CHECK_STATUS(bmrm_solver_bcfw_pass(solver, rows, &row), BMRM_ERROR_INVALID_ARGUMENT);
+        CHECK_STATUS(bmrm_solver_bcfw_pass(solver, 0, NULL), BMRM_ERROR_NULL_ARGUMENT);
+        /* A later run must start from the w returned. */
+        w[0] += 1.0;
+        CHECK_STATUS(bmrm_solver_run(solver, w, dim), BMRM_ERROR_INVALID_ARGUMENT);
+        bmrm_solver_free(solver);
+    }
+
+    /* Box constraints: w >= 0 on the first class's block. */
+    bmrm_settings b = settings_for(BMRM_ALGORITHM_BCFW, 0.05);
+    bmrm_solver *solver = NULL;
+    CHECK_STATUS(bmrm_solver_new(p, &b, &solver), BMRM_OK);
+    double *lo = malloc(dim * sizeof(double));
+    for (size_t j = 0; j < dim; j++) lo[j] = j < data->d ? 0.0 : -INFINITY;
+    CHECK_STATUS(bmrm_solver_set_bounds(solver, lo, NULL, dim - 1), BMRM_ERROR_DIMENSION_MISMATCH);
+    CHECK_STATUS(bmrm_solver_set_bounds(NULL, lo, NULL, dim), BMRM_ERROR_NULL_ARGUMENT);
+    double *hi = malloc(dim * sizeof(double));
+    for (size_t j = 0; j < dim; j++) hi[j] = -1.0;
+    CHECK_STATUS(bmrm_solver_set_bounds(solver, lo, hi, dim), BMRM_ERROR_INVALID_ARGUMENT);
+    CHECK(last_error_has("coordinate 0"), "'%s'", bmrm_last_error());
+    CHECK_STATUS(bmrm_solver_set_bounds(solver, lo, NULL, dim), BMRM_OK);
+    memset(w, 0, dim * sizeof(double));
+    CHECK_STATUS(bmrm_solver_run(solver, w, dim), BMRM_OK);
+    int inside = 1;
+    for (size_t j = 0; j < data->d; j++) inside &= w[j] >= 0.0;
+    CHECK(inside, "box violated");
+    bmrm_info boxed;
+    CHECK_STATUS(bmrm_solver_info(solver, &boxed), BMRM_OK);
+    CHECK(boxed.primal >= ref.lower_bound, "a box cannot beat the free optimum");
+
+    /* The regularisation path. */
+    bmrm_path *path = NULL;
+    CHECK_STATUS(bmrm_solver_bcfw_path(solver, 0.05, 1e-3, 0, NULL), BMRM_ERROR_NULL_ARGUMENT);
+    CHECK_STATUS(bmrm_solver_bcfw_path(solver, -1.0, 1e-3, 0, &path), BMRM_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(bmrm_solver_set_bounds(solver, NULL, NULL, dim), BMRM_OK);
+    CHECK_STATUS(bmrm_solver_bcfw_path(solver, 0.05, 1e-3, 0, &path), BMRM_OK);
+    size_t len = bmrm_path_len(path);
+    CHECK(len >= 2, "%zu breakpoints", len);
+    double previous = INFINITY;
+    for (size_t k = 0; k < len; k++) {
+        bmrm_breakpoint bp;
+        CHECK_STATUS(bmrm_path_breakpoint(path, k, &bp, w, dim), BMRM_OK);
+        CHECK(bp.gap <= 0.9 * 0.05 + 1e-12 && bp.lambda < previous, "breakpoint %zu", k);
+        previous = bp.lambda;
+    }
+    bmrm_breakpoint bp;
+    CHECK_STATUS(bmrm_path_breakpoint(path, len, &bp, NULL, 0), BMRM_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(bmrm_path_breakpoint(path, 0, &bp, w, dim + 1), BMRM_ERROR_DIMENSION_MISMATCH);
+    CHECK(bmrm_path_len(NULL) == 0, "len of NULL");
+    bmrm_path_free(path);
+    bmrm_path_free(NULL);
+    bmrm_solver_free(solver);
+
+    /* Bounds on a bundle solver are refused. */
+    s = settings_for(BMRM_ALGORITHM_BMRM, 0.05);
+    CHECK_STATUS(bmrm_solver_new(p, &s, &solver), BMRM_OK);
+    CHECK_STATUS(bmrm_solver_set_bounds(solver, lo, NULL, dim), BMRM_ERROR_INVALID_ARGUMENT);
+    CHECK(last_error_has("BCFW"), "'%s'", bmrm_last_error());
+    bmrm_solver_free(solver);
+    free(lo);
+    free(hi);
+    free(w);
+    bmrm_problem_free(p);
+}
+
 static void timed(const char *name, void (*f)(const mc_data *), const mc_data *data) {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -970,6 +1079,7 @@ int main(void) {
     timed("progress", test_progress, &data);
     timed("threads", test_threads, &data);
     timed("dense_and_warm_start", test_dense_and_warm_start, &data);
+    timed("bcfw", test_bcfw, &data);
     mc_free(&data);
     printf("%d passed, %d failed\n", checks_passed, checks_failed);
     return checks_failed == 0 ? 0 : 1;

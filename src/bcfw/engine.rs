@@ -1,0 +1,769 @@
+//! The BCFW state and its block steps (DESIGN.md section 6).
+//!
+//! Dual (minimised): `f = lambda/2 (||v||^2 - ||v - clip(v)||^2) - l`, with
+//! `v = sum_i w_i`, `l = sum_i l_i` and the primal point `w = clip(v)` (the
+//! identity without box constraints). Its negation is a lower bound on the
+//! primal optimum, and `primal(w) + f = sum_i g_i`, the sum of block gaps.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use super::blocks::{Atom, Block};
+use super::bounds::Bounds;
+use super::pass::{check_not_below_truth, oracle_pass};
+use super::sampler::Sampler;
+use super::sparse::{BlockVec, SparseVec};
+use super::BcfwStats;
+use crate::error::{Error, Result};
+use crate::oracle::adapters::call_max_oracle;
+use crate::oracle::{Corner, MaxOracle};
+use crate::solver::{Iteration, Settings, StepType};
+
+/// A corner of one block: the ground truth, a kept atom, or the oracle's
+/// fresh answer (when atoms are not kept).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum CornerRef {
+    Truth,
+    Atom(usize),
+    Fresh,
+}
+
+/// The candidate steps on a block.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum StepKind {
+    FrankWolfe,
+    Pairwise,
+    Away,
+}
+
+/// The result of an exact pass at the current iterate.
+pub struct ExactPass {
+    pub primal: f64,
+    pub risk: f64,
+    pub gap: f64,
+}
+
+/// Everything BCFW keeps between block steps and between runs.
+pub struct BcfwState {
+    n: usize,
+    dim: usize,
+    lambda: f64,
+    pub(super) blocks: Vec<Block>,
+    /// `v = sum_i w_i`.
+    v: Vec<f64>,
+    /// The primal point `clip(v)`.
+    pub(super) w: Vec<f64>,
+    /// `l = sum_i l_i`.
+    l: f64,
+    bounds: Option<Bounds>,
+    /// Whether corners and their weights are kept (pairwise/away steps or the cache).
+    keep_atoms: bool,
+    /// Weighted averages of `v` and `l` (option).
+    vbar: Option<Vec<f64>>,
+    lbar: f64,
+    avg_steps: u64,
+    /// Block steps so far (for the step 2n/(k + 2n) and the eviction score).
+    steps: u64,
+    /// The last exact total gap (infinity before the first exact pass).
+    last_exact_gap: f64,
+    rng: ChaCha8Rng,
+    sampler: Sampler,
+    pub(super) passes: u64,
+    pub(super) oracle_calls: u64,
+    pub(super) cache_hits: u64,
+    /// Seconds inside oracle calls (block steps and exact passes).
+    pub(super) oracle_seconds: f64,
+    /// The `w` the last run returned (a later run must start from it).
+    pub(crate) returned_w: Option<Vec<f64>>,
+    // Scratch, reused so block steps do not allocate.
+    corner: Corner,
+    pairs: Vec<(u32, f64)>,
+    dir: SparseVec,
+    dir_parked: SparseVec,
+    /// psi of the oracle's last answer when atoms are not kept.
+    fresh_psi: SparseVec,
+    merged: SparseVec,
+}
+
+impl BcfwState {
+    /// The start `alpha_i = delta(y_i)`: `w = clip(0)`, `l = 0`.
+    pub fn new(
+        oracle: &dyn MaxOracle,
+        settings: &Settings,
+        bounds: Option<Bounds>,
+    ) -> Result<Self> {
+        let n = oracle.num_examples();
+        let dim = oracle.dim();
+        if dim > u32::MAX as usize {
+            return Err(Error::InvalidArgument(format!(
+                "BCFW supports dimensions up to 2^32 - 1, got {dim}"
+            )));
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
+        let sampler = Sampler::new(settings.sampling, n, &mut rng);
+        let v = vec![0.0; dim];
+        let w = match &bounds {
+            Some(b) => b.clip_all(&v),
+            None => v.clone(),
+        };
+        Ok(BcfwState {
+            n,
+            dim,
+            lambda: settings.lambda,
+            blocks: (0..n).map(|_| Block::new()).collect(),
+            v,
+            w,
+            l: 0.0,
+            bounds,
+            keep_atoms: settings.use_cache || settings.step_type != StepType::FrankWolfe,
+            vbar: None,
+            lbar: 0.0,
+            avg_steps: 0,
+            steps: 0,
+            last_exact_gap: f64::INFINITY,
+            rng,
+            sampler,
+            passes: 0,
+            oracle_calls: 0,
+            cache_hits: 0,
+            oracle_seconds: 0.0,
+            returned_w: None,
+            corner: Corner::new(dim),
+            pairs: Vec::new(),
+            dir: SparseVec::default(),
+            dir_parked: SparseVec::default(),
+            fresh_psi: SparseVec::default(),
+            merged: SparseVec::default(),
+        })
+    }
+
+    pub fn lambda(&self) -> f64 {
+        self.lambda
+    }
+    pub fn w(&self) -> &[f64] {
+        &self.w
+    }
+
+    /// The start of the regularisation path: `alpha_i = delta(y^_i)` for the
+    /// corners `(psi_i, L_i)` the oracle gave at `w = 0`, at this lambda.
+    pub fn set_corners(&mut self, corners: Vec<(u64, SparseVec, f64)>) {
+        let scale = 1.0 / (self.lambda * self.n as f64);
+        self.v.iter_mut().for_each(|x| *x = 0.0);
+        self.l = 0.0;
+        for (b, (label, psi, loss)) in self.blocks.iter_mut().zip(corners) {
+            let mut w = BlockVec::default();
+            w.combine(0.0, scale, &psi, self.dim, &mut self.merged);
+            w.for_each(|j, x| self.v[j] += x);
+            b.w = w;
+            b.l = loss / self.n as f64;
+            self.l += b.l;
+            b.atoms.clear();
+            if psi.nnz() == 0 && loss == 0.0 {
+                b.truth_alpha = 1.0;
+            } else {
+                b.truth_alpha = 0.0;
+                if self.keep_atoms {
+                    b.atoms.push(Atom {
+                        label,
+                        psi,
+                        loss,
+                        alpha: 1.0,
+                        last_used: 0,
+                    });
+                }
+            }
+        }
+        self.refresh_w();
+        self.reset_average();
+    }
+
+    /// Moves to a new lambda keeping `w_i` and `w`: `alpha_i(y != y_i)` and
+    /// `l_i` scale by `rho = lambda_new / lambda_old`, the ground truth takes
+    /// the rest (the regularisation path's warm start).
+    pub fn set_lambda(&mut self, lambda: f64) {
+        let rho = lambda / self.lambda;
+        for (i, b) in self.blocks.iter_mut().enumerate() {
+            // The block gap moves by (1 - rho)(l_i - lambda <w_i, w>) exactly.
+            if b.gap_estimate.is_finite() {
+                let u = b.l - self.lambda * b.w.dot_dense(&self.w);
+                b.gap_estimate += (1.0 - rho) * u;
+                self.sampler.set_gap(i, b.gap_estimate);
+            }
+            b.l *= rho;
+            b.truth_alpha = 1.0 - rho * (1.0 - b.truth_alpha);
+            for a in &mut b.atoms {
+                a.alpha *= rho;
+            }
+        }
+        self.l *= rho;
+        self.lambda = lambda;
+        self.last_exact_gap = f64::INFINITY;
+        self.reset_average();
+    }
+
+    fn reset_average(&mut self) {
+        if self.vbar.is_some() {
+            self.vbar = Some(self.v.clone());
+            self.lbar = self.l;
+            self.avg_steps = 0;
+        }
+    }
+
+    fn refresh_w(&mut self) {
+        match &self.bounds {
+            Some(b) => self.w = b.clip_all(&self.v),
+            None => self.w.copy_from_slice(&self.v),
+        }
+    }
+
+    /// `-f`: the dual value, a lower bound on the primal optimum.
+    pub fn dual(&self) -> f64 {
+        dual_value(self.lambda, &self.v, self.bounds.as_ref(), self.l)
+    }
+
+    /// The dual value of the averaged weights, when averaging is on.
+    pub fn dual_of_average(&self) -> Option<f64> {
+        self.vbar
+            .as_ref()
+            .map(|vb| dual_value(self.lambda, vb, self.bounds.as_ref(), self.lbar))
+    }
+
+    /// The averaged primal point `clip(vbar)`, when averaging is on.
+    pub fn average_point(&self) -> Option<Vec<f64>> {
+        self.vbar.as_ref().map(|vb| match &self.bounds {
+            Some(b) => b.clip_all(vb),
+            None => vb.clone(),
+        })
+    }
+
+    pub fn gap_estimate(&self) -> f64 {
+        self.blocks
+            .iter()
+            .map(|b| b.gap_estimate)
+            .filter(|g| g.is_finite())
+            .sum()
+    }
+
+    pub fn stats(&self) -> BcfwStats {
+        let memory = self.blocks.iter().map(Block::bytes).sum::<usize>()
+            + (self.v.capacity() + self.w.capacity()) * 8
+            + self.vbar.as_ref().map_or(0, |v| v.capacity() * 8);
+        BcfwStats {
+            passes: self.passes,
+            effective_passes: self.oracle_calls as f64 / self.n as f64,
+            oracle_calls: self.oracle_calls,
+            cache_hits: self.cache_hits,
+            ell: self.l,
+            dual: self.dual(),
+            gap_estimate: self.gap_estimate(),
+            last_exact_gap: self.last_exact_gap,
+            corners: self.blocks.iter().map(|b| b.atoms.len() as u64).sum(),
+            active_corners: self.blocks.iter().map(|b| b.active_atoms() as u64).sum(),
+            dense_blocks: self.blocks.iter().filter(|b| b.w.is_dense()).count() as u64,
+            memory_bytes: memory as u64,
+        }
+    }
+
+    /// An exact pass at the current iterate: every block's gap, the primal
+    /// value and the total gap. With `refresh` the gap estimates (and the
+    /// sampler's weights) are replaced by the exact gaps.
+    pub fn exact_pass(
+        &mut self,
+        oracle: &dyn MaxOracle,
+        pool: &rayon::ThreadPool,
+        refresh: bool,
+    ) -> Result<ExactPass> {
+        let context = format!("in the exact gap pass after pass {}", self.passes);
+        let t = std::time::Instant::now();
+        let items = pool.install(|| oracle_pass(oracle, &self.w, false, &context))?;
+        self.oracle_seconds += t.elapsed().as_secs_f64();
+        if refresh {
+            self.oracle_calls += self.n as u64;
+        }
+        let w = &self.w;
+        let wi_dots: Vec<f64> =
+            pool.install(|| self.blocks.par_iter().map(|b| b.w.dot_dense(w)).collect());
+        let n = self.n as f64;
+        let mut risk = 0.0;
+        let mut gap = 0.0;
+        for (i, (item, wdot)) in items.iter().zip(&wi_dots).enumerate() {
+            risk += item.hinge;
+            let g = self.lambda * wdot - self.blocks[i].l + item.hinge / n;
+            gap += g;
+            if refresh {
+                self.blocks[i].gap_estimate = g;
+                self.sampler.set_gap(i, g);
+            }
+        }
+        risk /= n;
+        if refresh {
+            self.sampler.all_visited();
+            self.last_exact_gap = gap;
+        }
+        let primal = 0.5 * self.lambda * crate::linalg::norm2(&self.w) + risk;
+        Ok(ExactPass { primal, risk, gap })
+    }
+
+    /// One pass: `n` block steps.
+    pub fn pass(&mut self, oracle: &dyn MaxOracle, settings: &Settings) -> Result<()> {
+        if settings.weighted_averaging && self.vbar.is_none() {
+            self.vbar = Some(self.v.clone());
+            self.lbar = self.l;
+            self.avg_steps = 0;
+        }
+        for _ in 0..self.n {
+            let i = self.sampler.next(&mut self.rng);
+            self.block_step(oracle, settings, i).map_err(|e| {
+                e.context(format!(
+                    "at BCFW pass {} (block step {})",
+                    self.passes + 1,
+                    self.steps + 1
+                ))
+            })?;
+        }
+        self.passes += 1;
+        Ok(())
+    }
+
+    fn block_step(&mut self, oracle: &dyn MaxOracle, settings: &Settings, i: usize) -> Result<()> {
+        self.steps += 1;
+        let n = self.n as f64;
+        let lambda = self.lambda;
+        let w_dot_wi = self.blocks[i].w.dot_dense(&self.w);
+        let base = lambda * w_dot_wi - self.blocks[i].l;
+
+        // The FW corner: the cache's best corner on a hit, else the oracle's.
+        let mut fw = None;
+        if settings.use_cache && self.blocks[i].gap_estimate.is_finite() {
+            let (c, h) = self.best_cached(i);
+            let g = base + h / n;
+            let global = if self.last_exact_gap.is_finite() {
+                self.last_exact_gap
+            } else {
+                self.gap_estimate()
+            };
+            let need = (settings.cache_factor * self.blocks[i].gap_estimate)
+                .max(settings.cache_nu * global / n);
+            if g >= need && g > 0.0 {
+                self.cache_hits += 1;
+                fw = Some((c, g));
+            }
+        }
+        let (s, g) = match fw {
+            Some(hit) => hit,
+            None => {
+                let (s, h) = self.call_oracle(oracle, i)?;
+                (s, base + h / n)
+            }
+        };
+        if let CornerRef::Atom(k) = s {
+            self.blocks[i].atoms[k].last_used = self.steps;
+        }
+        self.blocks[i].gap_estimate = g;
+        self.sampler.set_gap(i, g);
+
+        // FW step, and the alternative of the step type; keep the better.
+        let fixed = (!settings.line_search).then(|| 2.0 * n / (self.steps as f64 - 1.0 + 2.0 * n));
+        let (dl_fw, _) = self.direction_to(i, s, CornerRef::Truth, StepKind::FrankWolfe);
+        let (gamma_fw, gain_fw) = match fixed {
+            Some(gamma) => (gamma, self.gain(&self.dir, dl_fw, gamma)),
+            None => self.line_search(&self.dir, dl_fw, 1.0),
+        };
+        let mut chosen = (StepKind::FrankWolfe, gamma_fw, dl_fw, CornerRef::Truth);
+        if settings.step_type != StepType::FrankWolfe {
+            if let Some((a, alpha_a)) = self.away_corner(i) {
+                let kind = match settings.step_type {
+                    StepType::Pairwise => StepKind::Pairwise,
+                    _ => StepKind::Away,
+                };
+                // An away corner holding (almost) all the mass is w_i itself:
+                // its direction is rounding noise with an unbounded step.
+                let usable = match kind {
+                    StepKind::Pairwise => a != s,
+                    _ => alpha_a < 1.0 - 1e-9,
+                };
+                if usable {
+                    // Park the FW direction while the alternative is tried.
+                    std::mem::swap(&mut self.dir, &mut self.dir_parked);
+                    let (dl, gmax) = self.direction_to(i, s, a, kind);
+                    let (gamma, gain) = self.line_search(&self.dir, dl, gmax);
+                    if gain > gain_fw {
+                        chosen = (kind, gamma, dl, a);
+                    } else {
+                        std::mem::swap(&mut self.dir, &mut self.dir_parked);
+                    }
+                }
+            }
+        }
+        let (kind, gamma, dl, away) = chosen;
+        if gamma > 0.0 {
+            self.apply(i, kind, gamma, dl, s, away);
+        }
+        if settings.use_cache {
+            self.blocks[i].evict(settings.cache_size);
+        } else if self.keep_atoms {
+            self.blocks[i].atoms.retain(|a| a.alpha > 0.0);
+        }
+        #[cfg(debug_assertions)]
+        self.check_block(i);
+        if let Some(vbar) = &mut self.vbar {
+            self.avg_steps += 1;
+            let rho = 2.0 / (self.avg_steps as f64 + 2.0);
+            for (b, x) in vbar.iter_mut().zip(&self.v) {
+                *b = (1.0 - rho) * *b + rho * x;
+            }
+            self.lbar = (1.0 - rho) * self.lbar + rho * self.l;
+        }
+        Ok(())
+    }
+
+    /// Debug builds: block `i`'s iterate agrees with its weights.
+    #[cfg(debug_assertions)]
+    fn check_block(&self, i: usize) {
+        if !self.keep_atoms {
+            return;
+        }
+        let b = &self.blocks[i];
+        let n = self.n as f64;
+        let total: f64 = b.truth_alpha + b.atoms.iter().map(|a| a.alpha).sum::<f64>();
+        assert!(
+            (total - 1.0).abs() < 1e-9,
+            "block {i}: weights sum to {total}"
+        );
+        let l: f64 = b.atoms.iter().map(|a| a.alpha * a.loss / n).sum();
+        assert!((l - b.l).abs() < 1e-9, "block {i}: l_i {} vs {l}", b.l);
+        let mut w = vec![0.0; self.dim];
+        for a in &b.atoms {
+            for (&j, &x) in a.psi.idx.iter().zip(&a.psi.val) {
+                w[j as usize] += a.alpha * x / (self.lambda * n);
+            }
+        }
+        b.w.for_each(|j, x| w[j] -= x);
+        let err = w.iter().map(|x| x.abs()).fold(0.0, f64::max);
+        assert!(err < 1e-9, "block {i}: w_i off by {err}");
+    }
+
+    /// The kept corner with the largest `H_i(w)` (the ground truth has 0).
+    fn best_cached(&self, i: usize) -> (CornerRef, f64) {
+        let mut best = (CornerRef::Truth, 0.0);
+        for (k, a) in self.blocks[i].atoms.iter().enumerate() {
+            let h = a.loss - a.psi.dot_dense(&self.w);
+            if h > best.1 {
+                best = (CornerRef::Atom(k), h);
+            }
+        }
+        best
+    }
+
+    /// The active corner with the smallest `H_i(w)` and its weight.
+    fn away_corner(&self, i: usize) -> Option<(CornerRef, f64)> {
+        let b = &self.blocks[i];
+        let mut best: Option<(CornerRef, f64, f64)> = None;
+        if b.truth_alpha > 0.0 {
+            best = Some((CornerRef::Truth, 0.0, b.truth_alpha));
+        }
+        for (k, a) in b.atoms.iter().enumerate() {
+            if a.alpha > 0.0 {
+                let h = a.loss - a.psi.dot_dense(&self.w);
+                if best.map_or(true, |(_, hb, _)| h < hb) {
+                    best = Some((CornerRef::Atom(k), h, a.alpha));
+                }
+            }
+        }
+        best.map(|(c, _, alpha)| (c, alpha))
+    }
+
+    /// Calls the oracle on block `i` at `w`, checks its answer, and returns
+    /// the corner (kept as an atom when atoms are kept) and `H_i(w)` there.
+    fn call_oracle(&mut self, oracle: &dyn MaxOracle, i: usize) -> Result<(CornerRef, f64)> {
+        let t = std::time::Instant::now();
+        call_max_oracle(oracle, i, &self.w, &mut self.corner)?;
+        self.oracle_seconds += t.elapsed().as_secs_f64();
+        self.oracle_calls += 1;
+        let h = self.corner.hinge(&self.w);
+        check_not_below_truth(h, &self.corner, &self.w, i)?;
+        let psi = SparseVec::from_corner(&self.corner, &mut self.pairs);
+        let loss = self.corner.loss();
+        let label = self.corner.label();
+        if psi.nnz() == 0 && loss == 0.0 {
+            return Ok((CornerRef::Truth, 0.0));
+        }
+        if !self.keep_atoms {
+            self.fresh_psi = psi;
+            return Ok((CornerRef::Fresh, h));
+        }
+        let b = &mut self.blocks[i];
+        if let Some(k) = b.find(label) {
+            let known = b.atoms[k].loss;
+            if (known - loss).abs() > 1e-9 * known.abs().max(loss.abs()).max(1.0) {
+                return Err(Error::oracle(format!(
+                    "max-oracle for example {i} returned label id {label} with loss {loss}, \
+                     but earlier with loss {known}: a label id must name one label"
+                )));
+            }
+            return Ok((CornerRef::Atom(k), h));
+        }
+        b.atoms.push(Atom {
+            label,
+            psi,
+            loss,
+            alpha: 0.0,
+            last_used: self.steps,
+        });
+        Ok((CornerRef::Atom(b.atoms.len() - 1), h))
+    }
+
+    /// Writes the direction of a step into `self.dir` and returns the change
+    /// of `l` per unit step and the largest step:
+    /// FW `w_s - w_i` (up to 1), pairwise `w_s - w_a` (up to `alpha_a`),
+    /// away `w_i - w_a` (up to `alpha_a / (1 - alpha_a)`).
+    fn direction_to(&mut self, i: usize, s: CornerRef, a: CornerRef, kind: StepKind) -> (f64, f64) {
+        let n = self.n as f64;
+        let scale = 1.0 / (self.lambda * n);
+        let b = &self.blocks[i];
+        let corner = |c: CornerRef| -> (Option<&SparseVec>, f64, f64) {
+            match c {
+                CornerRef::Truth => (None, 0.0, b.truth_alpha),
+                CornerRef::Atom(k) => (Some(&b.atoms[k].psi), b.atoms[k].loss, b.atoms[k].alpha),
+                CornerRef::Fresh => (Some(&self.fresh_psi), self.corner.loss(), 0.0),
+            }
+        };
+        let mut dir = std::mem::take(&mut self.dir);
+        dir.idx.clear();
+        dir.val.clear();
+        let (dl, gmax) = match kind {
+            StepKind::FrankWolfe => {
+                let (ps, ls, _) = corner(s);
+                sparse_sub(ps, scale, Some(&b.w), &mut dir);
+                (ls / n - b.l, 1.0)
+            }
+            StepKind::Pairwise => {
+                let (ps, ls, _) = corner(s);
+                let (pa, la, alpha_a) = corner(a);
+                sparse_diff(ps, pa, scale, &mut dir);
+                ((ls - la) / n, alpha_a)
+            }
+            StepKind::Away => {
+                let (pa, la, alpha_a) = corner(a);
+                // w_i - w_a = -(w_a - w_i)
+                sparse_sub(pa, scale, Some(&b.w), &mut dir);
+                dir.val.iter_mut().for_each(|x| *x = -*x);
+                (b.l - la / n, alpha_a / (1.0 - alpha_a))
+            }
+        };
+        self.dir = dir;
+        (dl, gmax)
+    }
+
+    /// The exact line search of `phi(gamma) = f(v + gamma d, l + gamma dl)`
+    /// on `[0, gmax]`; returns the step and the decrease of `f`.
+    fn line_search(&self, d: &SparseVec, dl: f64, gmax: f64) -> (f64, f64) {
+        let lambda = self.lambda;
+        let slope0 = lambda * d.dot_dense(&self.w) - dl;
+        if slope0 >= 0.0 || d.nnz() == 0 {
+            return (0.0, 0.0);
+        }
+        let gamma = match &self.bounds {
+            None => {
+                let curv = lambda * d.norm2();
+                if curv > 0.0 {
+                    (-slope0 / curv).min(gmax)
+                } else {
+                    gmax
+                }
+            }
+            Some(bounds) => {
+                // phi' is non-decreasing (f is convex): bisection on its sign.
+                let slope = |g: f64| -> f64 {
+                    let mut s = 0.0;
+                    for (&j, &x) in d.idx.iter().zip(&d.val) {
+                        let j = j as usize;
+                        s += bounds.clip(j, self.v[j] + g * x) * x;
+                    }
+                    lambda * s - dl
+                };
+                let top = if gmax.is_finite() { gmax } else { 1e12 };
+                if slope(top) <= 0.0 {
+                    top
+                } else {
+                    let (mut lo, mut hi) = (0.0, top);
+                    for _ in 0..100 {
+                        let mid = 0.5 * (lo + hi);
+                        if slope(mid) <= 0.0 {
+                            lo = mid;
+                        } else {
+                            hi = mid;
+                        }
+                        if hi - lo <= 1e-15 * hi {
+                            break;
+                        }
+                    }
+                    lo
+                }
+            }
+        };
+        (gamma, self.gain(d, dl, gamma))
+    }
+
+    /// `f(now) - f(after a step gamma along d)`, computed exactly.
+    fn gain(&self, d: &SparseVec, dl: f64, gamma: f64) -> f64 {
+        let lambda = self.lambda;
+        let mut dh = 0.0;
+        for (&j, &x) in d.idx.iter().zip(&d.val) {
+            let j = j as usize;
+            let (a, b) = (self.v[j], self.v[j] + gamma * x);
+            dh += match &self.bounds {
+                Some(bd) if bd.is_constrained(j) => bd.h(j, a) - bd.h(j, b),
+                _ => 0.5 * (a * a - b * b),
+            };
+        }
+        lambda * dh + gamma * dl
+    }
+
+    /// Applies the chosen step (its direction is in `self.dir`).
+    fn apply(&mut self, i: usize, kind: StepKind, gamma: f64, dl: f64, s: CornerRef, a: CornerRef) {
+        let dir = std::mem::take(&mut self.dir);
+        let b = &mut self.blocks[i];
+        b.w.combine(1.0, gamma, &dir, self.dim, &mut self.merged);
+        b.l += gamma * dl;
+        self.l += gamma * dl;
+        for (&j, &x) in dir.idx.iter().zip(&dir.val) {
+            let j = j as usize;
+            self.v[j] += gamma * x;
+            self.w[j] = match &self.bounds {
+                Some(bd) => bd.clip(j, self.v[j]),
+                None => self.v[j],
+            };
+        }
+        self.dir = dir;
+        if !self.keep_atoms {
+            // FW steps only, no cache: the weights are not needed.
+            return;
+        }
+        let add = |b: &mut Block, c: CornerRef, delta: f64| match c {
+            CornerRef::Truth => b.truth_alpha += delta,
+            CornerRef::Atom(k) => b.atoms[k].alpha += delta,
+            CornerRef::Fresh => {}
+        };
+        match kind {
+            StepKind::FrankWolfe => {
+                b.truth_alpha *= 1.0 - gamma;
+                b.atoms.iter_mut().for_each(|x| x.alpha *= 1.0 - gamma);
+                add(b, s, gamma);
+            }
+            StepKind::Pairwise => {
+                add(b, a, -gamma);
+                add(b, s, gamma);
+            }
+            StepKind::Away => {
+                b.truth_alpha *= 1.0 + gamma;
+                b.atoms.iter_mut().for_each(|x| x.alpha *= 1.0 + gamma);
+                add(b, a, -gamma);
+            }
+        }
+        // Drop steps and rounding: weights at (or a hair below) zero are zero.
+        if b.truth_alpha < 1e-12 {
+            b.truth_alpha = 0.0;
+        }
+        for x in &mut b.atoms {
+            if x.alpha < 1e-12 {
+                x.alpha = 0.0;
+            }
+        }
+    }
+}
+
+/// `out = scale * p - q` over the union of supports (`p` or `q` may be absent).
+fn sparse_sub(p: Option<&SparseVec>, scale: f64, q: Option<&BlockVec>, out: &mut SparseVec) {
+    let empty = SparseVec::default();
+    let p = p.unwrap_or(&empty);
+    match q {
+        None => {
+            out.idx.extend_from_slice(&p.idx);
+            out.val.extend(p.val.iter().map(|x| scale * x));
+        }
+        Some(BlockVec::Dense(d)) => {
+            let mut k = 0;
+            for (j, &y) in d.iter().enumerate() {
+                let mut x = -y;
+                if k < p.idx.len() && p.idx[k] as usize == j {
+                    x += scale * p.val[k];
+                    k += 1;
+                }
+                if x != 0.0 {
+                    out.idx.push(j as u32);
+                    out.val.push(x);
+                }
+            }
+        }
+        Some(BlockVec::Sparse(q)) => merge(p, scale, q, -1.0, out),
+    }
+}
+
+/// `out = scale * (p - q)`.
+fn sparse_diff(p: Option<&SparseVec>, q: Option<&SparseVec>, scale: f64, out: &mut SparseVec) {
+    let empty = SparseVec::default();
+    merge(p.unwrap_or(&empty), scale, q.unwrap_or(&empty), -scale, out);
+}
+
+/// `out = a * p + b * q` for sorted sparse vectors, zeros dropped.
+fn merge(p: &SparseVec, a: f64, q: &SparseVec, b: f64, out: &mut SparseVec) {
+    let (mut x, mut y) = (0, 0);
+    while x < p.idx.len() || y < q.idx.len() {
+        let (j, v) = if y >= q.idx.len() || (x < p.idx.len() && p.idx[x] < q.idx[y]) {
+            x += 1;
+            (p.idx[x - 1], a * p.val[x - 1])
+        } else if x >= p.idx.len() || q.idx[y] < p.idx[x] {
+            y += 1;
+            (q.idx[y - 1], b * q.val[y - 1])
+        } else {
+            x += 1;
+            y += 1;
+            (p.idx[x - 1], a * p.val[x - 1] + b * q.val[y - 1])
+        };
+        if v != 0.0 {
+            out.idx.push(j);
+            out.val.push(v);
+        }
+    }
+}
+
+/// `-f = l - lambda/2 (||v||^2 - ||v - clip(v)||^2)`.
+fn dual_value(lambda: f64, v: &[f64], bounds: Option<&Bounds>, l: f64) -> f64 {
+    let h: f64 = match bounds {
+        None => 0.5 * crate::linalg::norm2(v),
+        Some(b) => v.iter().enumerate().map(|(j, &x)| b.h(j, x)).sum(),
+    };
+    l - lambda * h
+}
+
+/// Makes a history row of a pass.
+pub fn pass_row(
+    state: &BcfwState,
+    exact: Option<&ExactPass>,
+    traced_gap: Option<f64>,
+) -> Iteration {
+    let stats = state.stats();
+    Iteration {
+        iteration: state.passes,
+        risk: exact.map_or(f64::NAN, |e| e.risk),
+        objective: exact.map_or(f64::NAN, |e| e.primal),
+        num_planes: stats.corners,
+        active_planes: stats.active_corners,
+        effective_passes: stats.effective_passes,
+        gap_estimate: stats.gap_estimate,
+        exact_gap: exact.map(|e| e.gap).or(traced_gap).unwrap_or(f64::NAN),
+        ..Iteration::default()
+    }
+}
+
+/// The pass limit: `num_passes` and `max_iterations` both count passes; the
+/// smaller non-zero one applies.
+pub fn pass_limit(settings: &Settings) -> Option<u64> {
+    match (settings.num_passes, settings.max_iterations) {
+        (0, 0) => None,
+        (0, m) | (m, 0) => Some(m),
+        (a, b) => Some(a.min(b)),
+    }
+}

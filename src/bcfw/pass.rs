@@ -1,0 +1,75 @@
+//! One oracle call per example at a fixed `w`: BCFW's exact gap passes and
+//! the regularisation path's lambda_max passes. The calls are independent,
+//! so they run in parallel when the oracle is thread-safe; every result is
+//! stored per example and reduced in example order, so the sums are the same
+//! for any number of threads.
+
+use rayon::prelude::*;
+
+use super::sparse::SparseVec;
+use crate::error::{Error, Result};
+use crate::oracle::adapters::call_max_oracle;
+use crate::oracle::{Corner, MaxOracle};
+
+/// What the oracle answered for one example.
+#[derive(Debug, Clone)]
+pub struct PassItem {
+    /// `H_i(w) = L_i(y^) - <w, psi_i(y^)>`.
+    pub hinge: f64,
+    pub loss: f64,
+    pub label: u64,
+    /// `psi_i(y^)`, when the caller asked to keep the corners.
+    pub psi: Option<SparseVec>,
+}
+
+/// Calls the oracle of every example at `w`; `keep_psi` keeps the corners.
+pub fn oracle_pass(
+    oracle: &dyn MaxOracle,
+    w: &[f64],
+    keep_psi: bool,
+    context: &str,
+) -> Result<Vec<PassItem>> {
+    let n = oracle.num_examples();
+    let dim = oracle.dim();
+    let one = |state: &mut (Corner, Vec<(u32, f64)>), i: usize| -> Result<PassItem> {
+        let (corner, scratch) = state;
+        call_max_oracle(oracle, i, w, corner)?;
+        let hinge = corner.hinge(w);
+        check_not_below_truth(hinge, corner, w, i)?;
+        Ok(PassItem {
+            hinge,
+            loss: corner.loss(),
+            label: corner.label(),
+            psi: keep_psi.then(|| SparseVec::from_corner(corner, scratch)),
+        })
+    };
+    let items: Vec<Result<PassItem>> = if oracle.thread_safe() {
+        (0..n)
+            .into_par_iter()
+            .map_init(|| (Corner::new(dim), Vec::new()), one)
+            .collect()
+    } else {
+        let mut state = (Corner::new(dim), Vec::new());
+        (0..n).map(|i| one(&mut state, i)).collect()
+    };
+    items
+        .into_iter()
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| e.context(context.to_string()))
+}
+
+/// The ground truth `y_i` has `H_i(y_i) = 0` (loss 0, psi 0), so the
+/// oracle's maximiser cannot be below it: if it is, the oracle does not
+/// maximise, and every gap and step built on it would be wrong.
+pub fn check_not_below_truth(hinge: f64, corner: &Corner, w: &[f64], i: usize) -> Result<()> {
+    let scale = corner.loss().abs() + corner.dot(w).abs();
+    if hinge < -(1e-9 * scale + 1e-12) {
+        return Err(Error::oracle(format!(
+            "max-oracle for example {i} returned label {} with H = L - <w, psi> = {hinge:.6e}, \
+             below the ground truth's H = 0: the oracle does not return the loss-augmented \
+             argmax (is psi = phi(x, y_i) - phi(x, y^) and the loss added?)",
+            corner.label()
+        )));
+    }
+    Ok(())
+}

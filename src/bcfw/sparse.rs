@@ -1,0 +1,223 @@
+//! Vectors of a block: sparse while few coordinates are used, dense after.
+//!
+//! A structured problem with d = 1.6 million weights and thousands of
+//! examples cannot keep a dense `w_i` per example; the joint feature
+//! differences `psi_i(y)` touch a few hundred coordinates, and so do the
+//! block iterates built from them.
+
+use crate::oracle::Corner;
+
+/// Sorted, duplicate-free coordinates with their values.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SparseVec {
+    pub idx: Vec<u32>,
+    pub val: Vec<f64>,
+}
+
+impl SparseVec {
+    pub fn nnz(&self) -> usize {
+        self.idx.len()
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.idx.capacity() * 4 + self.val.capacity() * 8
+    }
+
+    /// The corner's psi (sparse entries and dense part added up), in
+    /// coordinate order, exact zeros dropped. `scratch` is reused.
+    pub fn from_corner(c: &Corner, scratch: &mut Vec<(u32, f64)>) -> SparseVec {
+        scratch.clear();
+        if let Some(d) = c.dense() {
+            scratch.extend(
+                d.iter()
+                    .enumerate()
+                    .filter(|(_, &v)| v != 0.0)
+                    .map(|(j, &v)| (j as u32, v)),
+            );
+        }
+        scratch.extend(c.sparse_entries().map(|(j, v)| (j as u32, v)));
+        // Stable: repeated indices add up in the order the oracle gave them.
+        scratch.sort_by_key(|e| e.0);
+        let mut out = SparseVec {
+            idx: Vec::with_capacity(scratch.len()),
+            val: Vec::with_capacity(scratch.len()),
+        };
+        let mut k = 0;
+        while k < scratch.len() {
+            let j = scratch[k].0;
+            let mut v = 0.0;
+            while k < scratch.len() && scratch[k].0 == j {
+                v += scratch[k].1;
+                k += 1;
+            }
+            if v != 0.0 {
+                out.idx.push(j);
+                out.val.push(v);
+            }
+        }
+        out
+    }
+
+    /// `<self, w>` for a dense `w`.
+    pub fn dot_dense(&self, w: &[f64]) -> f64 {
+        self.idx
+            .iter()
+            .zip(&self.val)
+            .map(|(&j, &v)| v * w[j as usize])
+            .sum()
+    }
+
+    pub fn norm2(&self) -> f64 {
+        self.val.iter().map(|v| v * v).sum()
+    }
+}
+
+/// A block iterate `w_i`: sparse until it fills a third of the coordinates.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BlockVec {
+    Sparse(SparseVec),
+    Dense(Vec<f64>),
+}
+
+impl Default for BlockVec {
+    fn default() -> Self {
+        BlockVec::Sparse(SparseVec::default())
+    }
+}
+
+impl BlockVec {
+    pub fn bytes(&self) -> usize {
+        match self {
+            BlockVec::Sparse(s) => s.bytes(),
+            BlockVec::Dense(d) => d.capacity() * 8,
+        }
+    }
+
+    pub fn is_dense(&self) -> bool {
+        matches!(self, BlockVec::Dense(_))
+    }
+
+    /// `<self, w>` for a dense `w`.
+    pub fn dot_dense(&self, w: &[f64]) -> f64 {
+        match self {
+            BlockVec::Sparse(s) => s.dot_dense(w),
+            BlockVec::Dense(d) => crate::linalg::dot(d, w),
+        }
+    }
+
+    /// Calls `f(j, value)` for every stored coordinate.
+    pub fn for_each(&self, mut f: impl FnMut(usize, f64)) {
+        match self {
+            BlockVec::Sparse(s) => {
+                for (&j, &v) in s.idx.iter().zip(&s.val) {
+                    f(j as usize, v)
+                }
+            }
+            BlockVec::Dense(d) => {
+                for (j, &v) in d.iter().enumerate() {
+                    if v != 0.0 {
+                        f(j, v)
+                    }
+                }
+            }
+        }
+    }
+
+    /// `self <- a * self + b * x` for a sparse `x`; `merged` is scratch.
+    /// Turns dense when the result fills a third of `dim` coordinates.
+    pub fn combine(&mut self, a: f64, b: f64, x: &SparseVec, dim: usize, merged: &mut SparseVec) {
+        match self {
+            BlockVec::Dense(d) => {
+                if a != 1.0 {
+                    d.iter_mut().for_each(|v| *v *= a);
+                }
+                for (&j, &v) in x.idx.iter().zip(&x.val) {
+                    d[j as usize] += b * v;
+                }
+            }
+            BlockVec::Sparse(s) => {
+                merged.idx.clear();
+                merged.val.clear();
+                let (mut p, mut q) = (0, 0);
+                while p < s.idx.len() || q < x.idx.len() {
+                    let (j, v) = if q >= x.idx.len() || (p < s.idx.len() && s.idx[p] < x.idx[q]) {
+                        p += 1;
+                        (s.idx[p - 1], a * s.val[p - 1])
+                    } else if p >= s.idx.len() || x.idx[q] < s.idx[p] {
+                        q += 1;
+                        (x.idx[q - 1], b * x.val[q - 1])
+                    } else {
+                        p += 1;
+                        q += 1;
+                        (s.idx[p - 1], a * s.val[p - 1] + b * x.val[q - 1])
+                    };
+                    if v != 0.0 {
+                        merged.idx.push(j);
+                        merged.val.push(v);
+                    }
+                }
+                std::mem::swap(s, merged);
+                if 3 * s.nnz() > dim {
+                    let mut d = vec![0.0; dim];
+                    for (&j, &v) in s.idx.iter().zip(&s.val) {
+                        d[j as usize] = v;
+                    }
+                    *self = BlockVec::Dense(d);
+                }
+            }
+        }
+    }
+
+    /// `self <- a * self`.
+    pub fn scale(&mut self, a: f64) {
+        match self {
+            BlockVec::Sparse(s) => s.val.iter_mut().for_each(|v| *v *= a),
+            BlockVec::Dense(d) => d.iter_mut().for_each(|v| *v *= a),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sv(pairs: &[(u32, f64)]) -> SparseVec {
+        SparseVec {
+            idx: pairs.iter().map(|p| p.0).collect(),
+            val: pairs.iter().map(|p| p.1).collect(),
+        }
+    }
+
+    #[test]
+    fn combine_matches_dense_arithmetic_and_turns_dense() {
+        let dim = 9;
+        let mut b = BlockVec::Sparse(sv(&[(1, 2.0), (4, -1.0)]));
+        let mut scratch = SparseVec::default();
+        b.combine(
+            0.5,
+            2.0,
+            &sv(&[(0, 1.0), (4, 0.25), (7, 3.0)]),
+            dim,
+            &mut scratch,
+        );
+        let mut dense = vec![0.0; dim];
+        b.for_each(|j, v| dense[j] = v);
+        assert_eq!(dense, vec![2.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 6.0, 0.0]);
+        // 4 of 9 coordinates used: more than a third, so dense now.
+        b.combine(1.0, 1.0, &sv(&[(2, 1.0)]), dim, &mut scratch);
+        assert!(b.is_dense());
+        assert_eq!(b.dot_dense(&[1.0; 9]), 10.0);
+    }
+
+    #[test]
+    fn corners_become_sorted_sums_without_zeros() {
+        let mut c = Corner::new(6);
+        c.add(4, 1.0).unwrap();
+        c.add(1, 2.0).unwrap();
+        c.add(4, -1.0).unwrap();
+        c.dense_mut()[1] = 0.5;
+        c.dense_mut()[5] = -2.0;
+        let s = SparseVec::from_corner(&c, &mut Vec::new());
+        assert_eq!(s, sv(&[(1, 2.5), (5, -2.0)]));
+    }
+}

@@ -1,0 +1,339 @@
+//! BCFW's additions to the C ABI: box constraints, BCFW's own figures and
+//! per-pass rows, and the regularisation path.
+
+use crate::bcfw::{BcfwStats, Breakpoint};
+use crate::error::{Error, Result};
+use crate::solver::Iteration;
+
+use super::boundary::{catch, non_null, status};
+use super::solver::bmrm_solver;
+use super::types::{bmrm_exit, bmrm_status};
+
+/// BCFW's figures, cumulative over the runs of one solver
+/// (`bmrm_solver_bcfw_info`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct bmrm_bcfw_info {
+    /// Passes of n block steps.
+    pub passes: u64,
+    /// Max-oracle calls, exact gap passes included.
+    pub oracle_calls: u64,
+    /// Block steps answered by the cache (no oracle call).
+    pub cache_hits: u64,
+    /// Corners kept other than the ground truths (active sets and caches).
+    pub corners: u64,
+    /// Corners with a positive weight, ground truths included.
+    pub active_corners: u64,
+    /// Blocks whose w_i is stored dense (the others are sparse).
+    pub dense_blocks: u64,
+    /// Bytes held by the per-block state and the iterates.
+    pub memory_bytes: u64,
+    /// oracle_calls / n: the papers' effective passes.
+    pub effective_passes: f64,
+    /// The dual's loss term l = sum_i l_i (the BCFW MATLAB code's `ell`).
+    pub ell: f64,
+    /// The dual value at the current weights (a lower bound on min F).
+    pub dual: f64,
+    /// The sum of the block-gap estimates (not a certificate).
+    pub gap_estimate: f64,
+    /// The total gap of the last exact pass (infinity before the first).
+    pub last_exact_gap: f64,
+}
+
+impl From<BcfwStats> for bmrm_bcfw_info {
+    fn from(s: BcfwStats) -> Self {
+        bmrm_bcfw_info {
+            passes: s.passes,
+            oracle_calls: s.oracle_calls,
+            cache_hits: s.cache_hits,
+            corners: s.corners,
+            active_corners: s.active_corners,
+            dense_blocks: s.dense_blocks,
+            memory_bytes: s.memory_bytes,
+            effective_passes: s.effective_passes,
+            ell: s.ell,
+            dual: s.dual,
+            gap_estimate: s.gap_estimate,
+            last_exact_gap: s.last_exact_gap,
+        }
+    }
+}
+
+/// One BCFW pass of the last run (`bmrm_solver_bcfw_pass`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct bmrm_bcfw_pass {
+    /// The pass number in the run (1-based).
+    pub pass: u64,
+    /// Oracle calls of the run so far.
+    pub oracle_calls: u64,
+    /// Effective passes of the solver so far (oracle calls / n).
+    pub effective_passes: f64,
+    /// The best primal value so far (from the exact passes).
+    pub primal: f64,
+    /// The best dual value so far; primal - lower_bound is a certified gap.
+    pub lower_bound: f64,
+    /// The sum of the block-gap estimates after the pass.
+    pub gap_estimate: f64,
+    /// The exact duality gap of the iterate when an exact pass ended this
+    /// pass (every gap_check passes), else NaN.
+    pub exact_gap: f64,
+    /// Seconds since the run started.
+    pub elapsed_seconds: f64,
+}
+
+impl From<&Iteration> for bmrm_bcfw_pass {
+    fn from(r: &Iteration) -> Self {
+        bmrm_bcfw_pass {
+            pass: r.iteration,
+            oracle_calls: r.oracle_calls,
+            effective_passes: r.effective_passes,
+            primal: r.primal,
+            lower_bound: r.lower_bound,
+            gap_estimate: r.gap_estimate,
+            exact_gap: r.exact_gap,
+            elapsed_seconds: r.elapsed_seconds,
+        }
+    }
+}
+
+/// One breakpoint of the regularisation path (`bmrm_path_breakpoint`): its
+/// w is eps-optimal for every lambda in [lambda_low, lambda].
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct bmrm_breakpoint {
+    /// The lambda this breakpoint was solved at.
+    pub lambda: f64,
+    /// The smallest lambda this w is eps-optimal for (0: every smaller one).
+    pub lambda_low: f64,
+    /// The exact duality gap at lambda (at most path_a * eps).
+    pub gap: f64,
+    /// The primal value at lambda.
+    pub primal: f64,
+    /// BCFW passes spent at this breakpoint.
+    pub passes: u64,
+    /// Oracle calls along the path so far.
+    pub oracle_calls: u64,
+    /// How the solve at this breakpoint ended.
+    pub exit: bmrm_exit,
+}
+
+/// A regularisation path (opaque): made by `bmrm_solver_bcfw_path`, freed by
+/// `bmrm_path_free`.
+pub struct bmrm_path {
+    points: Vec<Breakpoint>,
+}
+
+/// Sets box constraints lower <= w <= upper on a BCFW solver (`lower` and
+/// `upper` each NULL, meaning no bound, or `dim` doubles; use -INFINITY /
+/// INFINITY for free coordinates). The next run starts BCFW afresh at w =
+/// clip(0). Errors: BMRM_ERROR_INVALID_ARGUMENT (not BCFW, lower > upper,
+/// NaN), BMRM_ERROR_DIMENSION_MISMATCH.
+///
+/// # Safety
+/// `s` is NULL or a live solver; `lower` and `upper` are NULL or readable
+/// for `dim` doubles.
+#[no_mangle]
+pub unsafe extern "C" fn bmrm_solver_set_bounds(
+    s: *mut bmrm_solver,
+    lower: *const f64,
+    upper: *const f64,
+    dim: usize,
+) -> bmrm_status {
+    status("bmrm_solver_set_bounds", || {
+        // SAFETY: forwarded from this function's contract.
+        let solver = unsafe { bmrm_solver::from_ptr(s) }?;
+        let mut guard = solver.lock()?;
+        if dim != guard.dim() {
+            return Err(Error::DimensionMismatch(format!(
+                "dim = {dim} but the problem's dimension is {}",
+                guard.dim()
+            )));
+        }
+        let read = |p: *const f64, fill: f64| -> Vec<f64> {
+            if p.is_null() {
+                vec![fill; dim]
+            } else {
+                // SAFETY: not NULL, readable for `dim` doubles by the contract.
+                unsafe { std::slice::from_raw_parts(p, dim) }.to_vec()
+            }
+        };
+        let lo = read(lower, f64::NEG_INFINITY);
+        let hi = read(upper, f64::INFINITY);
+        guard.set_bounds(lo, hi)
+    })
+}
+
+/// Writes BCFW's figures into `*out` (written only on success). Errors:
+/// BMRM_ERROR_INVALID_ARGUMENT when the solver has not run BCFW.
+///
+/// # Safety
+/// `s` is NULL or a live solver; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn bmrm_solver_bcfw_info(
+    s: *const bmrm_solver,
+    out: *mut bmrm_bcfw_info,
+) -> bmrm_status {
+    status("bmrm_solver_bcfw_info", || {
+        // SAFETY: forwarded from this function's contract.
+        let solver = unsafe { bmrm_solver::from_ptr(s) }?;
+        non_null(out, "out")?;
+        let stats = solver
+            .lock()?
+            .bcfw_stats()
+            .ok_or_else(|| Error::InvalidArgument("the solver has not run BCFW".into()))?;
+        // SAFETY: `out` is not NULL and writable by the contract.
+        unsafe { out.write(stats.into()) };
+        Ok(())
+    })
+}
+
+/// Writes pass `k` (0-based, below `bmrm_solver_history_len`) of the last
+/// BCFW run into `*out` (written only on success).
+///
+/// # Safety
+/// `s` is NULL or a live solver; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn bmrm_solver_bcfw_pass(
+    s: *const bmrm_solver,
+    k: usize,
+    out: *mut bmrm_bcfw_pass,
+) -> bmrm_status {
+    status("bmrm_solver_bcfw_pass", || {
+        // SAFETY: forwarded from this function's contract.
+        let solver = unsafe { bmrm_solver::from_ptr(s) }?;
+        non_null(out, "out")?;
+        let guard = solver.lock()?;
+        if guard.bcfw_stats().is_none() {
+            return Err(Error::InvalidArgument("the solver has not run BCFW".into()));
+        }
+        let history = guard.history();
+        let row = history.get(k).ok_or_else(|| {
+            Error::InvalidArgument(format!("k = {k} but the run has {} passes", history.len()))
+        })?;
+        // SAFETY: `out` is not NULL and writable by the contract.
+        unsafe { out.write(row.into()) };
+        Ok(())
+    })
+}
+
+/// Computes BCFW's epsilon-approximate regularisation path from lambda_max
+/// down to `lambda_min` (at most `max_breakpoints`, 0 = no limit): each
+/// breakpoint's w is eps-optimal on [lambda_low, lambda]. Writes the path to
+/// `*out` (written only on success; free it with `bmrm_path_free`). The
+/// solver is left at the last breakpoint's lambda and state, so
+/// `bmrm_solver_run` continues from there. Uses the solver's settings
+/// (path_a, gap_check, steps, cache, limits per breakpoint).
+///
+/// # Safety
+/// `s` is NULL or a live BCFW solver; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn bmrm_solver_bcfw_path(
+    s: *mut bmrm_solver,
+    eps: f64,
+    lambda_min: f64,
+    max_breakpoints: usize,
+    out: *mut *mut bmrm_path,
+) -> bmrm_status {
+    status("bmrm_solver_bcfw_path", || {
+        // SAFETY: forwarded from this function's contract.
+        let solver = unsafe { bmrm_solver::from_ptr(s) }?;
+        non_null(out, "out")?;
+        let limit = if max_breakpoints == 0 {
+            usize::MAX
+        } else {
+            max_breakpoints
+        };
+        let points = solver.lock()?.bcfw_path(eps, lambda_min, limit)?;
+        let path = Box::into_raw(Box::new(bmrm_path { points }));
+        // SAFETY: `out` is not NULL and writable by the contract.
+        unsafe { out.write(path) };
+        Ok(())
+    })
+}
+
+/// The number of breakpoints of a path (0 for NULL).
+///
+/// # Safety
+/// `p` is NULL or a live path.
+#[no_mangle]
+pub unsafe extern "C" fn bmrm_path_len(p: *const bmrm_path) -> usize {
+    catch("bmrm_path_len", || {
+        // SAFETY: forwarded from this function's contract.
+        Ok(unsafe { path_ref(p) }?.points.len())
+    })
+    .unwrap_or(0)
+}
+
+/// Writes breakpoint `k` into `*out` and, when `w` is not NULL, its weights
+/// into `w[0..dim)` (`dim` must be the problem's dimension).
+///
+/// # Safety
+/// `p` is NULL or a live path; `out` NULL or writable; `w` NULL or writable
+/// for `dim` doubles.
+#[no_mangle]
+pub unsafe extern "C" fn bmrm_path_breakpoint(
+    p: *const bmrm_path,
+    k: usize,
+    out: *mut bmrm_breakpoint,
+    w: *mut f64,
+    dim: usize,
+) -> bmrm_status {
+    status("bmrm_path_breakpoint", || {
+        // SAFETY: forwarded from this function's contract.
+        let path = unsafe { path_ref(p) }?;
+        non_null(out, "out")?;
+        let point = path.points.get(k).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "k = {k} but the path has {} breakpoints",
+                path.points.len()
+            ))
+        })?;
+        if !w.is_null() {
+            if dim != point.w.len() {
+                return Err(Error::DimensionMismatch(format!(
+                    "dim = {dim} but the problem's dimension is {}",
+                    point.w.len()
+                )));
+            }
+            // SAFETY: not NULL and writable for `dim` doubles by the contract.
+            unsafe { std::slice::from_raw_parts_mut(w, dim) }.copy_from_slice(&point.w);
+        }
+        let row = bmrm_breakpoint {
+            lambda: point.lambda,
+            lambda_low: point.lambda_low,
+            gap: point.gap,
+            primal: point.primal,
+            passes: point.passes,
+            oracle_calls: point.oracle_calls,
+            exit: point.exit.into(),
+        };
+        // SAFETY: `out` is not NULL and writable by the contract.
+        unsafe { out.write(row) };
+        Ok(())
+    })
+}
+
+/// Frees a path. NULL is fine.
+///
+/// # Safety
+/// `p` is NULL or a live path, not used again.
+#[no_mangle]
+pub unsafe extern "C" fn bmrm_path_free(p: *mut bmrm_path) {
+    let _ = status("bmrm_path_free", || {
+        if !p.is_null() {
+            // SAFETY: made by `Box::into_raw` in `bmrm_solver_bcfw_path`,
+            // freed once by the contract.
+            drop(unsafe { Box::from_raw(p) });
+        }
+        Ok(())
+    });
+}
+
+/// # Safety
+/// `p` is NULL or a live path.
+unsafe fn path_ref<'a>(p: *const bmrm_path) -> Result<&'a bmrm_path> {
+    non_null(p, "the path p")?;
+    // SAFETY: not NULL and live by the caller's contract.
+    Ok(unsafe { &*p })
+}
