@@ -388,8 +388,8 @@ fn dense_and_sparse_storage_agree() {
             map[dense.emission_index(y, j)] = sparse.emission_index(y, j);
         }
     }
-    for j in 3 * (d + 1)..dense.dim() {
-        map[j] = j;
+    for (j, m) in map.iter_mut().enumerate().skip(3 * (d + 1)) {
+        *m = j;
     }
     for _ in 0..20 {
         let wd: Vec<f64> = (0..dense.dim()).map(|_| rng.gen_range(-1.0..1.0)).collect();
