@@ -77,7 +77,7 @@ fn percent_after(text: &str, key: &str) -> f64 {
 }
 
 #[test]
-fn demo_trains_every_bundle_method_to_the_same_optimum_and_plots() {
+fn demo_trains_bmrm_prox_p_bmrm_and_bcfw_to_the_same_optimum_and_plots() {
     let dir = tempfile::tempdir().unwrap();
     let plot = dir.path().join("conv.svg");
     let text = ok(&[
@@ -89,7 +89,7 @@ fn demo_trains_every_bundle_method_to_the_same_optimum_and_plots() {
         "--plot",
         s(&plot),
     ]);
-    let primals: Vec<f64> = ["BMRM ", "Prox-BMRM ", "P-BMRM ", "Prox-P-BMRM "]
+    let primals: Vec<f64> = ["BMRM ", "Prox-P-BMRM ", "BCFW "]
         .iter()
         .map(|name| {
             let line = text
@@ -106,7 +106,12 @@ fn demo_trains_every_bundle_method_to_the_same_optimum_and_plots() {
     }
     let svg = std::fs::read_to_string(&plot).expect("the demo writes its plot");
     assert!(svg.contains("<svg") && svg.contains("</svg>"));
-    for name in ["BMRM", "Prox-P-BMRM (P=16)", "relative gap vs iteration"] {
+    for name in [
+        "BMRM",
+        "Prox-P-BMRM (P=16)",
+        "BCFW",
+        "relative gap vs iteration",
+    ] {
         assert!(svg.contains(name), "the plot lacks {name:?}");
     }
     assert!(text.contains(&format!("convergence plot written to {}", s(&plot))));
@@ -454,5 +459,62 @@ fn bad_arguments_and_bad_files_are_refused_with_a_message() {
         &["predict", s(&missing), t],
         1,
         &["nope.svm", "cannot open"],
+    );
+}
+
+#[test]
+fn bcfw_trains_and_its_regularisation_path_reports_breakpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = libsvm_files(dir.path(), 400, 200);
+    let out = ok(&[
+        "train",
+        s(&train),
+        "--lambda",
+        "1e-2",
+        "-a",
+        "bcfw",
+        "--step-type",
+        "pairwise",
+        "--sampling",
+        "permutation",
+        "--cache",
+        "--gap-check",
+        "5",
+        "--json",
+    ]);
+    let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["algorithm"], "BCFW");
+    assert_eq!(summary["exit"], "ConvergedRel");
+
+    let out = ok(&[
+        "path",
+        s(&train),
+        "--validation",
+        s(&test),
+        "-a",
+        "bcfw",
+        "--eps",
+        "0.05",
+        "--lambda-min",
+        "1e-2",
+        "--json",
+    ]);
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v["type"] == "lambda")
+        .collect();
+    assert!(rows.len() >= 2, "{out}");
+    for r in &rows {
+        // Each breakpoint is solved to a gap of path_a * eps = 0.045.
+        assert!(r["gap"].as_f64().unwrap() <= 0.045 + 1e-12, "{r}");
+        assert!(r["lambda_low"].as_f64().unwrap() <= r["lambda"].as_f64().unwrap());
+    }
+    let lambdas: Vec<f64> = rows.iter().map(|r| r["lambda"].as_f64().unwrap()).collect();
+    assert!(lambdas.windows(2).all(|p| p[1] < p[0]), "{lambdas:?}");
+    fails(
+        &["path", s(&train), "-a", "bcfw", "--eps", "0"],
+        1,
+        &["--eps must be a positive number"],
     );
 }

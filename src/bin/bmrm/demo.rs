@@ -10,11 +10,12 @@ use clap::Args;
 
 use crate::plot::{write_svg, Panel, Series};
 use crate::progress::{Mode, Progress};
+use crate::Alg;
 
 #[derive(Args, Debug)]
 pub struct DemoArgs {
     /// Training examples (a quarter as many more are generated for the test set).
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 10_000)]
     examples: usize,
     /// Features per example.
     #[arg(long, default_value_t = 64)]
@@ -43,6 +44,14 @@ pub struct DemoArgs {
     /// Do not write the plot.
     #[arg(long, conflicts_with = "plot")]
     no_plot: bool,
+    /// The algorithms to compare, comma-separated.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "bmrm,prox-p-bmrm,bcfw"
+    )]
+    algorithms: Vec<Alg>,
 }
 
 pub fn run(a: DemoArgs) -> Result<(), String> {
@@ -81,12 +90,7 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
     );
     let mut by_iteration = Vec::new();
     let mut by_time = Vec::new();
-    for alg in [
-        Algorithm::Bmrm,
-        Algorithm::ProxBmrm,
-        Algorithm::PBmrm,
-        Algorithm::ProxPBmrm,
-    ] {
+    for alg in a.algorithms.iter().map(|x| x.algorithm()) {
         let mut s = Settings::new(alg, a.lambda);
         s.tol_rel = a.tol_rel;
         s.num_threads = a.threads;
@@ -152,7 +156,7 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
             &[
                 Panel {
                     title: "relative gap vs iteration".into(),
-                    x_label: "iteration".into(),
+                    x_label: "iteration (BCFW: pass over the examples)".into(),
                     y_label: y_label.into(),
                     log_x: false,
                     log_y: true,

@@ -13,35 +13,41 @@ mod train;
 
 use std::path::PathBuf;
 
-use bmrm::{Algorithm, Settings};
+use bmrm::{Algorithm, Sampling, Settings, StepType};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-const ABOUT: &str = "Train linear multiclass SVMs (structured-output SVMs) with bundle methods \
-    (BMRM, Prox-BMRM, P-BMRM, Prox-P-BMRM), with a certificate of optimality";
+const ABOUT: &str = "Train linear multiclass and chain structured-output SVMs with bundle methods \
+    (BMRM, Prox-BMRM, P-BMRM, Prox-P-BMRM) and block-coordinate Frank-Wolfe, with a certificate \
+    of optimality";
 
 const LONG_ABOUT: &str = "\
-Train linear multiclass SVMs (structured-output SVMs) with bundle methods (BMRM, Prox-BMRM,
-P-BMRM, Prox-P-BMRM), with a certificate of optimality: every run reports the objective F(w)
-(the primal) and a lower bound on its minimum; their difference (the gap) says how far from
-optimal the model is.
+Train linear structured-output SVMs with bundle methods (BMRM, Prox-BMRM, P-BMRM, Prox-P-BMRM)
+or block-coordinate Frank-Wolfe (BCFW), with a certificate of optimality: every run reports
+the objective F(w) (the primal) and a lower bound on its minimum; their difference (the gap)
+says how far from optimal the model is.
 
-The objective is the Crammer-Singer multiclass SVM (LIBLINEAR's -s 4):
+    F(w) = lambda/2 ||w||^2 + (1/m) sum_i max_y [ loss(y_i, y) + <w, phi(x_i, y) - phi(x_i, y_i)> ]
 
-    F(w) = lambda/2 ||w||^2 + (1/m) sum_i max_y [ (y != y_i) + <w_y - w_{y_i}, x_i> ]
+Two models:
+  multiclass  one label per example, 0/1 loss: the Crammer-Singer SVM (LIBLINEAR's -s 4)
+  chain       one label per token of a sequence (OCR words, CoNLL sentences), Viterbi,
+              Hamming loss divided by the length
 
-Give either --lambda or --c: C = 1/(m lambda), m the number of training examples (LIBLINEAR's
-and SVM-multiclass's C).
+Give either --lambda or --c: C = 1/(m lambda), m the number of training examples (sequences
+for chains): LIBLINEAR's and SVM-multiclass's C.
 
 Start with `bmrm demo`: no data needed.";
 
 const AFTER_LONG_HELP: &str = "\
 Examples:
-  bmrm demo                                       # generated data, every algorithm, plot in bmrm-demo.svg
+  bmrm demo                                       # generated data, BMRM vs Prox-P-BMRM vs BCFW, plot in bmrm-demo.svg
   bmrm train data.svm --c 1 -o model.txt          # LIBSVM/LIBLINEAR format, C as in LIBLINEAR
   bmrm predict model.txt test.svm -o pred.txt     # accuracy, and one predicted label a line
   bmrm path data.svm --validation val.svm --lambdas 1e-2,1e-3,1e-4
   bmrm train /usr/share/datasets/fashion-mnist --lambda 1e-4 -o fashion.txt
   bmrm predict fashion.txt /usr/share/datasets/fashion-mnist      # the t10k-* test set
+  bmrm train ocr_letters.tsv.gz --lambda 0.01 -a bcfw -o ocr.txt  # chain model, OCR-large split
+  bmrm predict ocr.txt ocr_letters.tsv.gz -o words.txt            # fold 0, one word a line
 
 Exit status: 0 on success, 1 when the run fails (bad data, bad setting), 2 for a command-line
 error. Use `bmrm <command> --help` for every option.";
@@ -89,23 +95,33 @@ enum Command {
     /// Solve for a sequence of lambdas (warm starts); report validation error.
     #[command(
         long_about = "Solve for a decreasing sequence of lambdas, each run warm-started from \
-            the previous solution and keeping the cutting planes (they model the risk, which \
-            lambda does not change), and report the training and validation error at every \
-            lambda. The validation set is --validation FILE, or a seeded random --holdout share \
-            of the training file. --output saves the model with the lowest validation error.",
+            the previous solution (bundle methods also keep their cutting planes: they model the \
+            risk, which lambda does not change), and report the training and validation error \
+            at every lambda. The validation set is --validation FILE, or a seeded random \
+            --holdout share of the training file. --output saves the model with the lowest \
+            validation error.\n\n\
+            With --algorithm bcfw the lambdas are not given: BCFW's epsilon-approximate \
+            regularisation path starts at lambda_max (where w = 0 is optimal up to eps) and \
+            picks its own breakpoints down to --lambda-min, so that every lambda in between has \
+            a model within a duality gap of --eps; one row per breakpoint (--bcfw-grid: use \
+            the --lambdas grid instead).",
         after_long_help = "Examples:\n  \
             bmrm path train.svm --validation val.svm --lambdas 1e-2,1e-3,1e-4,1e-5\n  \
-            bmrm path train.svm --cs 0.01,0.1,1,10 --holdout 0.2 -o best.txt"
+            bmrm path train.svm --cs 0.01,0.1,1,10 --holdout 0.2 -o best.txt\n  \
+            bmrm path ocr_letters.tsv.gz --validation ocr_letters.tsv.gz -a bcfw --eps 0.01 --lambda-min 1e-3"
     )]
     Path(path::PathArgs),
-    /// Compare the algorithms on generated data and plot their convergence.
+    /// Compare BMRM, Prox-P-BMRM and BCFW on generated data; plot their convergence.
     #[command(
         long_about = "Train a linear multiclass SVM on data generated in code (no download) \
-            with BMRM, Prox-BMRM, P-BMRM and Prox-P-BMRM, print their iterations, time, \
-            primal value, gap and errors side by side, and write a convergence plot (relative \
-            gap against iterations and against seconds, log scale) as an SVG file.",
+            with BMRM, Prox-P-BMRM and BCFW (--algorithms for others), print their \
+            iterations, time, primal value, gap and errors side by side, and write a \
+            convergence plot (relative gap against iterations and against seconds, log scale) \
+            as an SVG file. Every run stops at the same relative gap (--tol-rel), so the \
+            primal values agree to that accuracy.",
         after_long_help = "Examples:\n  \
             bmrm demo\n  \
+            bmrm demo --algorithms bmrm,prox-bmrm,p-bmrm,prox-p-bmrm,bcfw\n  \
             bmrm demo --examples 50000 --lambda 1e-4 --plot big.svg"
     )]
     Demo(demo::DemoArgs),
@@ -126,6 +142,31 @@ pub enum Alg {
     Sgd,
     /// Kelley's cutting-plane method on a ball (a baseline; slow).
     CuttingPlane,
+    /// Block-coordinate Frank-Wolfe on the dual (one iteration = one pass over the
+    /// examples; see the --sampling, --step-type, --cache options).
+    Bcfw,
+}
+
+/// BCFW's block sampling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SamplingArg {
+    /// Uniformly at random.
+    Uniform,
+    /// A new random permutation every pass.
+    Permutation,
+    /// Proportionally to the blocks' last gaps (gap sampling).
+    Gap,
+}
+
+/// BCFW's steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StepArg {
+    /// Frank-Wolfe steps (BCFW).
+    Fw,
+    /// The better of a FW and a pairwise step (BCPFW).
+    Pairwise,
+    /// The better of a FW and an away step (BCAFW).
+    Away,
 }
 
 impl Alg {
@@ -137,6 +178,7 @@ impl Alg {
             Alg::ProxPBmrm => Algorithm::ProxPBmrm,
             Alg::Sgd => Algorithm::Sgd,
             Alg::CuttingPlane => Algorithm::CuttingPlane,
+            Alg::Bcfw => Algorithm::Bcfw,
         }
     }
 }
@@ -246,6 +288,40 @@ pub struct SolverArgs {
     /// Do not append the constant bias feature (default: appended, like LIBLINEAR's -B 1).
     #[arg(long)]
     pub no_bias: bool,
+    /// BCFW: how the next block (example) is chosen.
+    #[arg(long, value_enum, default_value_t = SamplingArg::Gap)]
+    pub sampling: SamplingArg,
+    /// BCFW: the kind of step.
+    #[arg(long, value_enum, default_value_t = StepArg::Fw)]
+    pub step_type: StepArg,
+    /// BCFW: step 2n/(k + 2n) instead of the exact line search.
+    #[arg(long)]
+    pub no_line_search: bool,
+    /// BCFW: weighted averaging of the iterates (rho = 2/(k + 2)).
+    #[arg(long)]
+    pub weighted_averaging: bool,
+    /// BCFW: an exact pass (all gaps, the certificate, the stopping test) every N passes.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub gap_check: u32,
+    /// BCFW: keep a cache of oracle answers per example.
+    #[arg(long)]
+    pub cache: bool,
+    /// BCFW: most inactive corners cached per example.
+    #[arg(long, default_value_t = 50)]
+    pub cache_size: usize,
+    /// BCFW: a cache hit needs a gap >= cache_nu * (last total gap) / n ...
+    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
+    pub cache_nu: f64,
+    /// ... and >= cache_factor * the example's last gap.
+    #[arg(long, default_value_t = 0.25, allow_negative_numbers = true)]
+    pub cache_factor: f64,
+    /// BCFW: most passes (0: no limit; --max-iterations counts passes too).
+    #[arg(long, default_value_t = 0)]
+    pub num_passes: u64,
+    /// BCFW regularisation path (`bmrm path --algorithm bcfw`): each breakpoint is solved
+    /// to a gap of path_a * eps.
+    #[arg(long, default_value_t = 0.9, allow_negative_numbers = true)]
+    pub path_a: f64,
 }
 
 impl SolverArgs {
@@ -267,6 +343,25 @@ impl SolverArgs {
         s.cp_radius = self.cp_radius;
         s.qp_max_updates = self.qp_max_updates;
         s.seed = self.seed;
+        s.sampling = match self.sampling {
+            SamplingArg::Uniform => Sampling::Uniform,
+            SamplingArg::Permutation => Sampling::Permutation,
+            SamplingArg::Gap => Sampling::Gap,
+        };
+        s.step_type = match self.step_type {
+            StepArg::Fw => StepType::FrankWolfe,
+            StepArg::Pairwise => StepType::Pairwise,
+            StepArg::Away => StepType::Away,
+        };
+        s.line_search = !self.no_line_search;
+        s.weighted_averaging = self.weighted_averaging;
+        s.gap_check = self.gap_check;
+        s.use_cache = self.cache;
+        s.cache_size = self.cache_size;
+        s.cache_nu = self.cache_nu;
+        s.cache_factor = self.cache_factor;
+        s.num_passes = self.num_passes;
+        s.path_a = self.path_a;
         s.validate().map_err(|e| option_names(&e.to_string()))?;
         Ok(s)
     }
@@ -285,6 +380,11 @@ fn option_names(msg: &str) -> String {
         ("cp_radius", "--cp-radius"),
         ("buffer_size", "--buffer-size"),
         ("sgd_passes", "--sgd-passes"),
+        ("gap_check", "--gap-check"),
+        ("cache_size", "--cache-size"),
+        ("cache_nu", "--cache-nu"),
+        ("cache_factor", "--cache-factor"),
+        ("path_a", "--path-a"),
     ] {
         m = m.replace(field, flag);
     }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use bmrm::Solver;
+use bmrm::{Algorithm, Solver};
 use clap::Args;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -36,6 +36,19 @@ pub struct PathArgs {
     /// (chosen at random with --seed) for validation.
     #[arg(long, default_value_t = 0.2)]
     pub holdout: f64,
+    /// BCFW: the regularisation path's duality-gap target: every lambda in
+    /// [--lambda-min, lambda_max] gets a model within eps of optimal.
+    #[arg(long, default_value_t = 1e-2, allow_negative_numbers = true)]
+    pub eps: f64,
+    /// BCFW: where the regularisation path stops.
+    #[arg(long, default_value_t = 1e-4, allow_negative_numbers = true)]
+    pub lambda_min: f64,
+    /// BCFW: most breakpoints of the regularisation path.
+    #[arg(long, default_value_t = 200)]
+    pub max_breakpoints: usize,
+    /// BCFW: solve on the --lambdas grid (warm starts) instead of the regularisation path.
+    #[arg(long)]
+    pub bcfw_grid: bool,
     #[command(flatten, next_help_heading = "Data and model")]
     pub data: DataArgs,
     #[command(flatten, next_help_heading = "Solver")]
@@ -66,6 +79,15 @@ pub fn run(a: PathArgs) -> Result<(), String> {
         ));
     }
     a.solver.settings(1.0)?;
+    if !(a.eps.is_finite() && a.eps > 0.0) {
+        return Err(format!("--eps must be a positive number, got {}", a.eps));
+    }
+    if !(a.lambda_min.is_finite() && a.lambda_min > 0.0) {
+        return Err(format!(
+            "--lambda-min must be a positive number, got {}",
+            a.lambda_min
+        ));
+    }
     let src = a.data.source();
     let ex = data::load(&src, None)?;
     let bias = !a.solver.no_bias;
@@ -126,12 +148,28 @@ pub fn run(a: PathArgs) -> Result<(), String> {
         src.describe(),
         train.describe(solver.dim())
     );
-    say!(
-        mode,
-        "{} on {} lambdas, each warm-started from the previous solution (cutting planes kept)",
-        alg.name(),
-        lambdas.len()
-    );
+    let bcfw_path = alg == Algorithm::Bcfw && !a.bcfw_grid;
+    if bcfw_path {
+        say!(
+            mode,
+            "BCFW regularisation path: every lambda from lambda_max down to {:e} gets a model \
+             within a duality gap of eps = {:e}; one row per breakpoint",
+            a.lambda_min,
+            a.eps
+        );
+    } else {
+        say!(
+            mode,
+            "{} on {} lambdas, each warm-started from the previous solution{}",
+            alg.name(),
+            lambdas.len(),
+            if alg == Algorithm::Bcfw {
+                ""
+            } else {
+                " (cutting planes kept)"
+            }
+        );
+    }
     say!(
         mode,
         "{:>11} {:>11} {:>6} {:>8} {:>13} {:>9} {:>10} {:>9}",
@@ -144,52 +182,97 @@ pub fn run(a: PathArgs) -> Result<(), String> {
         "train err",
         "val. err"
     );
-    let mut w = vec![0.0; solver.dim()];
     let mut best: Option<(f64, f64, Vec<f64>, bmrm::Info)> = None;
     let mut rows = Vec::new();
-    for &lambda in &lambdas {
-        solver.set_lambda(lambda).map_err(|e| e.to_string())?;
-        let progress = Progress::attach(
-            &mut solver,
-            mode,
-            format!("{} lambda {lambda:.3e}", alg.name()),
-            tol_rel,
-            vec![("lambda", json!(lambda))],
-        );
-        let result = solver.run(&mut w);
-        progress.finish(result.as_ref().ok());
-        let info = result.map_err(|e| e.to_string())?;
-        let train_err = train.errors(&w).rate;
-        let val_err = val.errors(&w).rate;
-        let c = 1.0 / (m as f64 * lambda);
+    let mut report =
+        |lambda: f64, info: bmrm::Info, w: &[f64], extra: Vec<(&str, serde_json::Value)>| {
+            let train_err = train.errors(w).rate;
+            let val_err = val.errors(w).rate;
+            let c = 1.0 / (m as f64 * lambda);
+            say!(
+                mode,
+                "{:>11.4e} {:>11.4e} {:>6} {:>8.2} {:>13.8} {:>9.2e} {:>9.2}% {:>8.2}%",
+                lambda,
+                c,
+                info.iterations,
+                info.elapsed_seconds,
+                info.primal,
+                rel_gap(&info),
+                100.0 * train_err,
+                100.0 * val_err
+            );
+            if mode == Mode::Json {
+                let mut v = json!({
+                    "type": "lambda",
+                    "lambda": lambda,
+                    "C": c,
+                    "train_error": train_err,
+                    "validation_error": val_err,
+                });
+                for (key, val) in info_json(&info).as_object().unwrap() {
+                    v[key] = val.clone();
+                }
+                for (key, val) in extra {
+                    v[key] = val;
+                }
+                emit(&v);
+            }
+            rows.push((lambda, val_err));
+            if best.as_ref().map_or(true, |b| val_err < b.1) {
+                best = Some((lambda, val_err, w.to_vec(), info));
+            }
+        };
+    if bcfw_path {
+        let progress = Progress::attach(&mut solver, mode, "BCFW path".into(), 0.0, vec![]);
+        let t = std::time::Instant::now();
+        let result = solver.bcfw_path(a.eps, a.lambda_min, a.max_breakpoints);
+        progress.finish(None);
+        let points = result.map_err(|e| e.to_string())?;
+        let seconds = t.elapsed().as_secs_f64();
+        for p in &points {
+            let info = bmrm::Info {
+                exit: p.exit,
+                iterations: p.passes,
+                oracle_calls: p.oracle_calls,
+                primal: p.primal,
+                lower_bound: p.primal - p.gap,
+                gap: p.gap,
+                ..Default::default()
+            };
+            report(
+                p.lambda,
+                info,
+                &p.w,
+                vec![
+                    ("lambda_low", json!(p.lambda_low)),
+                    ("passes", json!(p.passes)),
+                ],
+            );
+        }
         say!(
             mode,
-            "{:>11.4e} {:>11.4e} {:>6} {:>8.2} {:>13.8} {:>9.2e} {:>9.2}% {:>8.2}%",
-            lambda,
-            c,
-            info.iterations,
-            info.elapsed_seconds,
-            info.primal,
-            rel_gap(&info),
-            100.0 * train_err,
-            100.0 * val_err
+            "{} breakpoints in {seconds:.2} s ({} oracle calls, {:.1} effective passes)",
+            points.len(),
+            points.last().map_or(0, |p| p.oracle_calls),
+            points
+                .last()
+                .map_or(0.0, |p| p.oracle_calls as f64 / m as f64)
         );
-        if mode == Mode::Json {
-            let mut v = json!({
-                "type": "lambda",
-                "lambda": lambda,
-                "C": c,
-                "train_error": train_err,
-                "validation_error": val_err,
-            });
-            for (key, val) in info_json(&info).as_object().unwrap() {
-                v[key] = val.clone();
-            }
-            emit(&v);
-        }
-        rows.push((lambda, val_err));
-        if best.as_ref().map_or(true, |b| val_err < b.1) {
-            best = Some((lambda, val_err, w.clone(), info));
+    } else {
+        let mut w = vec![0.0; solver.dim()];
+        for &lambda in &lambdas {
+            solver.set_lambda(lambda).map_err(|e| e.to_string())?;
+            let progress = Progress::attach(
+                &mut solver,
+                mode,
+                format!("{} lambda {lambda:.3e}", alg.name()),
+                tol_rel,
+                vec![("lambda", json!(lambda))],
+            );
+            let result = solver.run(&mut w);
+            progress.finish(result.as_ref().ok());
+            let info = result.map_err(|e| e.to_string())?;
+            report(lambda, info, &w, vec![]);
         }
     }
     let (best_lambda, best_err, best_w, best_info) = best.expect("at least one lambda");
