@@ -239,7 +239,7 @@ fn chain_model_on_ocr_words_trains_and_predicts_words() {
     assert!(out.contains("ConvergedRel"), "{out}");
     let test_err = percent_after(&out, "test error ");
     assert!(test_err < 10.0, "{out}");
-    assert!(out.contains("on 10 examples of"), "{out}");
+    assert!(out.contains("on 10 sequences of"), "{out}");
     let header = std::fs::read_to_string(&model).unwrap();
     assert!(header.lines().any(|l| l == "model chain"));
     assert!(header.lines().any(|l| l == "input ocr"));

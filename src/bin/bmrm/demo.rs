@@ -24,7 +24,7 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = 10)]
     classes: usize,
     /// Regularisation constant of the mean risk (LIBLINEAR's C = 1/(m lambda)).
-    #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 2e-3, allow_negative_numbers = true)]
     lambda: f64,
     /// Relative tolerance of the stopping rule.
     #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::data;
 use crate::model::{Provenance, Task};
-use crate::progress::{emit, info_json, rel_gap, Mode, Progress};
+use crate::progress::{emit, info_json, rel_gap, short, Mode, Progress};
 use crate::train::other_folds;
 use crate::{say, DataArgs, OutputArgs, SolverArgs};
 
@@ -278,9 +278,10 @@ pub fn run(a: PathArgs) -> Result<(), String> {
     let (best_lambda, best_err, best_w, best_info) = best.expect("at least one lambda");
     say!(
         mode,
-        "lowest validation error: {:.2} % at lambda = {best_lambda:e} (C = {:.4e})",
+        "lowest validation error: {:.2} % at lambda = {} (C = {})",
         100.0 * best_err,
-        1.0 / (m as f64 * best_lambda)
+        short(best_lambda),
+        short(1.0 / (m as f64 * best_lambda))
     );
     if let Some(out) = &a.output {
         train
@@ -296,7 +297,8 @@ pub fn run(a: PathArgs) -> Result<(), String> {
             .write(out)?;
         say!(
             mode,
-            "model at lambda = {best_lambda:e} written to {}",
+            "model at lambda = {} written to {}",
+            short(best_lambda),
             out.display()
         );
     }

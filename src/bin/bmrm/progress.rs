@@ -182,3 +182,15 @@ impl Progress {
         }
     }
 }
+
+/// A number in short scientific form: `1e-2`, `1.6667e-4`, `0.1` stays `1e-1`.
+pub fn short(x: f64) -> String {
+    let s = format!("{x:.4e}");
+    match s.split_once('e') {
+        Some((m, e)) if m.contains('.') => {
+            let m = m.trim_end_matches('0').trim_end_matches('.');
+            format!("{m}e{e}")
+        }
+        _ => s,
+    }
+}

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::data;
 use crate::model::{Errors, Provenance, Task};
-use crate::progress::{emit, info_json, rel_gap, Mode, Progress};
+use crate::progress::{emit, info_json, rel_gap, short, Mode, Progress};
 use crate::{say, DataArgs, OutputArgs, RegArgs, SolverArgs};
 
 #[derive(Args, Debug)]
@@ -76,10 +76,11 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
     let mut solver = Solver::new(task.problem(), settings).map_err(|e| e.to_string())?;
     say!(
         mode,
-        "training a {} with {} at lambda = {lambda:e} (C = 1/(m lambda) = {:.4e}, m = {m})",
+        "training a {} with {} at lambda = {} (C = 1/(m lambda) = {}, m = {m})",
         task.describe(solver.dim()),
         alg.name(),
-        1.0 / (m as f64 * lambda)
+        short(lambda),
+        short(1.0 / (m as f64 * lambda))
     );
     let progress = Progress::attach(&mut solver, mode, alg.name().to_string(), tol_rel, vec![]);
     let mut w = vec![0.0; solver.dim()];
@@ -137,8 +138,13 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
             println!("training error {}", describe_errors(&train_errors, unit));
             if let Some((what, n, e)) = &test {
                 println!(
-                    "test error {} on {n} examples of {what}",
-                    describe_errors(e, unit)
+                    "test error {} on {n} {} of {what}",
+                    describe_errors(e, unit),
+                    if e.sequence_rate.is_some() {
+                        "sequences"
+                    } else {
+                        "examples"
+                    }
                 );
             }
             match &a.output {
