@@ -7,6 +7,10 @@
 //! algorithm's figures as a ratio to BMRM's, and the share of wall time spent
 //! outside the oracle.
 //!
+//! Prints the table, writes it as CSV (`--csv`) and as an SVG plot
+//! (`--plot`: iterations and seconds to `tol_rel` against lambda_sum, log-log,
+//! one line per algorithm).
+//!
 //! This is a benchmark program, not a test:
 //!     cargo bench --bench fashion_mnist -- --help
 //! Needs `apt-get install dataset-fashion-mnist`.
@@ -17,6 +21,9 @@ use std::sync::Arc;
 use bmrm::models::Multiclass;
 use bmrm::{Algorithm, Problem, Settings, Solver};
 use clap::Parser;
+
+#[path = "../src/bin/bmrm/plot.rs"]
+mod plot;
 
 #[derive(Parser)]
 #[command(about = "Iterations and seconds to tol_rel of the bundle methods on Fashion-MNIST")]
@@ -51,6 +58,9 @@ struct Args {
     /// CSV output.
     #[arg(long, default_value = "bench-out/fashion_mnist_bundle.csv")]
     csv: String,
+    /// SVG plot output.
+    #[arg(long, default_value = "bench-out/fashion_mnist_bundle.svg")]
+    plot: String,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -131,6 +141,64 @@ fn main() -> bmrm::Result<()> {
     print_table(&args, &algs, &table);
     write_csv(&args, m, &algs, &table)
         .map_err(|e| bmrm::Error::InvalidArgument(format!("{}: {e}", args.csv)))?;
+    write_plot(&args, m, &algs, &table).map_err(bmrm::Error::InvalidArgument)?;
+    Ok(())
+}
+
+fn write_plot(
+    args: &Args,
+    m: usize,
+    algs: &[Algorithm],
+    table: &[Vec<Cell>],
+) -> Result<(), String> {
+    let path = std::path::Path::new(&args.plot);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let series = |f: &dyn Fn(&Cell) -> f64| -> Vec<plot::Series> {
+        algs.iter()
+            .zip(table)
+            .map(|(a, row)| plot::Series {
+                name: if a.is_partitioned() {
+                    format!("{} (P={})", a.name(), args.parts)
+                } else {
+                    a.name().to_string()
+                },
+                points: args
+                    .lambdas
+                    .iter()
+                    .zip(row)
+                    .map(|(&l, c)| (l, f(c)))
+                    .collect(),
+            })
+            .collect()
+    };
+    let panel = |title: &str, y: &str, s| plot::Panel {
+        title: title.into(),
+        x_label: "lambda_sum = m lambda".into(),
+        y_label: y.into(),
+        log_x: true,
+        log_y: true,
+        series: s,
+    };
+    plot::write_svg(
+        path,
+        &format!(
+            "Fashion-MNIST multiclass SVM, m = {m}, tol_rel = {}, REUSE start",
+            args.tol_rel
+        ),
+        &[
+            panel(
+                "iterations to tol_rel",
+                "iterations",
+                series(&|c| c.iterations as f64),
+            ),
+            panel("seconds to tol_rel", "seconds", series(&|c| c.seconds)),
+        ],
+        640,
+        480,
+    )?;
+    println!("wrote {}", args.plot);
     Ok(())
 }
 

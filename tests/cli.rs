@@ -1,21 +1,95 @@
-//! The README's main command, `bmrm demo`, run as a user would (smaller
-//! sizes), and a bad argument giving a clear message and a non-zero exit.
+//! The command-line tool run as a user would: the README's main command
+//! (`bmrm demo`, smaller), train then predict on a LIBSVM file generated
+//! here, the JSON mode, a lambda path, and bad arguments and bad files giving
+//! a clear message and a non-zero exit.
 
-use std::process::Command;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use bmrm::data::libsvm;
+use bmrm::models::synthetic;
+
+fn bmrm(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bmrm"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Succeeds or panics with the output.
+fn ok(args: &[&str]) -> String {
+    let o = bmrm(args);
+    assert!(
+        o.status.success(),
+        "bmrm {args:?} failed\nstdout:\n{}\nstderr:\n{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+/// Fails with exit code `code` and a stderr containing every `want`.
+fn fails(args: &[&str], code: i32, want: &[&str]) {
+    let o = bmrm(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(code), "bmrm {args:?}\nstderr:\n{err}");
+    for w in want {
+        assert!(err.contains(w), "bmrm {args:?}: stderr lacks {w:?}:\n{err}");
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A 3-class problem written as LIBSVM files with the labels -1, 3 and 7.
+fn libsvm_files(dir: &Path, m: usize, m_test: usize) -> (PathBuf, PathBuf) {
+    let d = 8;
+    let (x, y) = synthetic::gaussian_multiclass(m + m_test, d, 3, 3.0, 5);
+    let names = ["-1", "3", "7"];
+    let labels: Vec<&str> = y.iter().map(|&c| names[c]).collect();
+    let train = dir.join("train.svm");
+    let test = dir.join("test.svm");
+    libsvm::write_dense(File::create(&train).unwrap(), &x[..m * d], d, &labels[..m]).unwrap();
+    libsvm::write_dense(File::create(&test).unwrap(), &x[m * d..], d, &labels[m..]).unwrap();
+    (train, test)
+}
+
+fn percent_after(text: &str, key: &str) -> f64 {
+    let at = text
+        .find(key)
+        .unwrap_or_else(|| panic!("no {key:?} in\n{text}"));
+    let rest = &text[at + key.len()..];
+    rest.split_whitespace()
+        .next()
+        .unwrap()
+        .trim_end_matches(['%', ','])
+        .parse()
+        .unwrap()
+}
 
 #[test]
-fn demo_trains_every_bundle_method_to_the_same_optimum() {
-    let out = Command::new(env!("CARGO_BIN_EXE_bmrm"))
-        .args(["demo", "--examples", "2000", "--features", "16"])
-        .output()
-        .expect("the binary runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let primals: Vec<f64> = ["BMRM ", "Prox-BMRM ", "P-BMRM ", "Prox-P-BMRM "]
+fn demo_trains_bmrm_prox_p_bmrm_and_bcfw_to_the_same_optimum_and_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let plot = dir.path().join("conv.svg");
+    let text = ok(&[
+        "demo",
+        "--examples",
+        "2000",
+        "--features",
+        "16",
+        "--plot",
+        s(&plot),
+    ]);
+    let primals: Vec<f64> = ["BMRM ", "Prox-P-BMRM ", "BCFW "]
         .iter()
         .map(|name| {
             let line = text
@@ -30,15 +104,417 @@ fn demo_trains_every_bundle_method_to_the_same_optimum() {
         // Each stopped at tol_rel = 1e-3 of the optimum.
         assert!((p - best) <= 2e-3 * best, "{primals:?}");
     }
+    let svg = std::fs::read_to_string(&plot).expect("the demo writes its plot");
+    assert!(svg.contains("<svg") && svg.contains("</svg>"));
+    for name in [
+        "BMRM",
+        "Prox-P-BMRM (P=16)",
+        "BCFW",
+        "relative gap vs iteration",
+    ] {
+        assert!(svg.contains(name), "the plot lacks {name:?}");
+    }
+    assert!(text.contains(&format!("convergence plot written to {}", s(&plot))));
 }
 
 #[test]
-fn a_bad_argument_is_refused_with_a_message() {
-    let out = Command::new(env!("CARGO_BIN_EXE_bmrm"))
-        .args(["demo", "--lambda=0"])
-        .output()
-        .expect("the binary runs");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("lambda"), "{err}");
+fn train_then_predict_writes_the_files_labels_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = libsvm_files(dir.path(), 600, 300);
+    let model = dir.path().join("model.txt");
+    let out = ok(&[
+        "train",
+        s(&train),
+        "--c",
+        "1",
+        "--algorithm",
+        "bmrm",
+        "--threads",
+        "2",
+        "--test",
+        s(&test),
+        "-o",
+        s(&model),
+    ]);
+    assert!(out.contains("read 600 examples"), "{out}");
+    assert!(
+        out.contains("multiclass model, 3 labels, 8 features + bias, 27 weights"),
+        "{out}"
+    );
+    assert!(out.contains("ConvergedRel"), "{out}");
+    let train_err = percent_after(&out, "training error ");
+    let test_err = percent_after(&out, "test error ");
+    assert!(test_err < 20.0, "{out}");
+
+    let header = std::fs::read_to_string(&model).unwrap();
+    assert!(header.starts_with("bmrm-model 1\n"), "{header}");
+    for line in [
+        "model multiclass",
+        "classes 3",
+        "labels -1 3 7",
+        "features 8",
+        "bias 1",
+    ] {
+        assert!(
+            header.lines().any(|l| l == line),
+            "no {line:?} in the model file"
+        );
+    }
+    // lambda = 1/(m C) with m = 600, C = 1.
+    assert!(
+        header.contains(&format!("lambda {:e}", 1.0 / 600.0)),
+        "{header}"
+    );
+
+    // Predicting the training file reproduces the training error exactly,
+    // the test file the test error.
+    let pred = dir.path().join("pred.txt");
+    let p = ok(&["predict", s(&model), s(&train), "-o", s(&pred)]);
+    assert_eq!(percent_after(&p, "error "), train_err, "{p}");
+    let labels = std::fs::read_to_string(&pred).unwrap();
+    assert_eq!(labels.lines().count(), 600);
+    assert!(labels.lines().all(|l| ["-1", "3", "7"].contains(&l)));
+    let p = ok(&["predict", s(&model), s(&test)]);
+    assert_eq!(percent_after(&p, "error "), test_err, "{p}");
+    assert!(p.contains("300 examples"), "{p}");
+}
+
+/// Words in the OCR `letter.data` layout: `words` words of 3..=6 letters
+/// from `a..e`, each letter a fixed random 16x8 template with 10 % of its
+/// pixels flipped; word `i` is in fold `i % 10`.
+fn ocr_file(dir: &Path, words: usize) -> PathBuf {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let templates: Vec<Vec<u8>> = (0..5)
+        .map(|_| (0..128).map(|_| rng.gen_range(0..2)).collect())
+        .collect();
+    let mut text = String::new();
+    let mut id = 1;
+    for word in 0..words {
+        let len = rng.gen_range(3..=6);
+        for pos in 1..=len {
+            let letter = rng.gen_range(0..5);
+            let next = if pos == len { -1 } else { id + 1 };
+            let pixels: Vec<String> = templates[letter]
+                .iter()
+                .map(|&p| (p ^ u8::from(rng.gen_bool(0.1))).to_string())
+                .collect();
+            text += &format!(
+                "{id}\t{}\t{next}\t{word}\t{pos}\t{}\t{}\n",
+                char::from(b'a' + letter as u8),
+                word % 10,
+                pixels.join("\t")
+            );
+            id += 1;
+        }
+    }
+    let path = dir.join("letters.tsv");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn chain_model_on_ocr_words_trains_and_predicts_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let ocr = ocr_file(dir.path(), 100);
+    let model = dir.path().join("chain.txt");
+    let out = ok(&[
+        "train",
+        s(&ocr),
+        "--lambda",
+        "1e-2",
+        "--test",
+        s(&ocr),
+        "-o",
+        s(&model),
+    ]);
+    // Auto-detected: a .tsv whose first line is not a `#` header is OCR; the
+    // standard split trains on folds 1..9 (90 words) and tests on fold 0.
+    assert!(out.contains("read 90 sequences"), "{out}");
+    assert!(out.contains("(ocr, folds 1-9)"), "{out}");
+    assert!(
+        out.contains("chain model, 26 labels, 128 features + bias, 4082 weights"),
+        "{out}"
+    );
+    assert!(out.contains("ConvergedRel"), "{out}");
+    let test_err = percent_after(&out, "test error ");
+    assert!(test_err < 10.0, "{out}");
+    assert!(out.contains("on 10 sequences of"), "{out}");
+    let header = std::fs::read_to_string(&model).unwrap();
+    assert!(header.lines().any(|l| l == "model chain"));
+    assert!(header.lines().any(|l| l == "input ocr"));
+
+    // predict: fold 0 by default, one word a line.
+    let pred = dir.path().join("words.txt");
+    let p = ok(&["predict", s(&model), s(&ocr), "-o", s(&pred)]);
+    assert_eq!(percent_after(&p, "error "), test_err, "{p}");
+    assert!(p.contains("10 sequences"), "{p}");
+    let words = std::fs::read_to_string(&pred).unwrap();
+    assert_eq!(words.lines().count(), 10);
+    assert!(words
+        .lines()
+        .all(|w| (3..=6).contains(&w.len()) && w.chars().all(|c| c.is_ascii_lowercase())));
+
+    // The same data as independent letters (multiclass), OCR-small folds.
+    let out = ok(&[
+        "train",
+        s(&ocr),
+        "--model",
+        "multiclass",
+        "--folds",
+        "0",
+        "--c",
+        "1",
+        "--json",
+    ]);
+    let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["model"], "multiclass");
+    assert_eq!(summary["exit"], "ConvergedRel");
+
+    // A chain on data without sequences is refused.
+    let (train, _) = libsvm_files(dir.path(), 50, 0);
+    fails(
+        &["train", s(&train), "--model", "chain", "--c", "1"],
+        1,
+        &["the chain model needs sequences"],
+    );
+    // A model trained on OCR words cannot read a libsvm file.
+    fails(
+        &["predict", s(&model), s(&train)],
+        1,
+        &["trained on ocr data"],
+    );
+}
+
+#[test]
+fn json_mode_prints_one_object_per_iteration_and_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _) = libsvm_files(dir.path(), 300, 0);
+    let out = ok(&[
+        "train",
+        s(&train),
+        "--lambda",
+        "1e-2",
+        "--algorithm",
+        "prox-p-bmrm",
+        "--parts",
+        "4",
+        "--json",
+    ]);
+    let objects: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect();
+    let (summary, iterations) = objects.split_last().unwrap();
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["algorithm"], "Prox-P-BMRM");
+    assert_eq!(summary["exit"], "ConvergedRel");
+    let n = summary["iterations"].as_u64().unwrap();
+    assert_eq!(iterations.len() as u64, n);
+    for (i, it) in iterations.iter().enumerate() {
+        assert_eq!(it["type"], "iteration");
+        assert_eq!(it["iteration"].as_u64(), Some(i as u64 + 1));
+    }
+    assert!(summary["rel_gap"].as_f64().unwrap() <= 1e-3);
+    assert_eq!(summary["primal"], iterations.last().unwrap()["primal"]);
+
+    // predict --json too.
+    let model = dir.path().join("m.txt");
+    ok(&[
+        "train",
+        s(&train),
+        "--lambda",
+        "1e-2",
+        "-q",
+        "-o",
+        s(&model),
+    ]);
+    let p = ok(&["predict", s(&model), s(&train), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(p.trim()).unwrap();
+    assert_eq!(v["examples"], 300);
+    assert!(v["accuracy"].as_f64().unwrap() > 0.5);
+}
+
+#[test]
+fn quiet_mode_prints_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _) = libsvm_files(dir.path(), 200, 0);
+    let o = bmrm(&["train", s(&train), "--c", "0.5", "--quiet"]);
+    assert!(o.status.success());
+    assert_eq!(stdout(&o), "");
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn path_reports_validation_error_per_lambda_and_saves_the_best() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = libsvm_files(dir.path(), 500, 200);
+    let best = dir.path().join("best.txt");
+    let out = ok(&[
+        "path",
+        s(&train),
+        "--validation",
+        s(&test),
+        "--lambdas",
+        "1e-3,1e-1,1e-2",
+        "--json",
+        "-o",
+        s(&best),
+    ]);
+    let objects: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v["type"] != "iteration")
+        .collect();
+    let rows: Vec<&serde_json::Value> = objects.iter().filter(|v| v["type"] == "lambda").collect();
+    let lambdas: Vec<f64> = rows.iter().map(|r| r["lambda"].as_f64().unwrap()).collect();
+    assert_eq!(
+        lambdas,
+        vec![1e-1, 1e-2, 1e-3],
+        "solved in decreasing order"
+    );
+    let summary = objects.last().unwrap();
+    let best_err = summary["best_validation_error"].as_f64().unwrap();
+    let min = rows
+        .iter()
+        .map(|r| r["validation_error"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(best_err, min);
+    // The saved model reproduces its validation error.
+    let p = ok(&["predict", s(&best), s(&test), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(p.trim()).unwrap();
+    assert_eq!(v["error"].as_f64().unwrap(), best_err);
+
+    // Holdout and C values, human output.
+    let out = ok(&["path", s(&train), "--cs", "0.1,1", "--holdout", "0.25"]);
+    assert!(out.contains("375 training examples"), "{out}");
+    assert!(out.contains("125 held-out examples"), "{out}");
+    assert!(out.contains("lowest validation error"), "{out}");
+}
+
+#[test]
+fn bad_arguments_and_bad_files_are_refused_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _) = libsvm_files(dir.path(), 50, 0);
+    let t = s(&train);
+    // Command-line errors: exit 2 (clap).
+    fails(
+        &["train", t, "--c", "1", "--algorithm", "newton"],
+        2,
+        &["invalid value 'newton'", "--algorithm", "prox-p-bmrm"],
+    );
+    fails(&["train", t], 2, &["--lambda", "--c"]);
+    fails(
+        &["train", t, "--lambda", "1", "--c", "1"],
+        2,
+        &["cannot be used with"],
+    );
+    fails(
+        &["train", t, "--c", "1", "--json", "--quiet"],
+        2,
+        &["cannot be used with"],
+    );
+    // Run errors: exit 1, "bmrm: error: ..." naming what is wrong.
+    fails(
+        &["train", t, "--lambda", "-1"],
+        1,
+        &["--lambda must be a positive number, got -1"],
+    );
+    fails(
+        &["train", t, "--c", "0"],
+        1,
+        &["--c must be a positive number, got 0"],
+    );
+    fails(
+        &["train", t, "--c", "1", "--tol-rel", "-1"],
+        1,
+        &["--tol-rel must be >= 0"],
+    );
+    fails(&["demo", "--lambda=0"], 1, &["lambda"]);
+    let missing = dir.path().join("nope.svm");
+    fails(
+        &["train", s(&missing), "--c", "1"],
+        1,
+        &["bmrm: error:", "nope.svm", "no such file"],
+    );
+    let bad = dir.path().join("bad.svm");
+    std::fs::write(&bad, "1 1:0.5 2:1\n2 1:1\n1 3:1 2:0.5\n").unwrap();
+    fails(
+        &["train", s(&bad), "--c", "1"],
+        1,
+        &["bad.svm, line 3, column 7", "index 2 after index 3"],
+    );
+    let one = dir.path().join("one.svm");
+    std::fs::write(&one, "4 1:0.5\n4 2:1\n").unwrap();
+    fails(&["train", s(&one), "--c", "1"], 1, &["at least 2 classes"]);
+    // A damaged model file.
+    let model = dir.path().join("m.txt");
+    std::fs::write(&model, "hello\n").unwrap();
+    fails(
+        &["predict", s(&model), t],
+        1,
+        &["m.txt", "not a bmrm model file"],
+    );
+    fails(
+        &["predict", s(&missing), t],
+        1,
+        &["nope.svm", "cannot open"],
+    );
+}
+
+#[test]
+fn bcfw_trains_and_its_regularisation_path_reports_breakpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = libsvm_files(dir.path(), 400, 200);
+    let out = ok(&[
+        "train",
+        s(&train),
+        "--lambda",
+        "1e-2",
+        "-a",
+        "bcfw",
+        "--step-type",
+        "pairwise",
+        "--sampling",
+        "permutation",
+        "--cache",
+        "--gap-check",
+        "5",
+        "--json",
+    ]);
+    let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["algorithm"], "BCFW");
+    assert_eq!(summary["exit"], "ConvergedRel");
+
+    let out = ok(&[
+        "path",
+        s(&train),
+        "--validation",
+        s(&test),
+        "-a",
+        "bcfw",
+        "--eps",
+        "0.05",
+        "--lambda-min",
+        "1e-2",
+        "--json",
+    ]);
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v["type"] == "lambda")
+        .collect();
+    assert!(rows.len() >= 2, "{out}");
+    for r in &rows {
+        // Each breakpoint is solved to a gap of path_a * eps = 0.045.
+        assert!(r["gap"].as_f64().unwrap() <= 0.045 + 1e-12, "{r}");
+        assert!(r["lambda_low"].as_f64().unwrap() <= r["lambda"].as_f64().unwrap());
+    }
+    let lambdas: Vec<f64> = rows.iter().map(|r| r["lambda"].as_f64().unwrap()).collect();
+    assert!(lambdas.windows(2).all(|p| p[1] < p[0]), "{lambdas:?}");
+    fails(
+        &["path", s(&train), "-a", "bcfw", "--eps", "0"],
+        1,
+        &["--eps must be a positive number"],
+    );
 }

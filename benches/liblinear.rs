@@ -1,0 +1,341 @@
+//! Side by side with LIBLINEAR's Crammer-Singer solver (`-s 4`) on
+//! Fashion-MNIST (the first `--examples` training images): the wall time each
+//! of our solvers and LIBLINEAR need to reach the same primal value, within
+//! `--within` (default 0.1 %) of the optimum, printed as ratios to LIBLINEAR
+//! with the absolute figures beside them.
+//!
+//! How the primal comparison is done:
+//! - Both solve the same problem. LIBLINEAR minimises `1/2 ||w||^2 + C sum_i
+//!   xi_i` with `xi_i = max_k (w_k x_i + [k != y_i]) - w_{y_i} x_i`; divided
+//!   by `C m` that is our `F(w) = lambda/2 ||w||^2 + (1/m) sum_i xi_i` with
+//!   `lambda = 1/(C m)`, i.e. `C = 1/lambda_sum`. `-B 1` appends a constant 1
+//!   feature whose weight is regularised like the others: our `bias = true`.
+//! - The optimum: Prox-P-BMRM to `tol_rel = within / 100`; its lower bound `LB` is a
+//!   certified underestimate of `min F`, and the target is
+//!   `F <= LB (1 + within)`.
+//! - LIBLINEAR: its model file (`w` as `nr_feature + 1` rows of `nr_class`
+//!   values, the classes in the order of its `label` line, the bias row last)
+//!   is read back and `F` is computed in our convention on the same data.
+//!   Its stopping rule is a dual tolerance `-e`, so it is run with `-e` =
+//!   0.1 (its default), 0.03, 0.01, ... until its `F` reaches the target; its
+//!   time is that run's wall time minus the time it needs to read the data
+//!   file (a run with `-e 1e9`, which stops at once), since our solvers get
+//!   the data in memory.
+//! - Ours: one run each, from `w = 0`, until both figures below are in;
+//!   the time to target is the elapsed time of the first iteration whose best
+//!   primal is `<= LB (1 + within)` (for BCFW, whose primal is evaluated at
+//!   its exact passes, the first such exact pass). The time until our own
+//!   certificate says `gap <= within * F` is printed too.
+//!
+//! A benchmark program, not a test:
+//!     cargo bench --bench liblinear -- --help
+//! Needs `apt-get install dataset-fashion-mnist liblinear-tools`.
+
+use std::io::{BufRead, BufReader, BufWriter};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bmrm::models::Multiclass;
+use bmrm::{Algorithm, Problem, Settings, Solver};
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(about = "Time to the same primal value: our solvers against LIBLINEAR -s 4")]
+struct Args {
+    /// Directory of the IDX files.
+    #[arg(long, default_value = "/usr/share/datasets/fashion-mnist")]
+    dir: String,
+    /// Training examples used (the first m of the 60,000).
+    #[arg(long, default_value_t = 10_000)]
+    examples: usize,
+    /// Summed-risk lambdas (lambda_sum = m lambda = 1/C).
+    #[arg(long, value_delimiter = ',', default_value = "100,10")]
+    lambda_sums: Vec<f64>,
+    /// The target: F <= LB (1 + within), LB a certified lower bound on min F.
+    #[arg(long, default_value_t = 1e-3)]
+    within: f64,
+    /// Threads of our solvers (LIBLINEAR -s 4 is single-threaded).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Our algorithms (bmrm, prox, p, proxp, bcfw).
+    #[arg(long, value_delimiter = ',', default_value = "bmrm,prox,p,proxp,bcfw")]
+    algorithms: Vec<String>,
+    /// Parts of P-BMRM and Prox-P-BMRM.
+    #[arg(long, default_value_t = 16)]
+    parts: usize,
+    /// The liblinear-train program.
+    #[arg(long, default_value = "liblinear-train")]
+    liblinear: String,
+    /// Working directory (data file, models) and CSV output.
+    #[arg(long, default_value = "bench-out")]
+    out: PathBuf,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+fn algorithm(name: &str) -> Algorithm {
+    match name {
+        "bmrm" => Algorithm::Bmrm,
+        "prox" => Algorithm::ProxBmrm,
+        "p" => Algorithm::PBmrm,
+        "proxp" => Algorithm::ProxPBmrm,
+        "bcfw" => Algorithm::Bcfw,
+        other => panic!("unknown algorithm {other}"),
+    }
+}
+
+/// `F(w)` in our convention, computed directly (independent of the oracle).
+fn primal(x: &[f32], y: &[usize], d: usize, k: usize, lambda: f64, w: &[f64]) -> f64 {
+    let dp = d + 1;
+    let m = y.len();
+    let mut risk = 0.0;
+    let mut s = vec![0.0f64; k];
+    for i in 0..m {
+        let xi = &x[i * d..(i + 1) * d];
+        for (c, sc) in s.iter_mut().enumerate() {
+            let wc = &w[c * dp..(c + 1) * dp];
+            *sc = wc[d]
+                + wc[..d]
+                    .iter()
+                    .zip(xi)
+                    .map(|(a, &b)| a * f64::from(b))
+                    .sum::<f64>();
+        }
+        let truth = s[y[i]];
+        let best = (0..k)
+            .map(|c| s[c] + if c == y[i] { 0.0 } else { 1.0 })
+            .fold(f64::NEG_INFINITY, f64::max);
+        risk += best - truth;
+    }
+    0.5 * lambda * w.iter().map(|v| v * v).sum::<f64>() + risk / m as f64
+}
+
+/// Reads a LIBLINEAR `-s 4 -B 1` model file into our layout (class `c`'s
+/// block of `d + 1` weights, bias last).
+fn read_liblinear_model(path: &Path, d: usize, k: usize) -> Vec<f64> {
+    let f = BufReader::new(std::fs::File::open(path).expect("the model file"));
+    let mut labels: Vec<usize> = vec![];
+    let mut rows: Vec<Vec<f64>> = vec![];
+    let mut in_w = false;
+    for line in f.lines() {
+        let line = line.unwrap();
+        if in_w {
+            rows.push(
+                line.split_whitespace()
+                    .map(|v| v.parse().unwrap())
+                    .collect(),
+            );
+        } else if let Some(l) = line.strip_prefix("label ") {
+            labels = l.split_whitespace().map(|v| v.parse().unwrap()).collect();
+        } else if let Some(b) = line.strip_prefix("bias ") {
+            assert_eq!(
+                b.trim().parse::<f64>().unwrap(),
+                1.0,
+                "the model must have -B 1"
+            );
+        } else if line.trim() == "w" {
+            in_w = true;
+        }
+    }
+    assert_eq!(labels.len(), k, "nr_class");
+    assert_eq!(rows.len(), d + 1, "nr_feature + bias rows");
+    let mut w = vec![0.0; k * (d + 1)];
+    for (j, row) in rows.iter().enumerate() {
+        for (pos, &label) in labels.iter().enumerate() {
+            w[label * (d + 1) + j] = row[pos];
+        }
+    }
+    w
+}
+
+fn run_liblinear(args: &Args, data: &Path, c: f64, eps: f64, model: &Path) -> f64 {
+    let t = Instant::now();
+    let status = Command::new(&args.liblinear)
+        .args(["-s", "4", "-B", "1", "-q"])
+        .args(["-c", &format!("{c:e}"), "-e", &format!("{eps:e}")])
+        .arg(data)
+        .arg(model)
+        .status()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {} ({e}): apt-get install liblinear-tools",
+                args.liblinear
+            )
+        });
+    assert!(status.success(), "liblinear-train failed");
+    t.elapsed().as_secs_f64()
+}
+
+struct Row {
+    name: String,
+    to_target: Option<f64>,
+    certified: Option<f64>,
+    iterations: u64,
+    primal: f64,
+    note: String,
+}
+
+fn main() -> bmrm::Result<()> {
+    let args = Args::parse();
+    let (x, d, y) = bmrm::data::idx::fashion_mnist(&args.dir, true, Some(args.examples))?;
+    let m = y.len();
+    let k = 10;
+    std::fs::create_dir_all(&args.out).expect("the output directory");
+    let data_file = args.out.join(format!("fashion_mnist_{m}.svm"));
+    {
+        let f = BufWriter::new(std::fs::File::create(&data_file).expect("the data file"));
+        bmrm::data::libsvm::write_dense(f, &x, d, &y).expect("writing the data file");
+    }
+    let model = Arc::new(Multiclass::new(x.clone(), d, y.clone(), k, true)?);
+    println!(
+        "Fashion-MNIST: m = {m}, n = {}, our threads = {}, LIBLINEAR -s 4 -B 1 (1 thread), \
+         target F <= LB (1 + {})",
+        k * (d + 1),
+        args.threads,
+        args.within
+    );
+    // LIBLINEAR's time to read the file: a run that stops at once.
+    let load_model = args.out.join("liblinear_load.model");
+    let load = run_liblinear(&args, &data_file, 1.0, 1e9, &load_model);
+    println!("LIBLINEAR reads the data file in {load:.2} s (subtracted from its times)");
+    let mut csv = String::from(
+        "lambda_sum,C,solver,seconds_to_target,seconds_certified,iterations,primal,target,note\n",
+    );
+    for &ls in &args.lambda_sums {
+        let lambda = ls / m as f64;
+        let c = 1.0 / ls;
+        // The reference optimum.
+        let mut s = Settings::new(Algorithm::ProxPBmrm, lambda);
+        s.tol_rel = args.within / 100.0;
+        s.num_threads = args.threads.max(2);
+        s.num_parts = args.parts;
+        let mut solver = Solver::new(Problem::Examples(model.clone()), s)?;
+        let mut w = vec![0.0; solver.dim()];
+        let reference = solver.run(&mut w)?;
+        let lb = reference.lower_bound;
+        let target = lb * (1.0 + args.within);
+        println!(
+            "\nlambda_sum = {ls} (C = {c}): optimum in [{lb:.8}, {:.8}], target F <= {target:.8}",
+            reference.primal
+        );
+        let mut rows = vec![];
+        for name in &args.algorithms {
+            let alg = algorithm(name);
+            let mut s = Settings::new(alg, lambda);
+            // Stopped by the observer once both figures are in.
+            s.tol_rel = 0.0;
+            s.num_threads = args.threads;
+            s.num_parts = args.parts;
+            s.max_iterations = 100_000;
+            s.time_limit_seconds = 1800.0;
+            let mut solver = Solver::new(Problem::Examples(model.clone()), s)?;
+            let within = args.within;
+            solver.set_observer(move |i: &bmrm::Info| {
+                if i.primal <= target && i.gap <= within * i.primal.abs() {
+                    std::ops::ControlFlow::Break(())
+                } else {
+                    std::ops::ControlFlow::Continue(())
+                }
+            });
+            let mut w = vec![0.0; solver.dim()];
+            let info = solver.run(&mut w)?;
+            let hist = solver.history();
+            let to_target = hist
+                .iter()
+                .find(|r| r.primal <= target)
+                .map(|r| r.elapsed_seconds);
+            let certified = hist
+                .iter()
+                .find(|r| {
+                    r.primal.is_finite() && r.primal - r.lower_bound <= args.within * r.primal.abs()
+                })
+                .map(|r| r.elapsed_seconds);
+            let check = primal(&x, &y, d, k, lambda, &w);
+            assert!(
+                (check - info.primal).abs() <= 1e-9 * info.primal.abs().max(1.0),
+                "our primal {} vs recomputed {check}",
+                info.primal
+            );
+            rows.push(Row {
+                name: if alg.is_partitioned() {
+                    format!("{} (P={})", alg.name(), args.parts)
+                } else {
+                    alg.name().to_string()
+                },
+                to_target,
+                certified,
+                iterations: info.iterations,
+                primal: info.primal,
+                note: format!("{:?}", info.exit),
+            });
+            eprintln!(
+                "{:<12} to target {:?} s, certified {:?} s, {} iterations",
+                alg.name(),
+                to_target,
+                certified,
+                info.iterations
+            );
+        }
+        // LIBLINEAR with tighter and tighter -e until it reaches the target.
+        let mut eps = 0.1;
+        let ll_model = args.out.join("liblinear.model");
+        let ll_row = loop {
+            let secs = run_liblinear(&args, &data_file, c, eps, &ll_model);
+            let w = read_liblinear_model(&ll_model, d, k);
+            let f = primal(&x, &y, d, k, lambda, &w);
+            eprintln!(
+                "LIBLINEAR -e {eps:e}: {secs:.2} s, F = {f:.8} ({:+.3} % from LB)",
+                100.0 * (f / lb - 1.0)
+            );
+            if f <= target || eps < 1e-6 {
+                break Row {
+                    name: "LIBLINEAR -s 4".into(),
+                    to_target: (f <= target).then_some((secs - load).max(0.0)),
+                    certified: None,
+                    iterations: 0,
+                    primal: f,
+                    note: format!("-e {eps:e}, {secs:.2} s with reading the file"),
+                };
+            }
+            eps /= if eps > 0.02 { 10.0 / 3.0 } else { 3.0 };
+        };
+        let base = ll_row.to_target;
+        println!(
+            "{:<20} {:>14} {:>8} {:>16} {:>8} {:>14}  note",
+            "solver", "to target (s)", "ratio", "certified (s)", "iters", "final F"
+        );
+        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |s| format!("{s:.2}"));
+        for r in rows.iter().chain(std::iter::once(&ll_row)) {
+            let ratio = match (r.to_target, base) {
+                (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+                _ => "-".into(),
+            };
+            println!(
+                "{:<20} {:>14} {:>8} {:>16} {:>8} {:>14.8}  {}",
+                r.name,
+                fmt(r.to_target),
+                ratio,
+                fmt(r.certified),
+                r.iterations,
+                r.primal,
+                r.note
+            );
+            csv += &format!(
+                "{ls},{c},{},{},{},{},{},{target},{}\n",
+                r.name,
+                r.to_target.map_or(String::new(), |v| v.to_string()),
+                r.certified.map_or(String::new(), |v| v.to_string()),
+                r.iterations,
+                r.primal,
+                r.note.replace(',', ";")
+            );
+        }
+    }
+    let csv_path = args.out.join("liblinear.csv");
+    std::fs::write(&csv_path, csv).expect("the CSV file");
+    println!("\nwrote {}", csv_path.display());
+    Ok(())
+}

@@ -1,0 +1,179 @@
+//! `bmrm train`.
+
+use std::path::PathBuf;
+
+use bmrm::Solver;
+use clap::Args;
+use serde_json::json;
+
+use crate::data;
+use crate::model::{Errors, Provenance, Task};
+use crate::progress::{emit, info_json, rel_gap, short, Mode, Progress};
+use crate::{say, DataArgs, OutputArgs, RegArgs, SolverArgs};
+
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    #[command(flatten, next_help_heading = "Data and model")]
+    pub data: DataArgs,
+    #[command(flatten, next_help_heading = "Regularisation (give one)")]
+    pub reg: RegArgs,
+    #[command(flatten, next_help_heading = "Solver")]
+    pub solver: SolverArgs,
+    #[command(flatten, next_help_heading = "Output")]
+    pub out: OutputArgs,
+    /// Save the model to this file (a text file; `bmrm predict` reads it).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also report the error on this data, in the same format: for idx, ocr and conll
+    /// data the test part of the standard split (with --folds: the other folds).
+    #[arg(long, value_name = "DATA")]
+    pub test: Option<PathBuf>,
+}
+
+/// The folds not in `folds`.
+pub fn other_folds(folds: Option<&[u8]>) -> Option<Vec<u8>> {
+    folds.map(|f| (0..10).filter(|x| !f.contains(x)).collect())
+}
+
+/// "12.34 %" and, for chains, the sequence error.
+pub fn describe_errors(e: &Errors, unit: &str) -> String {
+    let mut s = format!("{:.2} %", 100.0 * e.rate);
+    if let Some(r) = e.sequence_rate {
+        s += &format!(" of {unit} ({:.2} % of sequences)", 100.0 * r);
+    }
+    if e.unknown > 0 {
+        s += &format!(
+            " ({} with labels not in the training data, counted as errors)",
+            e.unknown
+        );
+    }
+    s
+}
+
+pub fn run(a: TrainArgs) -> Result<(), String> {
+    let mode = a.out.mode();
+    a.reg.check()?;
+    a.solver.settings(1.0)?; // the other settings, before reading the data
+    let src = a.data.source();
+    let ex = data::load(&src, None)?;
+    let (n_seq, n_tok, secs) = (ex.num_sequences(), ex.len(), ex.seconds);
+    let task = Task::new(ex, a.data.model, !a.solver.no_bias)?;
+    let m = task.num_examples();
+    say!(
+        mode,
+        "read {} from {} in {secs:.1} s",
+        if task.kind == crate::model::Kind::Chain {
+            format!("{n_seq} sequences ({n_tok} tokens)")
+        } else {
+            format!("{n_tok} examples")
+        },
+        src.describe()
+    );
+    let lambda = a.reg.lambda(m);
+    let settings = a.solver.settings(lambda)?;
+    let alg = settings.algorithm;
+    let tol_rel = settings.tol_rel;
+    let mut solver = Solver::new(task.problem(), settings).map_err(|e| e.to_string())?;
+    say!(
+        mode,
+        "training a {} with {} at lambda = {} (C = 1/(m lambda) = {}, m = {m})",
+        task.describe(solver.dim()),
+        alg.name(),
+        short(lambda),
+        short(1.0 / (m as f64 * lambda))
+    );
+    let progress = Progress::attach(&mut solver, mode, alg.name().to_string(), tol_rel, vec![]);
+    let mut w = vec![0.0; solver.dim()];
+    let result = solver.run(&mut w);
+    progress.finish(result.as_ref().ok());
+    let info = result.map_err(|e| e.to_string())?;
+    let unit = match task.space.input {
+        data::Format::Ocr => "letters",
+        _ => "tokens",
+    };
+    let train_errors = task.errors(&w);
+    let test = match &a.test {
+        Some(p) => {
+            let folds = other_folds(a.data.folds.as_deref());
+            let tsrc = a.data.held_out(p, folds.as_deref());
+            let ex = data::load(&tsrc, Some(&task.space))?;
+            let test_task = Task::new(ex, task.kind, task.bias)?;
+            Some((
+                tsrc.describe(),
+                test_task.num_examples(),
+                test_task.errors(&w),
+            ))
+        }
+        None => None,
+    };
+    if let Some(out) = &a.output {
+        task.to_file(
+            &w,
+            &Provenance {
+                algorithm: alg.name(),
+                lambda,
+                train_examples: m,
+                info: &info,
+            },
+        )
+        .write(out)?;
+    }
+    match mode {
+        Mode::Human => {
+            println!(
+                "{}: {:?} after {} iterations in {:.2} s ({:.0} % in the oracle)",
+                alg.name(),
+                info.exit,
+                info.iterations,
+                info.elapsed_seconds,
+                100.0 * info.oracle_seconds / info.elapsed_seconds.max(1e-12)
+            );
+            println!(
+                "primal F(w) = {:.8}, lower bound = {:.8}, gap = {:.3e} (relative {:.3e})",
+                info.primal,
+                info.lower_bound,
+                info.gap,
+                rel_gap(&info)
+            );
+            println!("training error {}", describe_errors(&train_errors, unit));
+            if let Some((what, n, e)) = &test {
+                println!(
+                    "test error {} on {n} {} of {what}",
+                    describe_errors(e, unit),
+                    if e.sequence_rate.is_some() {
+                        "sequences"
+                    } else {
+                        "examples"
+                    }
+                );
+            }
+            match &a.output {
+                Some(p) => println!("model written to {}", p.display()),
+                None => println!("model not saved (use --output FILE)"),
+            }
+        }
+        Mode::Json => {
+            let mut v = json!({
+                "type": "summary",
+                "model": task.kind.name(),
+                "algorithm": alg.name(),
+                "lambda": lambda,
+                "C": 1.0 / (m as f64 * lambda),
+                "examples": m,
+                "features": task.space.d,
+                "classes": task.space.labels.len(),
+                "train_error": train_errors.rate,
+                "train_sequence_error": train_errors.sequence_rate,
+                "test_error": test.as_ref().map(|t| t.2.rate),
+                "test_sequence_error": test.as_ref().and_then(|t| t.2.sequence_rate),
+                "model_file": a.output.as_ref().map(|p| p.display().to_string()),
+            });
+            for (key, val) in info_json(&info).as_object().unwrap() {
+                v[key] = val.clone();
+            }
+            emit(&v);
+        }
+        Mode::Quiet => {}
+    }
+    Ok(())
+}
