@@ -120,11 +120,21 @@ fn mpirun(scenario: &str, limit: Duration) -> Outcome {
 }
 
 fn mpirun_program(scenario: &str, exe: &std::path::Path, limit: Duration) -> Outcome {
+    mpirun_with_args(scenario, exe, &[], limit)
+}
+
+fn mpirun_with_args(
+    scenario: &str,
+    exe: &std::path::Path,
+    args: &[String],
+    limit: Duration,
+) -> Outcome {
     let started = Instant::now();
     let mut child = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-np"])
         .arg(RANKS.to_string())
         .arg(exe)
+        .args(args)
         .env(SCENARIO, scenario)
         // Shared-memory transfers without process_vm_readv, which containers
         // often forbid (it needs ptrace rights).
@@ -338,6 +348,63 @@ fn driver() {
         } else {
             check("c_abi", false, why);
         }
+    }
+
+    if wanted("cli") {
+        // `bmrm train --distributed` under mpirun writes the same model file
+        // as one process with the same parts.
+        let dir = std::env::temp_dir().join(format!("bmrm-mpi-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let data = dir.join("train.svm");
+        let mut text = String::new();
+        for i in 0..600usize {
+            let y = i % 3;
+            text += &y.to_string();
+            for j in 0..8usize {
+                let noise = ((i * 7919 + j * 104_729) % 1000) as f64 / 500.0 - 1.0;
+                let v = noise + if j == y { 1.5 } else { 0.0 };
+                text += &format!(" {}:{v:.4}", j + 1);
+            }
+            text += "\n";
+        }
+        std::fs::write(&data, text).expect("write the data");
+        let bin = std::path::Path::new(env!("CARGO_BIN_EXE_bmrm"));
+        let common = |out: &std::path::Path| -> Vec<String> {
+            vec![
+                "train".into(),
+                data.to_string_lossy().into_owned(),
+                "--lambda".into(),
+                "0.01".into(),
+                "-a".into(),
+                "p-bmrm".into(),
+                "--parts".into(),
+                "6".into(),
+                "--quiet".into(),
+                "-o".into(),
+                out.to_string_lossy().into_owned(),
+            ]
+        };
+        let one = dir.join("one.txt");
+        let single = Command::new(bin)
+            .args(common(&one))
+            .output()
+            .expect("bmrm runs");
+        let many = dir.join("many.txt");
+        let mut args = common(&many);
+        args.push("--distributed".into());
+        let o = mpirun_with_args("cli", bin, &args, Duration::from_secs(120));
+        let same = std::fs::read(&one)
+            .ok()
+            .is_some_and(|a| Some(a) == std::fs::read(&many).ok());
+        check(
+            "cli_train_distributed",
+            single.status.success() && o.status == Some(0) && same,
+            format!(
+                "single {:?}, mpirun {:?}, same model file: {same}\n{}",
+                single.status, o.status, o.output
+            ),
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     println!(
