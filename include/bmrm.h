@@ -1180,9 +1180,9 @@ struct bmrm_settings bmrm_settings_default(bmrm_algorithm algorithm);
  * on success). `*s` is copied: the caller keeps it. The solver keeps its
  * own reference to the problem's oracle, so `p` may be freed before the
  * solver. Errors: BMRM_ERROR_NULL_ARGUMENT, BMRM_ERROR_INVALID_ARGUMENT (a
- * bad setting, e.g. lambda <= 0, an unknown algorithm, BCFW which is not yet
- * available), BMRM_ERROR_NO_ORACLE (no oracle, or the algorithm needs a
- * level the problem lacks: P-BMRM on a full risk), BMRM_ERROR_OUT_OF_MEMORY.
+ * bad setting, e.g. lambda <= 0, an unknown algorithm), BMRM_ERROR_NO_ORACLE
+ * (no oracle, or the algorithm needs a level the problem lacks: P-BMRM on a
+ * full risk, BCFW without a max-oracle), BMRM_ERROR_OUT_OF_MEMORY.
  *
  * # Safety
  * `p` is NULL or a live problem, `s` NULL or a readable `bmrm_settings`,
