@@ -377,56 +377,6 @@ typedef struct bmrm_breakpoint {
 } bmrm_breakpoint;
 
 /**
- * The full risk: writes R(w) into `*risk` and one subgradient of R at `w`
- * into `subgrad` (`dim` doubles, zeroed on entry), and returns 0; any other
- * return value fails the solve with BMRM_ERROR_ORACLE_FAILED.
- *
- * `w`, `risk` and `subgrad` are owned by the library and valid only during
- * the call. Calls never overlap; they may come from any of the solver's
- * threads (not necessarily the thread that called `bmrm_solver_run`).
- */
-typedef int32_t (*bmrm_risk_fn)(void *user,
-                                const double *w,
-                                size_t dim,
-                                double *risk,
-                                double *subgrad);
-
-/**
- * One part of a partitioned risk R(w) = sum_p R(w, p): writes R(w, part)
- * into `*risk` and one of its subgradients into `subgrad` (`dim` doubles,
- * zeroed on entry), and returns 0; any other value fails the solve.
- *
- * `w`, `risk` and `subgrad` are owned by the library and valid only during
- * the call. Calls come from the solver's threads; they overlap (for
- * different parts) only when the risk was set with `thread_safe = true`.
- */
-typedef int32_t (*bmrm_partial_risk_fn)(void *user,
-                                        size_t part,
-                                        const double *w,
-                                        size_t dim,
-                                        double *risk,
-                                        double *subgrad);
-
-/**
- * The loss-augmented decoder of example `example` at `w`: finds
- * y^ = argmax_y L_i(y) - <w, psi_i(y)> and reports, through the corner
- * functions on `out`, the loss L_i(y^) (`bmrm_corner_set_loss`),
- * psi_i(y^) = phi(x_i, y_i) - phi(x_i, y^) (`bmrm_corner_add` for sparse
- * entries, `bmrm_corner_dense` for a dense buffer, or both: they add up)
- * and a label id (`bmrm_corner_set_label`). `out` starts as loss 0, label 0,
- * psi = 0. Returns 0; any other value fails the solve.
- *
- * `w` and `out` are owned by the library and valid only during the call.
- * Calls come from the solver's threads; they overlap (for different
- * examples) only when the oracle was set with `thread_safe = true`.
- */
-typedef int32_t (*bmrm_max_oracle_fn)(void *user,
-                                      size_t example,
-                                      const double *w,
-                                      size_t dim,
-                                      struct bmrm_corner *out);
-
-/**
  * The summary of a solve: what `bmrm_solver_info` returns and what the
  * progress callback sees after every iteration.
  */
@@ -647,6 +597,56 @@ typedef struct bmrm_settings {
      */
     void *progress_user;
 } bmrm_settings;
+
+/**
+ * The full risk: writes R(w) into `*risk` and one subgradient of R at `w`
+ * into `subgrad` (`dim` doubles, zeroed on entry), and returns 0; any other
+ * return value fails the solve with BMRM_ERROR_ORACLE_FAILED.
+ *
+ * `w`, `risk` and `subgrad` are owned by the library and valid only during
+ * the call. Calls never overlap; they may come from any of the solver's
+ * threads (not necessarily the thread that called `bmrm_solver_run`).
+ */
+typedef int32_t (*bmrm_risk_fn)(void *user,
+                                const double *w,
+                                size_t dim,
+                                double *risk,
+                                double *subgrad);
+
+/**
+ * One part of a partitioned risk R(w) = sum_p R(w, p): writes R(w, part)
+ * into `*risk` and one of its subgradients into `subgrad` (`dim` doubles,
+ * zeroed on entry), and returns 0; any other value fails the solve.
+ *
+ * `w`, `risk` and `subgrad` are owned by the library and valid only during
+ * the call. Calls come from the solver's threads; they overlap (for
+ * different parts) only when the risk was set with `thread_safe = true`.
+ */
+typedef int32_t (*bmrm_partial_risk_fn)(void *user,
+                                        size_t part,
+                                        const double *w,
+                                        size_t dim,
+                                        double *risk,
+                                        double *subgrad);
+
+/**
+ * The loss-augmented decoder of example `example` at `w`: finds
+ * y^ = argmax_y L_i(y) - <w, psi_i(y)> and reports, through the corner
+ * functions on `out`, the loss L_i(y^) (`bmrm_corner_set_loss`),
+ * psi_i(y^) = phi(x_i, y_i) - phi(x_i, y^) (`bmrm_corner_add` for sparse
+ * entries, `bmrm_corner_dense` for a dense buffer, or both: they add up)
+ * and a label id (`bmrm_corner_set_label`). `out` starts as loss 0, label 0,
+ * psi = 0. Returns 0; any other value fails the solve.
+ *
+ * `w` and `out` are owned by the library and valid only during the call.
+ * Calls come from the solver's threads; they overlap (for different
+ * examples) only when the oracle was set with `thread_safe = true`.
+ */
+typedef int32_t (*bmrm_max_oracle_fn)(void *user,
+                                      size_t example,
+                                      const double *w,
+                                      size_t dim,
+                                      struct bmrm_corner *out);
 
 /**
  * One row of a solve's history (one per iteration), from `bmrm_solver_history`.
@@ -1025,6 +1025,75 @@ enum bmrm_status bmrm_chain_predict(const struct bmrm_problem *p,
  * `p` is NULL or a live problem; `out` NULL or valid for writing one value.
  */
 enum bmrm_status bmrm_problem_dim(const struct bmrm_problem *p, size_t *out);
+
+#if defined(BMRM_MPI)
+/**
+ * Makes a solver whose risk is spread over the ranks of the MPI
+ * communicator `comm`, given as its Fortran handle (`MPI_Comm_c2f(comm)`,
+ * e.g. `MPI_Comm_c2f(MPI_COMM_WORLD)`), so that this header does not depend
+ * on the MPI implementation's C types. **Collective**: every rank of `comm`
+ * calls it, with its own problem `p` holding its shard:
+ *
+ * - a partitioned risk: this rank's parts, any number (also 0); the
+ *   global parts are the ranks' parts in rank order;
+ * - a max-oracle: this rank's examples only, those of
+ *   `bmrm_mpi_examples_of` (contiguous example blocks, the ranks' blocks in
+ *   rank order); for BMRM_ALGORITHM_BCFW rank 0 holds every example (it
+ *   makes the block steps) and the others their blocks of the exact gap
+ *   passes, which are spread over the ranks.
+ *
+ * Rank 0 keeps the cutting planes and solves the reduced problem with its
+ * settings `*s` (the other ranks use only `num_threads`); every iteration
+ * it sends w to every rank and gathers the risk and subgradient of every
+ * part. The iterates are bit-identical to a single process's with the
+ * same parts. `bmrm_solver_run` and `bmrm_solver_set_lambda` on the solver
+ * made here are collective too; every rank's run ends with the same w, the
+ * same `bmrm_info` and the same status and message (`bmrm_solver_history`
+ * has rows on rank 0 only; `bmrm_solver_bcfw_path` is collective too and
+ * returns the path on rank 0, an empty one elsewhere). A rank whose oracle fails ends the run on every
+ * rank with BMRM_ERROR_ORACLE_FAILED naming the rank; a rank that does not
+ * answer within `timeout_seconds` (0: 600 s; INFINITY: no limit) ends it
+ * with the same status naming that rank: it cannot take part in MPI any
+ * more, so end the job (exit with a non-zero status without MPI_Finalize,
+ * or MPI_Abort). MPI must be initialised; MPI is called only from the
+ * thread that calls these functions. Free the solver before MPI_Finalize.
+ * Errors: those of `bmrm_solver_new`, BMRM_ERROR_NO_ORACLE for a full risk,
+ * BMRM_ERROR_INVALID_ARGUMENT when the ranks' shards do not fit together
+ * (the message names the rank and the examples it should hold).
+ *
+ * # Safety
+ * `p` is NULL or a live problem, `s` NULL or a readable `bmrm_settings`,
+ * `out` NULL or valid for writing one pointer; MPI is initialised.
+ */
+enum bmrm_status bmrm_solver_new_mpi(const struct bmrm_problem *p,
+                                     const struct bmrm_settings *s,
+                                     int32_t comm,
+                                     double timeout_seconds,
+                                     struct bmrm_solver **out);
+#endif
+
+#if defined(BMRM_MPI)
+/**
+ * The examples rank `rank` of `num_ranks` must hold in its max-oracle for
+ * `bmrm_solver_new_mpi` with settings `*s`, when the whole problem has
+ * `num_examples` examples: examples `*first .. *first + *count` (global
+ * numbers; its oracle's example j is example `*first + j`). P-BMRM and
+ * Prox-P-BMRM split the examples into `num_parts` blocks (0: 16, or m when
+ * smaller), the other algorithms into `num_parts` blocks if set, else one
+ * per rank; rank r holds blocks `floor(r P / R) .. floor((r+1) P / R)`.
+ * Not collective, needs no MPI. Out-parameters are written only on success.
+ *
+ * # Safety
+ * `s` is NULL or a readable `bmrm_settings`; `first` and `count` are NULL
+ * or valid for writing a `size_t`.
+ */
+enum bmrm_status bmrm_mpi_examples_of(size_t num_examples,
+                                      const struct bmrm_settings *s,
+                                      size_t num_ranks,
+                                      size_t rank,
+                                      size_t *first,
+                                      size_t *count);
+#endif
 
 /**
  * Makes a problem over w of dimension `dim` (> 0) with no oracle yet, and

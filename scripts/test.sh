@@ -8,6 +8,14 @@ need_apt=()
 command -v cc >/dev/null || need_apt+=(gcc)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)   # the C ABI's install test
 command -v valgrind >/dev/null || need_apt+=(valgrind)       # the C ABI's memcheck run
+command -v c++ >/dev/null || need_apt+=(g++)                 # the C++ front end's tests
+command -v octave-cli >/dev/null || need_apt+=(octave)       # the MATLAB/Octave front end's tests
+command -v mkoctfile >/dev/null || need_apt+=(liboctave-dev) # ... and its MEX build
+# The `mpi` feature (src/distributed, tests/mpi.rs): Open MPI, and libclang
+# for the bindgen run of the mpi-sys crate.
+command -v mpirun >/dev/null || need_apt+=(openmpi-bin)
+command -v mpicc >/dev/null || need_apt+=(libopenmpi-dev)
+ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || need_apt+=(libclang-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
@@ -23,8 +31,14 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --release -- -D warnings
 echo "== cargo test"
+export BMRM_REQUIRE_OCTAVE=1   # tests/octave.rs fails instead of skipping without Octave
 # Not --all-targets: that would also run the benchmark programs (minutes each).
 cargo test --release --lib --bins --tests --examples
 cargo test --release --doc
 echo "== C ABI under valgrind (memcheck: no error, no definite leak)"
 cargo test --release --test ffi -- --ignored
+echo "== C++ front end under valgrind"
+cargo test --release --test cpp -- --ignored
+echo "== MPI (feature mpi): the distributed solvers under mpirun -np 3"
+cargo clippy --all-targets --release --features mpi -- -D warnings
+cargo test --release --features mpi --test mpi

@@ -48,6 +48,8 @@
 pub mod bcfw;
 pub mod bundle;
 pub mod data;
+#[cfg(feature = "mpi")]
+pub mod distributed;
 pub mod error;
 pub mod ffi;
 pub mod linalg;

@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::Arc;
 
-use bmrm::models::{synthetic, Multiclass};
+use bmrm::models::{synthetic, Chain, Multiclass};
 use bmrm::oracle::{Corner, MaxOracle};
 use bmrm::{Algorithm, Error, Exit, Problem, Sampling, Settings, Solver, StepType};
 
@@ -136,6 +136,13 @@ fn check_variants_against_bmrm(problem: Problem, lambda: f64, tol: f64) {
 #[test]
 fn every_variant_reaches_the_optimum_bmrm_certifies_on_multiclass() {
     let model = multiclass(150, 6, 4, 2);
+    check_variants_against_bmrm(Problem::from_max_oracle(model), 0.05, 1e-3);
+}
+
+#[test]
+fn every_variant_reaches_the_optimum_bmrm_certifies_on_a_chain() {
+    let (x, lengths, labels) = synthetic::markov_chain(60, 4, 6, 8);
+    let model = Chain::dense(x, 6, &lengths, labels, 4, true).unwrap();
     check_variants_against_bmrm(Problem::from_max_oracle(model), 0.05, 1e-3);
 }
 

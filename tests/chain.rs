@@ -388,8 +388,8 @@ fn dense_and_sparse_storage_agree() {
             map[dense.emission_index(y, j)] = sparse.emission_index(y, j);
         }
     }
-    for (j, m) in map.iter_mut().enumerate().skip(3 * (d + 1)) {
-        *m = j;
+    for (j, slot) in map.iter_mut().enumerate().skip(3 * (d + 1)) {
+        *slot = j;
     }
     for _ in 0..20 {
         let wd: Vec<f64> = (0..dense.dim()).map(|_| rng.gen_range(-1.0..1.0)).collect();
@@ -442,33 +442,11 @@ fn thread_safe_oracle() {
     }
 }
 
-/// A small chain problem with learnable structure: labels follow a Markov
-/// chain and each token's features are its label's mean plus noise.
+/// A small chain problem with learnable structure (labels follow a Markov
+/// chain, features are the label's mean plus noise).
 fn synthetic_chain(m: usize, sparse: bool, seed: u64) -> Chain {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (k, d) = (4usize, 6usize);
-    let means: Vec<Vec<f64>> = (0..k)
-        .map(|_| (0..d).map(|_| rng.gen_range(-1.0..1.0)).collect())
-        .collect();
-    let mut lengths = Vec::new();
-    let mut labels = Vec::new();
-    let mut values = Vec::new();
-    for _ in 0..m {
-        let len = rng.gen_range(2..8);
-        lengths.push(len);
-        let mut y = rng.gen_range(0..k);
-        for _ in 0..len {
-            labels.push(y as u32);
-            for mean in &means[y] {
-                values.push((mean + rng.gen_range(-1.0..1.0)) as f32);
-            }
-            y = if rng.gen_bool(0.7) {
-                (y + 1) % k
-            } else {
-                rng.gen_range(0..k)
-            };
-        }
-    }
+    let (values, lengths, labels) = bmrm::models::synthetic::markov_chain(m, k, d, seed);
     if sparse {
         let rows = SparseRows::from_dense(&values, d).unwrap();
         Chain::sparse(rows, &lengths, labels, k, true).unwrap()

@@ -16,9 +16,11 @@
 //! - `c_programs_under_valgrind` (ignored by default; scripts/test.sh runs
 //!   it) runs both C programs under valgrind's memcheck.
 
+mod support;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
 
 use bmrm::ffi::{
@@ -28,6 +30,7 @@ use bmrm::ffi::{
 };
 use bmrm::oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk};
 use bmrm::{Algorithm, Info, Iteration, Problem, Settings, Solver};
+use support::{lib_dir, path_arg, root, run_ok, shared_lib_name, static_lib_deps};
 
 // ---------------------------------------------------------------------------
 // Layout and enum values.
@@ -397,89 +400,14 @@ fn header_is_current() {
 // ---------------------------------------------------------------------------
 // Building and running the C programs.
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn shared_lib_name() -> &'static str {
-    if cfg!(target_os = "macos") {
-        "libbmrm.dylib"
-    } else {
-        "libbmrm.so"
-    }
-}
-
-/// The system libraries a static libbmrm needs (rustc's native-static-libs).
-fn static_lib_deps() -> Vec<&'static str> {
-    if cfg!(target_os = "macos") {
-        vec!["-lSystem", "-lc", "-lm"]
-    } else {
-        vec![
-            "-lgcc_s",
-            "-lutil",
-            "-lrt",
-            "-lpthread",
-            "-lm",
-            "-ldl",
-            "-lc",
-        ]
-    }
-}
-
-/// The directory holding `libbmrm.a` and the shared library built from the
-/// same sources as this test: cargo builds every crate type of the library
-/// into `target/<profile>/deps` for the tests. Falls back to building them.
-fn lib_dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let exe = std::env::current_exe().expect("the test executable's path");
-        let deps = exe.parent().expect("deps dir").to_path_buf();
-        let profile_dir = deps.parent().expect("profile dir").to_path_buf();
-        let has_libs =
-            |d: &Path| d.join("libbmrm.a").exists() && d.join(shared_lib_name()).exists();
-        if has_libs(&deps) {
-            return deps;
-        }
-        let profile = profile_dir
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        cargo.args(["build", "--lib"]).current_dir(root());
-        match profile.as_str() {
-            "debug" => {}
-            "release" => {
-                cargo.arg("--release");
-            }
-            other => {
-                cargo.args(["--profile", other]);
-            }
-        }
-        let target = profile_dir.parent().expect("target dir");
-        let status = cargo
-            .env("CARGO_TARGET_DIR", target)
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "cargo build --lib failed");
-        assert!(
-            has_libs(&profile_dir),
-            "no libbmrm in {}",
-            profile_dir.display()
-        );
-        profile_dir
-    })
-}
-
 /// Where the C programs are built: `target/<profile>/ffi-c`.
 fn work_dir() -> PathBuf {
-    let dir = lib_dir()
-        .ancestors()
-        .find(|d| d.join("deps").is_dir())
-        .unwrap_or(lib_dir())
-        .join("ffi-c");
-    std::fs::create_dir_all(&dir).expect("create the C build directory");
-    dir
+    support::work_dir("ffi-c")
+}
+
+/// Compiles the C `args` into `work_dir()/name`.
+fn compile(name: &str, args: &[String]) -> PathBuf {
+    support::compile(&c_compiler(), C_FLAGS, args, &work_dir(), name)
 }
 
 fn c_compiler() -> String {
@@ -497,37 +425,6 @@ const C_FLAGS: &[&str] = &[
     "-ffp-contract=off",
     "-pthread",
 ];
-
-/// Runs a command, failing the test with its output when it fails.
-fn run_ok(cmd: &mut Command, what: &str) -> Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot start {:?}: {e}", cmd.get_program()));
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// Compiles `args` into `work_dir()/name` (atomically: concurrent test runs
-/// never see a half-written program).
-fn compile(name: &str, args: &[String]) -> PathBuf {
-    let out = work_dir().join(name);
-    let tmp = work_dir().join(format!("{name}.{}.tmp", std::process::id()));
-    let mut cmd = Command::new(c_compiler());
-    cmd.args(C_FLAGS).args(args).arg("-o").arg(&tmp);
-    run_ok(&mut cmd, &format!("compiling {name}"));
-    std::fs::rename(&tmp, &out).expect("rename the compiled program");
-    out
-}
-
-fn path_arg(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
-}
 
 /// `tests/c/ffi_test.c` linked against the static library.
 fn ffi_test_program() -> &'static Path {
@@ -994,8 +891,19 @@ fn c_example_builds_against_the_installed_library() {
             .collect();
         exported.sort();
         let header = std::fs::read_to_string(prefix.join("include/bmrm.h")).unwrap();
+        // The MPI entry points (`#if defined(BMRM_MPI)`) exist only in a
+        // library built with `--features mpi`; install.sh builds without.
+        let mut in_mpi = false;
         let mut declared: Vec<String> = header
             .lines()
+            .filter(|l| {
+                if l.starts_with("#if defined(BMRM_MPI)") {
+                    in_mpi = true;
+                } else if in_mpi && l.starts_with("#endif") {
+                    in_mpi = false;
+                }
+                !in_mpi
+            })
             .filter(|l| !l.starts_with(' ') && !l.starts_with("typedef") && l.contains('('))
             .filter_map(|l| {
                 let name = l[..l.find('(').unwrap()].rsplit([' ', '*']).next()?;
@@ -1003,6 +911,8 @@ fn c_example_builds_against_the_installed_library() {
             })
             .collect();
         declared.sort();
+        // 23 core functions, 7 of BCFW (src/ffi/bcfw.rs), 7 of the built-in
+        // models (src/ffi/models.rs).
         assert_eq!(declared.len(), 37, "functions in bmrm.h: {declared:?}");
         assert_eq!(
             exported, declared,
@@ -1080,41 +990,12 @@ fn c_programs_under_valgrind() {
     ];
     for program in programs {
         let started = std::time::Instant::now();
-        let out = run_ok(
-            Command::new("valgrind")
-                .args([
-                    "--tool=memcheck",
-                    "--error-exitcode=1",
-                    "--leak-check=full",
-                    "--errors-for-leak-kinds=definite",
-                    "--show-leak-kinds=definite",
-                ])
-                .arg(format!(
-                    "--suppressions={}",
-                    path_arg(&root().join("tests/c/valgrind.supp"))
-                ))
-                .arg(&program),
-            &format!("valgrind {}", program.display()),
-        );
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        let summary: Vec<&str> = stderr
-            .lines()
-            .filter(|l| {
-                l.contains("ERROR SUMMARY")
-                    || l.contains("definitely lost")
-                    || l.contains("possibly lost")
-            })
-            .collect();
-        assert!(
-            stderr.contains("ERROR SUMMARY: 0 errors"),
-            "valgrind found errors in {}:\n{stderr}",
-            program.display()
-        );
+        let summary = support::valgrind(&program);
         println!(
             "valgrind {} ({:.1} s): {}",
             program.file_name().unwrap().to_string_lossy(),
             started.elapsed().as_secs_f64(),
-            summary.join(" | ")
+            summary
         );
     }
 }

@@ -10,6 +10,8 @@ pub struct Atom {
     pub label: u64,
     pub psi: SparseVec,
     pub loss: f64,
+    /// `||psi||^2`, kept for the FW step's curvature.
+    pub psi_norm2: f64,
     pub alpha: f64,
     /// The block step at which the corner was last the oracle's answer or the
     /// cache's best corner: the eviction score (least recently useful first).
@@ -21,6 +23,8 @@ pub struct Atom {
 pub struct Block {
     /// `w_i = (1/(lambda n)) sum_y alpha_i(y) psi_i(y)`.
     pub w: BlockVec,
+    /// `||w_i||^2`, kept up to date by the steps.
+    pub w_norm2: f64,
     /// `l_i = (1/n) sum_y alpha_i(y) L_i(y)`.
     pub l: f64,
     /// `alpha_i(y_i)`: the ground truth's weight (its psi and loss are 0).
@@ -36,6 +40,7 @@ impl Block {
     pub fn new() -> Self {
         Block {
             w: BlockVec::default(),
+            w_norm2: 0.0,
             l: 0.0,
             truth_alpha: 1.0,
             atoms: Vec::new(),
@@ -113,6 +118,7 @@ mod tests {
                 label,
                 psi: SparseVec::default(),
                 loss: 1.0,
+                psi_norm2: 0.0,
                 alpha,
                 last_used: used,
             });

@@ -13,12 +13,24 @@ use super::blocks::{Atom, Block};
 use super::bounds::Bounds;
 use super::pass::{check_not_below_truth, oracle_pass};
 use super::sampler::Sampler;
-use super::sparse::{BlockVec, SparseVec};
+use super::sparse::{merge, BlockVec, SparseVec};
 use super::BcfwStats;
 use crate::error::{Error, Result};
 use crate::oracle::adapters::call_max_oracle;
 use crate::oracle::{Corner, MaxOracle};
 use crate::solver::{Iteration, Settings, StepType};
+
+/// The primal point: `clip(v)` under a box, else `v` itself (then `w` is
+/// not stored: every step would write both).
+macro_rules! point {
+    ($s:expr) => {
+        if $s.bounds.is_some() {
+            &$s.w[..]
+        } else {
+            &$s.v[..]
+        }
+    };
+}
 
 /// A corner of one block: the ground truth, a kept atom, or the oracle's
 /// fresh answer (when atoms are not kept).
@@ -52,8 +64,8 @@ pub struct BcfwState {
     pub(super) blocks: Vec<Block>,
     /// `v = sum_i w_i`.
     v: Vec<f64>,
-    /// The primal point `clip(v)`.
-    pub(super) w: Vec<f64>,
+    /// The primal point `clip(v)` under a box (empty without one).
+    w: Vec<f64>,
     /// `l = sum_i l_i`.
     l: f64,
     bounds: Option<Bounds>,
@@ -67,6 +79,8 @@ pub struct BcfwState {
     steps: u64,
     /// The last exact total gap (infinity before the first exact pass).
     last_exact_gap: f64,
+    /// The sum of the finite block-gap estimates.
+    estimate_sum: f64,
     rng: ChaCha8Rng,
     sampler: Sampler,
     pub(super) passes: u64,
@@ -83,6 +97,7 @@ pub struct BcfwState {
     dir_parked: SparseVec,
     /// psi of the oracle's last answer when atoms are not kept.
     fresh_psi: SparseVec,
+    fresh_norm2: f64,
     merged: SparseVec,
 }
 
@@ -105,7 +120,7 @@ impl BcfwState {
         let v = vec![0.0; dim];
         let w = match &bounds {
             Some(b) => b.clip_all(&v),
-            None => v.clone(),
+            None => Vec::new(),
         };
         Ok(BcfwState {
             n,
@@ -122,6 +137,7 @@ impl BcfwState {
             avg_steps: 0,
             steps: 0,
             last_exact_gap: f64::INFINITY,
+            estimate_sum: 0.0,
             rng,
             sampler,
             passes: 0,
@@ -134,6 +150,7 @@ impl BcfwState {
             dir: SparseVec::default(),
             dir_parked: SparseVec::default(),
             fresh_psi: SparseVec::default(),
+            fresh_norm2: 0.0,
             merged: SparseVec::default(),
         })
     }
@@ -142,7 +159,7 @@ impl BcfwState {
         self.lambda
     }
     pub fn w(&self) -> &[f64] {
-        &self.w
+        point!(self)
     }
 
     /// The start of the regularisation path: `alpha_i = delta(y^_i)` for the
@@ -154,7 +171,8 @@ impl BcfwState {
         for (b, (label, psi, loss)) in self.blocks.iter_mut().zip(corners) {
             let mut w = BlockVec::default();
             w.combine(0.0, scale, &psi, self.dim, &mut self.merged);
-            w.for_each(|j, x| self.v[j] += x);
+            w.add_to(1.0, &mut self.v);
+            b.w_norm2 = w.norm2();
             b.w = w;
             b.l = loss / self.n as f64;
             self.l += b.l;
@@ -166,6 +184,7 @@ impl BcfwState {
                 if self.keep_atoms {
                     b.atoms.push(Atom {
                         label,
+                        psi_norm2: psi.norm2(),
                         psi,
                         loss,
                         alpha: 1.0,
@@ -186,8 +205,9 @@ impl BcfwState {
         for (i, b) in self.blocks.iter_mut().enumerate() {
             // The block gap moves by (1 - rho)(l_i - lambda <w_i, w>) exactly.
             if b.gap_estimate.is_finite() {
-                let u = b.l - self.lambda * b.w.dot_dense(&self.w);
+                let u = b.l - self.lambda * b.w.dot_dense(point!(self));
                 b.gap_estimate += (1.0 - rho) * u;
+                self.estimate_sum += (1.0 - rho) * u;
                 self.sampler.set_gap(i, b.gap_estimate);
             }
             b.l *= rho;
@@ -211,9 +231,8 @@ impl BcfwState {
     }
 
     fn refresh_w(&mut self) {
-        match &self.bounds {
-            Some(b) => self.w = b.clip_all(&self.v),
-            None => self.w.copy_from_slice(&self.v),
+        if let Some(b) = &self.bounds {
+            self.w = b.clip_all(&self.v);
         }
     }
 
@@ -237,12 +256,22 @@ impl BcfwState {
         })
     }
 
+    /// The sum of the finite block-gap estimates (kept as a running sum,
+    /// recomputed at every exact pass).
     pub fn gap_estimate(&self) -> f64 {
-        self.blocks
-            .iter()
-            .map(|b| b.gap_estimate)
-            .filter(|g| g.is_finite())
-            .sum()
+        self.estimate_sum
+    }
+
+    fn set_estimate(&mut self, i: usize, g: f64) {
+        let old = self.blocks[i].gap_estimate;
+        if old.is_finite() {
+            self.estimate_sum -= old;
+        }
+        if g.is_finite() {
+            self.estimate_sum += g;
+        }
+        self.blocks[i].gap_estimate = g;
+        self.sampler.set_gap(i, g);
     }
 
     pub fn stats(&self) -> BcfwStats {
@@ -276,12 +305,12 @@ impl BcfwState {
     ) -> Result<ExactPass> {
         let context = format!("in the exact gap pass after pass {}", self.passes);
         let t = std::time::Instant::now();
-        let items = pool.install(|| oracle_pass(oracle, &self.w, false, &context))?;
+        let items = pool.install(|| oracle_pass(oracle, point!(self), false, &context))?;
         self.oracle_seconds += t.elapsed().as_secs_f64();
         if refresh {
             self.oracle_calls += self.n as u64;
         }
-        let w = &self.w;
+        let w = point!(self);
         let wi_dots: Vec<f64> =
             pool.install(|| self.blocks.par_iter().map(|b| b.w.dot_dense(w)).collect());
         let n = self.n as f64;
@@ -292,16 +321,16 @@ impl BcfwState {
             let g = self.lambda * wdot - self.blocks[i].l + item.hinge / n;
             gap += g;
             if refresh {
-                self.blocks[i].gap_estimate = g;
-                self.sampler.set_gap(i, g);
+                self.set_estimate(i, g);
             }
         }
         risk /= n;
         if refresh {
             self.sampler.all_visited();
             self.last_exact_gap = gap;
+            self.estimate_sum = gap;
         }
-        let primal = 0.5 * self.lambda * crate::linalg::norm2(&self.w) + risk;
+        let primal = 0.5 * self.lambda * crate::linalg::norm2(point!(self)) + risk;
         Ok(ExactPass { primal, risk, gap })
     }
 
@@ -330,7 +359,7 @@ impl BcfwState {
         self.steps += 1;
         let n = self.n as f64;
         let lambda = self.lambda;
-        let w_dot_wi = self.blocks[i].w.dot_dense(&self.w);
+        let w_dot_wi = self.blocks[i].w.dot_dense(point!(self));
         let base = lambda * w_dot_wi - self.blocks[i].l;
 
         // The FW corner: the cache's best corner on a hit, else the oracle's.
@@ -360,15 +389,22 @@ impl BcfwState {
         if let CornerRef::Atom(k) = s {
             self.blocks[i].atoms[k].last_used = self.steps;
         }
-        self.blocks[i].gap_estimate = g;
-        self.sampler.set_gap(i, g);
+        self.set_estimate(i, g);
 
         // FW step, and the alternative of the step type; keep the better.
         let fixed = (!settings.line_search).then(|| 2.0 * n / (self.steps as f64 - 1.0 + 2.0 * n));
-        let (dl_fw, _) = self.direction_to(i, s, CornerRef::Truth, StepKind::FrankWolfe);
-        let (gamma_fw, gain_fw) = match fixed {
-            Some(gamma) => (gamma, self.gain(&self.dir, dl_fw, gamma)),
-            None => self.line_search(&self.dir, dl_fw, 1.0),
+        // Without a box the FW step needs no direction vector: its slope and
+        // curvature come from <w, w_i>, <psi, w_i>, ||psi||^2 and ||w_i||^2.
+        let fast = self.bounds.is_none();
+        let (dl_fw, gamma_fw, gain_fw, psi_dot_wi) = if fast {
+            self.fw_candidate(i, s, w_dot_wi, fixed)
+        } else {
+            let (dl, _) = self.direction_to(i, s, CornerRef::Truth, StepKind::FrankWolfe);
+            let (gamma, gain) = match fixed {
+                Some(gamma) => (gamma, self.gain(&self.dir, dl, gamma)),
+                None => self.line_search(&self.dir, dl, 1.0),
+            };
+            (dl, gamma, gain, 0.0)
         };
         let mut chosen = (StepKind::FrankWolfe, gamma_fw, dl_fw, CornerRef::Truth);
         if settings.step_type != StepType::FrankWolfe {
@@ -398,7 +434,11 @@ impl BcfwState {
         }
         let (kind, gamma, dl, away) = chosen;
         if gamma > 0.0 {
-            self.apply(i, kind, gamma, dl, s, away);
+            if fast && kind == StepKind::FrankWolfe {
+                self.apply_fw(i, gamma, dl, s, psi_dot_wi);
+            } else {
+                self.apply(i, kind, gamma, dl, s, away);
+            }
         }
         if settings.use_cache {
             self.blocks[i].evict(settings.cache_size);
@@ -421,7 +461,7 @@ impl BcfwState {
     /// Debug builds: block `i`'s iterate agrees with its weights.
     #[cfg(debug_assertions)]
     fn check_block(&self, i: usize) {
-        if !self.keep_atoms {
+        if !self.keep_atoms || self.dim > 10_000 {
             return;
         }
         let b = &self.blocks[i];
@@ -448,7 +488,7 @@ impl BcfwState {
     fn best_cached(&self, i: usize) -> (CornerRef, f64) {
         let mut best = (CornerRef::Truth, 0.0);
         for (k, a) in self.blocks[i].atoms.iter().enumerate() {
-            let h = a.loss - a.psi.dot_dense(&self.w);
+            let h = a.loss - a.psi.dot_dense(point!(self));
             if h > best.1 {
                 best = (CornerRef::Atom(k), h);
             }
@@ -465,7 +505,7 @@ impl BcfwState {
         }
         for (k, a) in b.atoms.iter().enumerate() {
             if a.alpha > 0.0 {
-                let h = a.loss - a.psi.dot_dense(&self.w);
+                let h = a.loss - a.psi.dot_dense(point!(self));
                 if best.map_or(true, |(_, hb, _)| h < hb) {
                     best = Some((CornerRef::Atom(k), h, a.alpha));
                 }
@@ -478,11 +518,12 @@ impl BcfwState {
     /// the corner (kept as an atom when atoms are kept) and `H_i(w)` there.
     fn call_oracle(&mut self, oracle: &dyn MaxOracle, i: usize) -> Result<(CornerRef, f64)> {
         let t = std::time::Instant::now();
-        call_max_oracle(oracle, i, &self.w, &mut self.corner)?;
+        call_max_oracle(oracle, i, point!(self), &mut self.corner)?;
         self.oracle_seconds += t.elapsed().as_secs_f64();
         self.oracle_calls += 1;
-        let h = self.corner.hinge(&self.w);
-        check_not_below_truth(h, &self.corner, &self.w, i)?;
+        let dot = self.corner.dot(point!(self));
+        let h = self.corner.loss() - dot;
+        check_not_below_truth(h, self.corner.loss(), dot, self.corner.label(), i)?;
         let psi = SparseVec::from_corner(&self.corner, &mut self.pairs);
         let loss = self.corner.loss();
         let label = self.corner.label();
@@ -490,6 +531,7 @@ impl BcfwState {
             return Ok((CornerRef::Truth, 0.0));
         }
         if !self.keep_atoms {
+            self.fresh_norm2 = psi.norm2();
             self.fresh_psi = psi;
             return Ok((CornerRef::Fresh, h));
         }
@@ -504,10 +546,12 @@ impl BcfwState {
             }
             return Ok((CornerRef::Atom(k), h));
         }
+        let psi_norm2 = psi.norm2();
         b.atoms.push(Atom {
             label,
             psi,
             loss,
+            psi_norm2,
             alpha: 0.0,
             last_used: self.steps,
         });
@@ -560,7 +604,7 @@ impl BcfwState {
     /// on `[0, gmax]`; returns the step and the decrease of `f`.
     fn line_search(&self, d: &SparseVec, dl: f64, gmax: f64) -> (f64, f64) {
         let lambda = self.lambda;
-        let slope0 = lambda * d.dot_dense(&self.w) - dl;
+        let slope0 = lambda * d.dot_dense(point!(self)) - dl;
         if slope0 >= 0.0 || d.nnz() == 0 {
             return (0.0, 0.0);
         }
@@ -631,45 +675,113 @@ impl BcfwState {
         for (&j, &x) in dir.idx.iter().zip(&dir.val) {
             let j = j as usize;
             self.v[j] += gamma * x;
-            self.w[j] = match &self.bounds {
-                Some(bd) => bd.clip(j, self.v[j]),
-                None => self.v[j],
-            };
+            if let Some(bd) = &self.bounds {
+                self.w[j] = bd.clip(j, self.v[j]);
+            }
         }
         self.dir = dir;
-        if !self.keep_atoms {
-            // FW steps only, no cache: the weights are not needed.
-            return;
+        b.w_norm2 = b.w.norm2();
+        if self.keep_atoms {
+            update_weights(b, kind, gamma, s, a);
         }
-        let add = |b: &mut Block, c: CornerRef, delta: f64| match c {
-            CornerRef::Truth => b.truth_alpha += delta,
-            CornerRef::Atom(k) => b.atoms[k].alpha += delta,
-            CornerRef::Fresh => {}
+    }
+
+    /// The FW candidate without a box: `(dl, gamma, gain, <psi_s, w_i>)`.
+    fn fw_candidate(
+        &self,
+        i: usize,
+        s: CornerRef,
+        w_dot_wi: f64,
+        fixed: Option<f64>,
+    ) -> (f64, f64, f64, f64) {
+        let n = self.n as f64;
+        let lambda = self.lambda;
+        let scale = 1.0 / (lambda * n);
+        let b = &self.blocks[i];
+        let (psi, loss, psi_norm2) = match s {
+            CornerRef::Truth => (&EMPTY, 0.0, 0.0),
+            CornerRef::Atom(k) => (&b.atoms[k].psi, b.atoms[k].loss, b.atoms[k].psi_norm2),
+            CornerRef::Fresh => (&self.fresh_psi, self.corner.loss(), self.fresh_norm2),
         };
-        match kind {
-            StepKind::FrankWolfe => {
-                b.truth_alpha *= 1.0 - gamma;
-                b.atoms.iter_mut().for_each(|x| x.alpha *= 1.0 - gamma);
-                add(b, s, gamma);
-            }
-            StepKind::Pairwise => {
-                add(b, a, -gamma);
-                add(b, s, gamma);
-            }
-            StepKind::Away => {
-                b.truth_alpha *= 1.0 + gamma;
-                b.atoms.iter_mut().for_each(|x| x.alpha *= 1.0 + gamma);
-                add(b, a, -gamma);
-            }
+        let w_dot_psi = psi.dot_dense(&self.v);
+        let psi_dot_wi = b.w.dot_sparse(psi);
+        let dl = loss / n - b.l;
+        // -phi'(0): the block gap.
+        let g = dl - lambda * (scale * w_dot_psi - w_dot_wi);
+        let curvature = (scale * scale * psi_norm2 - 2.0 * scale * psi_dot_wi + b.w_norm2).max(0.0);
+        let gamma = match fixed {
+            Some(gamma) => gamma,
+            None if g <= 0.0 => 0.0,
+            None if curvature > 0.0 => (g / (lambda * curvature)).min(1.0),
+            None => 1.0,
+        };
+        let gain = gamma * g - 0.5 * lambda * gamma * gamma * curvature;
+        (dl, gamma, gain, psi_dot_wi)
+    }
+
+    /// The FW step without a box: `w_i <- (1 - gamma) w_i + gamma w_s`,
+    /// `v` moved by the difference; O(nnz(w_i) + nnz(psi)).
+    fn apply_fw(&mut self, i: usize, gamma: f64, dl: f64, s: CornerRef, psi_dot_wi: f64) {
+        let scale = 1.0 / (self.lambda * self.n as f64);
+        let b = &mut self.blocks[i];
+        let (psi, psi_norm2) = match s {
+            CornerRef::Truth => (&EMPTY, 0.0),
+            CornerRef::Atom(k) => (&b.atoms[k].psi, b.atoms[k].psi_norm2),
+            CornerRef::Fresh => (&self.fresh_psi, self.fresh_norm2),
+        };
+        b.w.add_to(-gamma, &mut self.v);
+        for (&j, &x) in psi.idx.iter().zip(&psi.val) {
+            self.v[j as usize] += gamma * scale * x;
         }
-        // Drop steps and rounding: weights at (or a hair below) zero are zero.
-        if b.truth_alpha < 1e-12 {
-            b.truth_alpha = 0.0;
+        let keep = 1.0 - gamma;
+        b.w_norm2 = keep * keep * b.w_norm2
+            + 2.0 * gamma * keep * scale * psi_dot_wi
+            + gamma * gamma * scale * scale * psi_norm2;
+        b.w.combine(keep, gamma * scale, psi, self.dim, &mut self.merged);
+        b.l += gamma * dl;
+        self.l += gamma * dl;
+        if self.keep_atoms {
+            update_weights(b, StepKind::FrankWolfe, gamma, s, CornerRef::Truth);
         }
-        for x in &mut b.atoms {
-            if x.alpha < 1e-12 {
-                x.alpha = 0.0;
-            }
+    }
+}
+
+/// The empty psi of the ground truth.
+static EMPTY: SparseVec = SparseVec {
+    idx: Vec::new(),
+    val: Vec::new(),
+};
+
+/// Moves the dual weights of block `b` as the step did.
+fn update_weights(b: &mut Block, kind: StepKind, gamma: f64, s: CornerRef, a: CornerRef) {
+    let add = |b: &mut Block, c: CornerRef, delta: f64| match c {
+        CornerRef::Truth => b.truth_alpha += delta,
+        CornerRef::Atom(k) => b.atoms[k].alpha += delta,
+        CornerRef::Fresh => {}
+    };
+    match kind {
+        StepKind::FrankWolfe => {
+            b.truth_alpha *= 1.0 - gamma;
+            b.atoms.iter_mut().for_each(|x| x.alpha *= 1.0 - gamma);
+            add(b, s, gamma);
+        }
+        StepKind::Pairwise => {
+            add(b, a, -gamma);
+            add(b, s, gamma);
+        }
+        StepKind::Away => {
+            b.truth_alpha *= 1.0 + gamma;
+            b.atoms.iter_mut().for_each(|x| x.alpha *= 1.0 + gamma);
+            add(b, a, -gamma);
+        }
+    }
+    // Drop steps and rounding: weights at (or a hair below) zero are zero.
+    if b.truth_alpha < 1e-12 {
+        b.truth_alpha = 0.0;
+    }
+    for x in &mut b.atoms {
+        if x.alpha < 1e-12 {
+            x.alpha = 0.0;
         }
     }
 }
@@ -685,8 +797,8 @@ fn sparse_sub(p: Option<&SparseVec>, scale: f64, q: Option<&BlockVec>, out: &mut
         }
         Some(BlockVec::Dense(d)) => {
             let mut k = 0;
-            for (j, &y) in d.iter().enumerate() {
-                let mut x = -y;
+            for (j, &y) in d.u.iter().enumerate() {
+                let mut x = -d.c * y;
                 if k < p.idx.len() && p.idx[k] as usize == j {
                     x += scale * p.val[k];
                     k += 1;
@@ -705,28 +817,6 @@ fn sparse_sub(p: Option<&SparseVec>, scale: f64, q: Option<&BlockVec>, out: &mut
 fn sparse_diff(p: Option<&SparseVec>, q: Option<&SparseVec>, scale: f64, out: &mut SparseVec) {
     let empty = SparseVec::default();
     merge(p.unwrap_or(&empty), scale, q.unwrap_or(&empty), -scale, out);
-}
-
-/// `out = a * p + b * q` for sorted sparse vectors, zeros dropped.
-fn merge(p: &SparseVec, a: f64, q: &SparseVec, b: f64, out: &mut SparseVec) {
-    let (mut x, mut y) = (0, 0);
-    while x < p.idx.len() || y < q.idx.len() {
-        let (j, v) = if y >= q.idx.len() || (x < p.idx.len() && p.idx[x] < q.idx[y]) {
-            x += 1;
-            (p.idx[x - 1], a * p.val[x - 1])
-        } else if x >= p.idx.len() || q.idx[y] < p.idx[x] {
-            y += 1;
-            (q.idx[y - 1], b * q.val[y - 1])
-        } else {
-            x += 1;
-            y += 1;
-            (p.idx[x - 1], a * p.val[x - 1] + b * q.val[y - 1])
-        };
-        if v != 0.0 {
-            out.idx.push(j);
-            out.val.push(v);
-        }
-    }
 }
 
 /// `-f = l - lambda/2 (||v||^2 - ||v - clip(v)||^2)`.

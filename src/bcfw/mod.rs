@@ -38,10 +38,13 @@ mod sparse;
 use std::time::Instant;
 
 pub use bounds::Bounds;
+pub use pass::PassItem;
 pub use path::Breakpoint;
 pub use sparse::{BlockVec, SparseVec};
 
 pub(crate) use engine::BcfwState;
+#[cfg_attr(not(feature = "mpi"), allow(unused_imports))]
+pub(crate) use pass::local_pass;
 pub(crate) use path::{regularization_path, PathTarget};
 
 use crate::error::Result;

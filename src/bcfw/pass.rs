@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use super::sparse::SparseVec;
 use crate::error::{Error, Result};
-use crate::oracle::adapters::call_max_oracle;
+use crate::oracle::adapters::call_max_oracle_named;
 use crate::oracle::{Corner, MaxOracle};
 
 /// What the oracle answered for one example.
@@ -23,19 +23,37 @@ pub struct PassItem {
 }
 
 /// Calls the oracle of every example at `w`; `keep_psi` keeps the corners.
+/// An oracle that makes the whole pass itself ([`MaxOracle::eval_pass`],
+/// the distributed one) is asked to.
 pub fn oracle_pass(
     oracle: &dyn MaxOracle,
     w: &[f64],
     keep_psi: bool,
     context: &str,
 ) -> Result<Vec<PassItem>> {
+    match oracle.eval_pass(w, keep_psi) {
+        Some(items) => items,
+        None => local_pass(oracle, 0, w, keep_psi),
+    }
+    .map_err(|e| e.context(context.to_string()))
+}
+
+/// The pass over the examples of `oracle` in this process; its example `i`
+/// is named `offset + i` in errors (a shard of a larger problem).
+pub fn local_pass(
+    oracle: &dyn MaxOracle,
+    offset: usize,
+    w: &[f64],
+    keep_psi: bool,
+) -> Result<Vec<PassItem>> {
     let n = oracle.num_examples();
     let dim = oracle.dim();
     let one = |state: &mut (Corner, Vec<(u32, f64)>), i: usize| -> Result<PassItem> {
         let (corner, scratch) = state;
-        call_max_oracle(oracle, i, w, corner)?;
-        let hinge = corner.hinge(w);
-        check_not_below_truth(hinge, corner, w, i)?;
+        call_max_oracle_named(oracle, i, offset + i, w, corner)?;
+        let dot = corner.dot(w);
+        let hinge = corner.loss() - dot;
+        check_not_below_truth(hinge, corner.loss(), dot, corner.label(), offset + i)?;
         Ok(PassItem {
             hinge,
             loss: corner.loss(),
@@ -52,23 +70,20 @@ pub fn oracle_pass(
         let mut state = (Corner::new(dim), Vec::new());
         (0..n).map(|i| one(&mut state, i)).collect()
     };
-    items
-        .into_iter()
-        .collect::<Result<Vec<_>>>()
-        .map_err(|e| e.context(context.to_string()))
+    items.into_iter().collect::<Result<Vec<_>>>()
 }
 
 /// The ground truth `y_i` has `H_i(y_i) = 0` (loss 0, psi 0), so the
 /// oracle's maximiser cannot be below it: if it is, the oracle does not
 /// maximise, and every gap and step built on it would be wrong.
-pub fn check_not_below_truth(hinge: f64, corner: &Corner, w: &[f64], i: usize) -> Result<()> {
-    let scale = corner.loss().abs() + corner.dot(w).abs();
+pub fn check_not_below_truth(hinge: f64, loss: f64, dot: f64, label: u64, i: usize) -> Result<()> {
+    let scale = loss.abs() + dot.abs();
     if hinge < -(1e-9 * scale + 1e-12) {
         return Err(Error::oracle(format!(
             "max-oracle for example {i} returned label {} with H = L - <w, psi> = {hinge:.6e}, \
              below the ground truth's H = 0: the oracle does not return the loss-augmented \
              argmax (is psi = phi(x, y_i) - phi(x, y^) and the loss added?)",
-            corner.label()
+            label
         )));
     }
     Ok(())

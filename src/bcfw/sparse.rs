@@ -36,8 +36,9 @@ impl SparseVec {
             );
         }
         scratch.extend(c.sparse_entries().map(|(j, v)| (j as u32, v)));
-        // Stable: repeated indices add up in the order the oracle gave them.
-        scratch.sort_by_key(|e| e.0);
+        // Deterministic for the same input (no random pivots), so repeated
+        // indices always add up in the same order.
+        scratch.sort_unstable_by_key(|e| e.0);
         let mut out = SparseVec {
             idx: Vec::with_capacity(scratch.len()),
             val: Vec::with_capacity(scratch.len()),
@@ -72,11 +73,40 @@ impl SparseVec {
     }
 }
 
+/// A dense block vector stored as `c * u`, so that scaling the whole block
+/// (every FW step scales `w_i` by `1 - gamma`) costs O(1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scaled {
+    pub u: Vec<f64>,
+    pub c: f64,
+}
+
+impl Scaled {
+    /// `self <- a * self` in O(1) (O(d) when the scale leaves a safe range).
+    fn scale(&mut self, a: f64) {
+        if a == 0.0 {
+            self.u.iter_mut().for_each(|v| *v = 0.0);
+            self.c = 1.0;
+        } else {
+            self.c *= a;
+            self.renormalise();
+        }
+    }
+
+    fn renormalise(&mut self) {
+        if !(1e-100..=1e100).contains(&self.c.abs()) {
+            let c = self.c;
+            self.u.iter_mut().for_each(|x| *x *= c);
+            self.c = 1.0;
+        }
+    }
+}
+
 /// A block iterate `w_i`: sparse until it fills a third of the coordinates.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BlockVec {
     Sparse(SparseVec),
-    Dense(Vec<f64>),
+    Dense(Scaled),
 }
 
 impl Default for BlockVec {
@@ -89,7 +119,7 @@ impl BlockVec {
     pub fn bytes(&self) -> usize {
         match self {
             BlockVec::Sparse(s) => s.bytes(),
-            BlockVec::Dense(d) => d.capacity() * 8,
+            BlockVec::Dense(d) => d.u.capacity() * 8,
         }
     }
 
@@ -101,7 +131,48 @@ impl BlockVec {
     pub fn dot_dense(&self, w: &[f64]) -> f64 {
         match self {
             BlockVec::Sparse(s) => s.dot_dense(w),
-            BlockVec::Dense(d) => crate::linalg::dot(d, w),
+            BlockVec::Dense(d) => d.c * crate::linalg::dot(&d.u, w),
+        }
+    }
+
+    /// `<self, x>` for a sparse `x`.
+    pub fn dot_sparse(&self, x: &SparseVec) -> f64 {
+        match self {
+            BlockVec::Dense(d) => d.c * x.dot_dense(&d.u),
+            BlockVec::Sparse(s) => {
+                let (mut p, mut q, mut acc) = (0, 0, 0.0);
+                while p < s.idx.len() && q < x.idx.len() {
+                    match s.idx[p].cmp(&x.idx[q]) {
+                        std::cmp::Ordering::Less => p += 1,
+                        std::cmp::Ordering::Greater => q += 1,
+                        std::cmp::Ordering::Equal => {
+                            acc += s.val[p] * x.val[q];
+                            p += 1;
+                            q += 1;
+                        }
+                    }
+                }
+                acc
+            }
+        }
+    }
+
+    pub fn norm2(&self) -> f64 {
+        match self {
+            BlockVec::Sparse(s) => s.norm2(),
+            BlockVec::Dense(d) => d.c * d.c * crate::linalg::norm2(&d.u),
+        }
+    }
+
+    /// `y += alpha * self`.
+    pub fn add_to(&self, alpha: f64, y: &mut [f64]) {
+        match self {
+            BlockVec::Sparse(s) => {
+                for (&j, &v) in s.idx.iter().zip(&s.val) {
+                    y[j as usize] += alpha * v;
+                }
+            }
+            BlockVec::Dense(d) => crate::linalg::axpy(alpha * d.c, &d.u, y),
         }
     }
 
@@ -114,9 +185,9 @@ impl BlockVec {
                 }
             }
             BlockVec::Dense(d) => {
-                for (j, &v) in d.iter().enumerate() {
+                for (j, &v) in d.u.iter().enumerate() {
                     if v != 0.0 {
-                        f(j, v)
+                        f(j, d.c * v)
                     }
                 }
             }
@@ -128,41 +199,23 @@ impl BlockVec {
     pub fn combine(&mut self, a: f64, b: f64, x: &SparseVec, dim: usize, merged: &mut SparseVec) {
         match self {
             BlockVec::Dense(d) => {
-                if a != 1.0 {
-                    d.iter_mut().for_each(|v| *v *= a);
-                }
+                d.scale(a);
+                let f = b / d.c;
                 for (&j, &v) in x.idx.iter().zip(&x.val) {
-                    d[j as usize] += b * v;
+                    d.u[j as usize] += f * v;
                 }
             }
             BlockVec::Sparse(s) => {
                 merged.idx.clear();
                 merged.val.clear();
-                let (mut p, mut q) = (0, 0);
-                while p < s.idx.len() || q < x.idx.len() {
-                    let (j, v) = if q >= x.idx.len() || (p < s.idx.len() && s.idx[p] < x.idx[q]) {
-                        p += 1;
-                        (s.idx[p - 1], a * s.val[p - 1])
-                    } else if p >= s.idx.len() || x.idx[q] < s.idx[p] {
-                        q += 1;
-                        (x.idx[q - 1], b * x.val[q - 1])
-                    } else {
-                        p += 1;
-                        q += 1;
-                        (s.idx[p - 1], a * s.val[p - 1] + b * x.val[q - 1])
-                    };
-                    if v != 0.0 {
-                        merged.idx.push(j);
-                        merged.val.push(v);
-                    }
-                }
+                merge(s, a, x, b, merged);
                 std::mem::swap(s, merged);
                 if 3 * s.nnz() > dim {
-                    let mut d = vec![0.0; dim];
+                    let mut u = vec![0.0; dim];
                     for (&j, &v) in s.idx.iter().zip(&s.val) {
-                        d[j as usize] = v;
+                        u[j as usize] = v;
                     }
-                    *self = BlockVec::Dense(d);
+                    *self = BlockVec::Dense(Scaled { u, c: 1.0 });
                 }
             }
         }
@@ -172,7 +225,29 @@ impl BlockVec {
     pub fn scale(&mut self, a: f64) {
         match self {
             BlockVec::Sparse(s) => s.val.iter_mut().for_each(|v| *v *= a),
-            BlockVec::Dense(d) => d.iter_mut().for_each(|v| *v *= a),
+            BlockVec::Dense(d) => d.scale(a),
+        }
+    }
+}
+
+/// `out += a * p + b * q` (appended) for sorted sparse vectors, zeros dropped.
+pub fn merge(p: &SparseVec, a: f64, q: &SparseVec, b: f64, out: &mut SparseVec) {
+    let (mut x, mut y) = (0, 0);
+    while x < p.idx.len() || y < q.idx.len() {
+        let (j, v) = if y >= q.idx.len() || (x < p.idx.len() && p.idx[x] < q.idx[y]) {
+            x += 1;
+            (p.idx[x - 1], a * p.val[x - 1])
+        } else if x >= p.idx.len() || q.idx[y] < p.idx[x] {
+            y += 1;
+            (q.idx[y - 1], b * q.val[y - 1])
+        } else {
+            x += 1;
+            y += 1;
+            (p.idx[x - 1], a * p.val[x - 1] + b * q.val[y - 1])
+        };
+        if v != 0.0 {
+            out.idx.push(j);
+            out.val.push(v);
         }
     }
 }

@@ -26,6 +26,8 @@ mod boundary;
 pub mod callbacks;
 pub mod corner;
 pub mod models;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod problem;
 pub mod solver;
 pub mod types;
@@ -45,6 +47,8 @@ pub use models::{
     bmrm_chain_predict, bmrm_multiclass_predict, bmrm_problem_dim, bmrm_problem_new_chain_dense,
     bmrm_problem_new_chain_sparse, bmrm_problem_new_multiclass, bmrm_problem_new_multiclass_csr,
 };
+#[cfg(feature = "mpi")]
+pub use mpi::{bmrm_mpi_examples_of, bmrm_solver_new_mpi};
 pub use problem::{
     bmrm_problem, bmrm_problem_free, bmrm_problem_new, bmrm_problem_set_max_oracle,
     bmrm_problem_set_partitioned_risk, bmrm_problem_set_risk,

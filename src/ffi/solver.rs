@@ -18,7 +18,90 @@ use super::types::{bmrm_info, bmrm_iteration, bmrm_settings, bmrm_status, RawAlg
 /// callbacks) fails with BMRM_ERROR_INVALID_ARGUMENT.
 pub struct bmrm_solver {
     dim: usize,
-    inner: Mutex<Solver>,
+    inner: Mutex<Engine>,
+}
+
+/// What a `bmrm_solver` runs: the engine in this process, or (feature
+/// `mpi`, `bmrm_solver_new_mpi`) the distributed solver of this rank.
+#[allow(clippy::large_enum_variant)] // one per handle; the local engine is the common case
+pub(crate) enum Engine {
+    Local(Solver),
+    #[cfg(feature = "mpi")]
+    Mpi(Box<crate::distributed::DistributedSolver>),
+}
+
+impl Engine {
+    fn run(&mut self, w: &mut [f64]) -> Result<crate::solver::Info> {
+        match self {
+            Engine::Local(s) => s.run(w),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(s) => s.run(w),
+        }
+    }
+    fn set_lambda(&mut self, lambda: f64) -> Result<()> {
+        match self {
+            Engine::Local(s) => s.set_lambda(lambda),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(s) => s.set_lambda(lambda),
+        }
+    }
+    fn info(&self) -> &crate::solver::Info {
+        match self {
+            Engine::Local(s) => s.info(),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(s) => s.info(),
+        }
+    }
+    pub(super) fn history(&self) -> &[crate::solver::Iteration] {
+        match self {
+            Engine::Local(s) => s.history(),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(s) => s.history(),
+        }
+    }
+    pub(super) fn dim(&self) -> usize {
+        match self {
+            Engine::Local(s) => s.dim(),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(s) => s.dim(),
+        }
+    }
+    pub(super) fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
+        match self {
+            Engine::Local(s) => s.set_bounds(lower, upper),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(s) => s.set_bounds(lower, upper),
+        }
+    }
+    pub(super) fn bcfw_stats(&self) -> Option<crate::bcfw::BcfwStats> {
+        match self {
+            Engine::Local(s) => s.bcfw_stats(),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(s) => s.bcfw_stats(),
+        }
+    }
+    pub(super) fn bcfw_path(
+        &mut self,
+        eps: f64,
+        lambda_min: f64,
+        max_breakpoints: usize,
+    ) -> Result<Vec<crate::bcfw::Breakpoint>> {
+        match self {
+            Engine::Local(s) => s.bcfw_path(eps, lambda_min, max_breakpoints),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(s) => s.bcfw_path(eps, lambda_min, max_breakpoints),
+        }
+    }
+}
+
+impl bmrm_solver {
+    /// A handle around `engine` for a problem of dimension `dim`.
+    pub(crate) fn boxed(dim: usize, engine: Engine) -> Box<Self> {
+        Box::new(bmrm_solver {
+            dim,
+            inner: Mutex::new(engine),
+        })
+    }
 }
 
 impl bmrm_solver {
@@ -34,7 +117,7 @@ impl bmrm_solver {
     }
 
     /// The engine's solver, or an error when another call holds it.
-    pub(super) fn lock(&self) -> Result<MutexGuard<'_, Solver>> {
+    pub(super) fn lock(&self) -> Result<MutexGuard<'_, Engine>> {
         match self.inner.try_lock() {
             Ok(guard) => Ok(guard),
             // A panic caught during an earlier call: the state is still
@@ -109,10 +192,7 @@ pub unsafe extern "C" fn bmrm_solver_new(
         if let Some(f) = c_settings.progress {
             solver.set_observer(observer(f, c_settings.progress_user));
         }
-        let handle = Box::new(bmrm_solver {
-            dim,
-            inner: Mutex::new(solver),
-        });
+        let handle = bmrm_solver::boxed(dim, Engine::Local(solver));
         // SAFETY: `out` is not NULL and valid for writing by the contract.
         unsafe { out.write(Box::into_raw(handle)) };
         Ok(())

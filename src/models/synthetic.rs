@@ -111,3 +111,36 @@ pub fn gaussian_binary(m: usize, d: usize, separation: f64, seed: u64) -> (Vec<f
     }
     (features, labels)
 }
+
+/// A sequence-labelling problem with learnable structure: `m` sequences of
+/// 2..=7 tokens, `k` labels following a Markov chain (the next label is the
+/// successor with probability 0.7, else uniform), each token's `d` features
+/// its label's mean (uniform in [-1, 1)) plus uniform noise in [-1, 1).
+/// Returns the token features (row-major `f32`), the sequence lengths and
+/// the labels, the inputs of [`super::Chain::dense`].
+pub fn markov_chain(m: usize, k: usize, d: usize, seed: u64) -> (Vec<f32>, Vec<usize>, Vec<u32>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let means: Vec<Vec<f64>> = (0..k)
+        .map(|_| (0..d).map(|_| rng.gen_range(-1.0..1.0)).collect())
+        .collect();
+    let mut lengths = Vec::with_capacity(m);
+    let mut labels = Vec::new();
+    let mut values = Vec::new();
+    for _ in 0..m {
+        let len = rng.gen_range(2..8);
+        lengths.push(len);
+        let mut y = rng.gen_range(0..k);
+        for _ in 0..len {
+            labels.push(y as u32);
+            for mean in &means[y] {
+                values.push((mean + rng.gen_range(-1.0..1.0)) as f32);
+            }
+            y = if rng.gen_bool(0.7) {
+                (y + 1) % k
+            } else {
+                rng.gen_range(0..k)
+            };
+        }
+    }
+    (values, lengths, labels)
+}

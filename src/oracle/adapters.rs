@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{Corner, FullRisk, MaxOracle, PartitionedRisk};
+use super::{Corner, FullRisk, MaxOracle, PartValues, PartitionedRisk};
 use crate::error::{Error, Result};
 
 /// A partitioned risk with exactly one part.
@@ -54,12 +54,21 @@ impl PartitionedRisk for SinglePart {
 }
 
 /// Evaluates all parts (in parallel when the risk is thread-safe), returning
-/// the risks and subgradients in part order. Errors name the part.
-pub fn eval_parts(
-    r: &dyn PartitionedRisk,
-    w: &[f64],
-    parts: usize,
-) -> Result<(Vec<f64>, Vec<Vec<f64>>)> {
+/// the risks and subgradients in part order. Errors name the part. A risk
+/// that evaluates all its parts at once ([`PartitionedRisk::eval_all`]) is
+/// asked to do so.
+pub fn eval_parts(r: &dyn PartitionedRisk, w: &[f64], parts: usize) -> Result<PartValues> {
+    if let Some(all) = r.eval_all(w) {
+        let (risks, grads) = all?;
+        if risks.len() != parts || grads.len() != parts {
+            return Err(Error::Internal(format!(
+                "eval_all gave {} risks and {} subgradients for {parts} parts",
+                risks.len(),
+                grads.len()
+            )));
+        }
+        return Ok((risks, grads));
+    }
     let dim = r.dim();
     let one = |p: usize| -> Result<(f64, Vec<f64>)> {
         let mut g = vec![0.0; dim];
@@ -92,10 +101,21 @@ pub fn eval_parts(
 /// thread-safe) in chunks whose boundaries depend only on the problem's
 /// sizes, and the chunk sums are added in chunk order, so the result is the
 /// same bits for any number of threads.
+///
+/// A *shard* ([`ExampleParts::shard`]) is a contiguous range of the parts of
+/// such a split, over an oracle that holds only their examples: each of its
+/// parts is the same bits as the same part of the whole (the distributed
+/// solvers evaluate parts on several MPI ranks this way).
 pub struct ExampleParts {
     oracle: Arc<dyn MaxOracle>,
-    /// `bounds[p]..bounds[p + 1]` are the examples of part `p`.
+    /// `bounds[p]..bounds[p + 1]` are the examples of part `p` of the whole
+    /// split (all `total_parts` of them, global example indices).
     bounds: Vec<usize>,
+    /// The parts this object evaluates: `first_part..first_part + num_parts`.
+    first_part: usize,
+    num_parts: usize,
+    /// The number of examples of the whole problem, `m`.
+    total_examples: usize,
 }
 
 /// The most chunk accumulators (dense, `dim` each) all parts together allocate.
@@ -103,22 +123,80 @@ const MAX_CHUNKS: usize = 64;
 /// Keep the chunk accumulators under this many bytes.
 const CHUNK_MEMORY: usize = 1 << 28;
 
+/// The first example of each of `num_parts` contiguous blocks of `m`
+/// examples, and `m` at the end: block `p` is `b[p]..b[p + 1]`, of size
+/// `floor(m/P)` or `ceil(m/P)`.
+pub fn block_bounds(m: usize, num_parts: usize) -> Vec<usize> {
+    let p = num_parts.max(1);
+    (0..=p).map(|k| k * m / p).collect()
+}
+
 impl ExampleParts {
     pub fn new(oracle: Arc<dyn MaxOracle>, num_parts: usize) -> Self {
         let m = oracle.num_examples();
-        let p = num_parts.max(1);
-        let bounds = (0..=p).map(|k| k * m / p).collect();
-        ExampleParts { oracle, bounds }
+        let bounds = block_bounds(m, num_parts);
+        let num_parts = bounds.len() - 1;
+        ExampleParts {
+            oracle,
+            bounds,
+            first_part: 0,
+            num_parts,
+            total_examples: m,
+        }
     }
 
-    /// The examples of part `p`.
+    /// Parts `parts` of the split of `total_examples` examples into
+    /// `total_parts` blocks, over `oracle`, which holds exactly the examples
+    /// of those parts: its example `j` is example `first + j` of the whole,
+    /// `first` the first example of part `parts.start`. Part `k` of the shard
+    /// is part `parts.start + k` of the whole, computed in the same order.
+    pub fn shard(
+        oracle: Arc<dyn MaxOracle>,
+        total_examples: usize,
+        total_parts: usize,
+        parts: std::ops::Range<usize>,
+    ) -> Result<Self> {
+        let bounds = block_bounds(total_examples, total_parts);
+        let total_parts = bounds.len() - 1;
+        if parts.end > total_parts || parts.start > parts.end {
+            return Err(Error::InvalidArgument(format!(
+                "parts {parts:?} are not a range of the {total_parts} parts"
+            )));
+        }
+        let held = bounds[parts.end] - bounds[parts.start];
+        if oracle.num_examples() != held {
+            return Err(Error::DimensionMismatch(format!(
+                "the oracle holds {} examples but parts {parts:?} of {total_examples} examples \
+                 in {total_parts} parts are examples {}..{} ({held})",
+                oracle.num_examples(),
+                bounds[parts.start],
+                bounds[parts.end]
+            )));
+        }
+        Ok(ExampleParts {
+            oracle,
+            bounds,
+            first_part: parts.start,
+            num_parts: parts.len(),
+            total_examples,
+        })
+    }
+
+    /// The examples of part `p` of this object (global example indices).
     pub fn block(&self, p: usize) -> std::ops::Range<usize> {
-        self.bounds[p]..self.bounds[p + 1]
+        let g = self.first_part + p;
+        self.bounds[g]..self.bounds[g + 1]
+    }
+
+    /// The global index of the oracle's example 0.
+    fn offset(&self) -> usize {
+        self.bounds[self.first_part]
     }
 
     /// Chunk length for a block of `len` examples (a function of sizes only,
     /// so sums are the same for any thread count). Parts are evaluated in
-    /// parallel already, so each of `P` parts gets `1/P` of the chunks.
+    /// parallel already, so each of `P` parts gets `1/P` of the chunks (`P`
+    /// of the whole split, so a shard chunks as the whole does).
     fn chunk_len(&self, len: usize) -> usize {
         let dim = self.oracle.dim().max(1);
         let parts = self.bounds.len() - 1;
@@ -137,12 +215,24 @@ pub fn call_max_oracle(
     w: &[f64],
     corner: &mut Corner,
 ) -> Result<()> {
+    call_max_oracle_named(oracle, example, example, w, corner)
+}
+
+/// [`call_max_oracle`] for the oracle's example `example`, named `name` in
+/// errors (its index in the whole problem, for an oracle holding a shard).
+pub fn call_max_oracle_named(
+    oracle: &dyn MaxOracle,
+    example: usize,
+    name: usize,
+    w: &[f64],
+    corner: &mut Corner,
+) -> Result<()> {
     corner.clear();
     oracle
         .max_oracle(example, w, corner)
-        .map_err(|e| e.context(format!("(example {example})")))?;
+        .map_err(|e| e.context(format!("(example {name})")))?;
     corner.check_finite().map_err(|e| match e {
-        Error::NonFinite(m) => Error::NonFinite(format!("max-oracle {m} for example {example}")),
+        Error::NonFinite(m) => Error::NonFinite(format!("max-oracle {m} for example {name}")),
         other => other,
     })
 }
@@ -152,7 +242,7 @@ impl PartitionedRisk for ExampleParts {
         self.oracle.dim()
     }
     fn num_parts(&self) -> usize {
-        self.bounds.len() - 1
+        self.num_parts
     }
     fn thread_safe(&self) -> bool {
         self.oracle.thread_safe()
@@ -160,7 +250,8 @@ impl PartitionedRisk for ExampleParts {
 
     fn partial_risk(&self, part: usize, w: &[f64], subgrad: &mut [f64]) -> Result<f64> {
         let dim = self.oracle.dim();
-        let m = self.oracle.num_examples() as f64;
+        let m = self.total_examples as f64;
+        let offset = self.offset();
         let block = self.block(part);
         let chunk = self.chunk_len(block.len());
         let starts: Vec<usize> = block.clone().step_by(chunk).collect();
@@ -172,7 +263,7 @@ impl PartitionedRisk for ExampleParts {
             let mut acc = vec![0.0; dim];
             let mut risk = 0.0;
             for i in start..end {
-                call_max_oracle(oracle, i, w, &mut corner)?;
+                call_max_oracle_named(oracle, i - offset, i, w, &mut corner)?;
                 risk += corner.hinge(w);
                 corner.add_to(-1.0, &mut acc);
             }

@@ -46,7 +46,20 @@ pub trait PartitionedRisk: Send + Sync {
     fn thread_safe(&self) -> bool {
         true
     }
+    /// Evaluates every part at `w` in one call, for a risk whose parts are
+    /// not evaluated one by one in this process (the distributed parts of
+    /// `bmrm::distributed`, which evaluate them on several MPI ranks).
+    /// `None`, the default, makes the solver call
+    /// [`PartitionedRisk::partial_risk`] for each part; `Some` holds the
+    /// risks and subgradients of all `num_parts` parts, in part order, or
+    /// the error that ended the evaluation.
+    fn eval_all(&self, _w: &[f64]) -> Option<Result<PartValues>> {
+        None
+    }
 }
+
+/// The risks and subgradients of all parts at one point, in part order.
+pub type PartValues = (Vec<f64>, Vec<Vec<f64>>);
 
 /// The loss-augmented decoder of a structured-output SVM over `m` examples.
 ///
@@ -64,6 +77,15 @@ pub trait MaxOracle: Send + Sync {
     /// Whether `max_oracle` may be called from several threads at once.
     fn thread_safe(&self) -> bool {
         true
+    }
+    /// Answers for every example at `w` in one call (BCFW's exact gap
+    /// passes and lambda_max passes), for an oracle whose examples are not
+    /// all evaluated in this process (the distributed oracle of
+    /// `bmrm::distributed`). `None`, the default, makes the engine call
+    /// [`MaxOracle::max_oracle`] for each example; `Some` holds the answers
+    /// in example order (with `psi` when `keep_psi`) or the error.
+    fn eval_pass(&self, _w: &[f64], _keep_psi: bool) -> Option<Result<Vec<crate::bcfw::PassItem>>> {
+        None
     }
 }
 

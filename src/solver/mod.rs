@@ -100,6 +100,56 @@ impl Solver {
             Problem::Partitioned(r) => r.num_parts() as u64,
             Problem::Examples(o) => o.num_examples() as u64,
         };
+        Self::build(problem, settings, parts, calls_per_eval)
+    }
+
+    /// A bundle-method solver over a risk given as parts that evaluates all
+    /// of them at once ([`PartitionedRisk::eval_all`]): the distributed
+    /// parts of `crate::distributed`. P-BMRM and Prox-P-BMRM keep one model
+    /// per part; the other algorithms sum the parts into one. SGD (alone or
+    /// as a start) samples single parts and is refused. `calls_per_eval` is
+    /// the number of user-callback calls one evaluation of all parts makes.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn with_parts(
+        parts: std::sync::Arc<dyn PartitionedRisk>,
+        calls_per_eval: u64,
+        settings: Settings,
+    ) -> Result<Self> {
+        settings.validate()?;
+        let algorithm = settings.algorithm;
+        if algorithm == Algorithm::Sgd || settings.sgd_passes > 0 || algorithm == Algorithm::Bcfw {
+            return Err(Error::InvalidArgument(format!(
+                "{} is not available over distributed parts (set sgd_passes = 0 and use a \
+                 bundle method)",
+                if algorithm == Algorithm::Bcfw {
+                    "BCFW"
+                } else {
+                    "SGD"
+                }
+            )));
+        }
+        if parts.dim() == 0 || parts.num_parts() == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "the distributed risk has dimension {} and {} parts",
+                parts.dim(),
+                parts.num_parts()
+            )));
+        }
+        let problem = Problem::Partitioned(parts.clone());
+        let model = if algorithm.is_partitioned() {
+            parts
+        } else {
+            problem.parts(1)?
+        };
+        Self::build(problem, settings, model, calls_per_eval)
+    }
+
+    fn build(
+        problem: Problem,
+        settings: Settings,
+        parts: std::sync::Arc<dyn PartitionedRisk>,
+        calls_per_eval: u64,
+    ) -> Result<Self> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(settings.num_threads)
             .build()

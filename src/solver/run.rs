@@ -152,13 +152,15 @@ impl<'a> Run<'a> {
         self.info.num_planes = row.num_planes;
         self.info.active_planes = row.active_planes;
         self.history.push(row);
-        if let Some(exit) = self.converged() {
-            return Some(exit);
-        }
+        let converged = self.converged();
         if let Some(obs) = self.observer.as_mut() {
-            if obs(&self.info).is_break() {
+            // The observer sees every iteration, the last one included.
+            if obs(&self.info).is_break() && converged.is_none() {
                 return Some(Exit::StoppedByUser);
             }
+        }
+        if converged.is_some() {
+            return converged;
         }
         let s = self.settings;
         if s.max_iterations > 0 && row.iteration >= s.max_iterations {

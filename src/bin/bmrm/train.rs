@@ -28,6 +28,79 @@ pub struct TrainArgs {
     /// data the test part of the standard split (with --folds: the other folds).
     #[arg(long, value_name = "DATA")]
     pub test: Option<PathBuf>,
+    /// Train over MPI (a build with `--features mpi`, started by mpirun, e.g.
+    /// `mpirun -np 4 bmrm train --distributed ...`): every rank reads the
+    /// data and evaluates its share of the parts; rank 0 keeps the bundle,
+    /// reports and writes the model. The result is the single-process one
+    /// with the same parts.
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    pub distributed: bool,
+}
+
+/// `--distributed`: the run over MPI. `None` on ranks other than 0 (they
+/// have nothing to report); rank 0 gets the solution and the MPI universe,
+/// which must live until the output is written.
+#[cfg(feature = "mpi")]
+fn run_distributed(
+    task: &Task,
+    settings: bmrm::Settings,
+) -> Result<
+    Option<(
+        Vec<f64>,
+        bmrm::Info,
+        bmrm::distributed::mpi::environment::Universe,
+    )>,
+    String,
+> {
+    use bmrm::distributed::mpi::topology::Communicator;
+    use bmrm::distributed::{ranks_lost, DistributedSolver, Options};
+    let universe =
+        bmrm::distributed::mpi::initialize().ok_or("--distributed: MPI is already initialised")?;
+    let world = universe.world();
+    let outcome =
+        DistributedSolver::from_problem(&world, task.problem(), settings, Options::default())
+            .and_then(|mut solver| {
+                let mut w = vec![0.0; solver.dim()];
+                solver.run(&mut w).map(|info| (w, info))
+            });
+    match outcome {
+        Ok((w, info)) if world.rank() == 0 => Ok(Some((w, info, universe))),
+        Ok(_) => Ok(None),
+        Err(e) if ranks_lost(&e) => {
+            // Lost ranks would make MPI_Finalize wait forever.
+            eprintln!("bmrm train --distributed (rank {}): {e}", world.rank());
+            std::process::exit(1);
+        }
+        Err(e) => Err(format!("rank {}: {e}", world.rank())),
+    }
+}
+
+/// Trains in this process, with the live progress display.
+fn train_here(
+    task: &Task,
+    settings: bmrm::Settings,
+    mode: Mode,
+    lambda: f64,
+    tol_rel: f64,
+) -> Result<(Vec<f64>, bmrm::Info), String> {
+    let alg = settings.algorithm;
+    let m = task.num_examples();
+    let mut solver = Solver::new(task.problem(), settings).map_err(|e| e.to_string())?;
+    say!(
+        mode,
+        "training a {} with {} at lambda = {} (C = 1/(m lambda) = {}, m = {m})",
+        task.describe(solver.dim()),
+        alg.name(),
+        short(lambda),
+        short(1.0 / (m as f64 * lambda))
+    );
+    let progress = Progress::attach(&mut solver, mode, alg.name().to_string(), tol_rel, vec![]);
+    let mut w = vec![0.0; solver.dim()];
+    let result = solver.run(&mut w);
+    progress.finish(result.as_ref().ok());
+    let info = result.map_err(|e| e.to_string())?;
+    Ok((w, info))
 }
 
 /// The folds not in `folds`.
@@ -73,20 +146,22 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
     let settings = a.solver.settings(lambda)?;
     let alg = settings.algorithm;
     let tol_rel = settings.tol_rel;
-    let mut solver = Solver::new(task.problem(), settings).map_err(|e| e.to_string())?;
-    say!(
-        mode,
-        "training a {} with {} at lambda = {} (C = 1/(m lambda) = {}, m = {m})",
-        task.describe(solver.dim()),
-        alg.name(),
-        short(lambda),
-        short(1.0 / (m as f64 * lambda))
-    );
-    let progress = Progress::attach(&mut solver, mode, alg.name().to_string(), tol_rel, vec![]);
-    let mut w = vec![0.0; solver.dim()];
-    let result = solver.run(&mut w);
-    progress.finish(result.as_ref().ok());
-    let info = result.map_err(|e| e.to_string())?;
+    #[cfg(feature = "mpi")]
+    let _universe;
+    #[cfg(feature = "mpi")]
+    let (w, info) = if a.distributed {
+        match run_distributed(&task, settings.clone())? {
+            Some((w, info, universe)) => {
+                _universe = universe;
+                (w, info)
+            }
+            None => return Ok(()),
+        }
+    } else {
+        train_here(&task, settings, mode, lambda, tol_rel)?
+    };
+    #[cfg(not(feature = "mpi"))]
+    let (w, info) = train_here(&task, settings, mode, lambda, tol_rel)?;
     let unit = match task.space.input {
         data::Format::Ocr => "letters",
         _ => "tokens",

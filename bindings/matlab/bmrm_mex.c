@@ -1,0 +1,945 @@
+/*
+ * bmrm_mex.c: the MEX gateway of bmrm for MATLAB and GNU Octave, over the
+ * static library (include/bmrm.h). Built by build_mex.m. Not meant to be
+ * called directly: bmrm.m and bcfw.m parse and check the options and call
+ *
+ *   [W, stat]        = bmrm_mex('bmrm', data, risk, lambda, opts)
+ *   [model, prog]    = bmrm_mex('bcfw', param, opts)
+ *   version          = bmrm_mex('version')
+ *
+ * opts is a struct of plain fields (see bmrm.m and bcfw.m for the mapping
+ * from the toolboxes' option names).
+ *
+ * Rules this file follows:
+ * - The user's function handles are called only from callbacks registered as
+ *   NOT thread-safe, which the library runs on the thread that called
+ *   bmrm_solver_run: MATLAB's thread.
+ * - A callback never raises a MATLAB error: MATLAB calls go through
+ *   mexCallMATLABWithTrap (in Octave through bmrm_octave_feval.cc, which
+ *   catches what Octave throws, interrupts included); a failure, a NaN or a
+ *   malformed output is recorded with its message and the callback returns
+ *   non-zero, which ends the solve.
+ * - mexErrMsgIdAndTxt is called only at the top level of mexFunction, after
+ *   every library handle and every malloc'd buffer is freed.
+ * - Ctrl-C: polled before every call into MATLAB and after every iteration
+ *   (utIsInterruptPending in MATLAB, Octave's interrupt state in Octave); in
+ *   Octave a Ctrl-C landing inside the user's function is caught too. The
+ *   solve then stops, everything is freed, and the error 'bmrm:interrupted'
+ *   is raised.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mex.h"
+
+#include "bmrm.h"
+
+#if defined(BMRM_MEX_OCTAVE)
+int bmrm_octave_feval(int nout, mxArray **out, int nin, mxArray **in, char *msg, size_t msg_len,
+                      char *id, size_t id_len);
+int bmrm_octave_interrupt_pending(void);
+#else
+/* MATLAB's (undocumented, long-standing) Ctrl-C query, in libut. */
+extern bool utIsInterruptPending(void);
+#endif
+
+#define MSG_LEN 4096
+#define ID_LEN 256
+
+/* ------------------------------------------------------------------------ */
+/* State shared by the callbacks of one call of the gateway.                */
+
+typedef struct {
+    size_t nnz;
+    size_t *index;
+    double *value;
+    bool done;
+} sparse_vec;
+
+typedef struct {
+    size_t dim;
+    /* bmrm: risk(data, W) or risk(data{p}, W) */
+    const mxArray *risk;
+    size_t parts;           /* 0: data is one block */
+    const mxArray *data;    /* the data as given */
+    mxArray **current;      /* the data of each block as the risk returned it */
+    int nout;               /* 2 or 3 outputs of the risk */
+    /* bcfw: the param struct's fields */
+    const mxArray *param, *patterns, *labels, *loss_fn, *oracle_fn, *feature_fn, *hash_fn;
+    sparse_vec *truth;      /* phi(x_i, y_i), computed once per example */
+    /* reporting */
+    double verb;            /* print every verb iterations (0: never) */
+    int bcfw;
+    uint64_t iteration;     /* the iteration in progress */
+    bool failed, interrupted;
+    char message[MSG_LEN];
+    char identifier[ID_LEN];
+} gate;
+
+static void fail(gate *g, const char *id, const char *fmt, ...) {
+    if (g->failed) return;
+    g->failed = true;
+    snprintf(g->identifier, ID_LEN, "%s", id);
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(g->message, MSG_LEN, fmt, args);
+    va_end(args);
+}
+
+static bool interrupt_pending(gate *g) {
+#if defined(BMRM_MEX_OCTAVE)
+    if (bmrm_octave_interrupt_pending()) g->interrupted = true;
+#else
+    if (utIsInterruptPending()) g->interrupted = true;
+#endif
+    return g->interrupted;
+}
+
+/* feval(in[0], in[1..]) with nout outputs. On failure records "<what>: <the
+ * user's message>" and returns false. */
+static bool call(gate *g, const char *what, int nout, mxArray **out, int nin, mxArray **in) {
+    for (int k = 0; k < nout; k++) out[k] = NULL;
+    if (g->failed || interrupt_pending(g)) return false;
+    char msg[MSG_LEN] = "", id[ID_LEN] = "";
+#if defined(BMRM_MEX_OCTAVE)
+    int rc = bmrm_octave_feval(nout, out, nin, in, msg, MSG_LEN, id, ID_LEN);
+    if (rc == 2) {
+        g->interrupted = true;
+        return false;
+    }
+#else
+    int rc = 0;
+    mxArray *ex = mexCallMATLABWithTrap(nout, out, nin, in, "feval");
+    if (ex != NULL) {
+        rc = 1;
+        mxArray *m = mxGetProperty(ex, 0, "message");
+        mxArray *i = mxGetProperty(ex, 0, "identifier");
+        if (m != NULL && mxIsChar(m)) mxGetString(m, msg, MSG_LEN);
+        if (i != NULL && mxIsChar(i)) mxGetString(i, id, ID_LEN);
+        if (m != NULL) mxDestroyArray(m);
+        if (i != NULL) mxDestroyArray(i);
+        mxDestroyArray(ex);
+        if (utIsInterruptPending()) {
+            g->interrupted = true;
+            return false;
+        }
+    }
+#endif
+    if (rc != 0) {
+        for (int k = 0; k < nout; k++) {
+            if (out[k] != NULL) mxDestroyArray(out[k]);
+            out[k] = NULL;
+        }
+        if (id[0] != '\0')
+            fail(g, "bmrm:callbackError", "%s failed at iteration %llu: %s (%s)", what,
+                 (unsigned long long)g->iteration, msg, id);
+        else
+            fail(g, "bmrm:callbackError", "%s failed at iteration %llu: %s", what,
+                 (unsigned long long)g->iteration, msg);
+        return false;
+    }
+    for (int k = 0; k < nout; k++) {
+        if (out[k] == NULL) {
+            fail(g, "bmrm:badOutput", "%s returned %d output(s), %d expected", what, k, nout);
+            for (int j = 0; j < nout; j++)
+                if (out[j] != NULL) mxDestroyArray(out[j]);
+            return false;
+        }
+    }
+    return true;
+}
+
+static mxArray *column(const double *w, size_t dim) {
+    mxArray *a = mxCreateDoubleMatrix((mwSize)dim, 1, mxREAL);
+    memcpy(mxGetPr(a), w, dim * sizeof(double));
+    return a;
+}
+
+/* A real numeric finite scalar, or a failure naming `what`. */
+static bool scalar_out(gate *g, const mxArray *a, const char *what, double *v) {
+    if (!mxIsNumeric(a) && !mxIsLogical(a)) {
+        fail(g, "bmrm:badOutput", "%s must be a real scalar, not a %s", what, mxGetClassName(a));
+        return false;
+    }
+    if (mxIsComplex(a) || mxGetNumberOfElements(a) != 1) {
+        fail(g, "bmrm:badOutput", "%s must be a real scalar (it has %llu elements%s)", what,
+             (unsigned long long)mxGetNumberOfElements(a), mxIsComplex(a) ? ", complex" : "");
+        return false;
+    }
+    *v = mxGetScalar(a);
+    if (!isfinite(*v)) {
+        fail(g, "bmrm:nonFinite", "%s is %s at iteration %llu", what,
+             isnan(*v) ? "NaN" : "Inf", (unsigned long long)g->iteration);
+        return false;
+    }
+    return true;
+}
+
+/* Adds sign * v (a real double vector of dim elements, full or sparse) into
+ * dense[] (when dense is not NULL) or through the corner (sparse). */
+static bool vector_out(gate *g, const mxArray *v, const char *what, size_t dim, double sign,
+                       double *dense, bmrm_corner *corner) {
+    if (!mxIsDouble(v) || mxIsComplex(v)) {
+        fail(g, "bmrm:badOutput", "%s must be a real double vector, not %s%s", what,
+             mxIsComplex(v) ? "complex " : "", mxGetClassName(v));
+        return false;
+    }
+    size_t rows = mxGetM(v), cols = mxGetN(v);
+    if (rows * cols != dim || (rows != 1 && cols != 1)) {
+        fail(g, "bmrm:badOutput", "%s must be a vector of %llu elements, not %llux%llu", what,
+             (unsigned long long)dim, (unsigned long long)rows, (unsigned long long)cols);
+        return false;
+    }
+    const double *pr = mxGetPr(v);
+    if (mxIsSparse(v)) {
+        const mwIndex *ir = mxGetIr(v), *jc = mxGetJc(v);
+        for (size_t c = 0; c < cols; c++) {
+            for (mwIndex k = jc[c]; k < jc[c + 1]; k++) {
+                size_t j = rows == 1 ? c : (size_t)ir[k];
+                double x = pr[k];
+                if (!isfinite(x)) {
+                    fail(g, "bmrm:nonFinite", "%s(%llu) is %s at iteration %llu", what,
+                         (unsigned long long)j + 1, isnan(x) ? "NaN" : "Inf",
+                         (unsigned long long)g->iteration);
+                    return false;
+                }
+                if (dense != NULL) {
+                    dense[j] += sign * x;
+                } else if (x != 0.0 && bmrm_corner_add(corner, j, sign * x) != BMRM_OK) {
+                    fail(g, "bmrm:internal", "%s: %s", what, bmrm_last_error());
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+    for (size_t j = 0; j < dim; j++) {
+        if (!isfinite(pr[j])) {
+            fail(g, "bmrm:nonFinite", "%s(%llu) is %s at iteration %llu", what,
+                 (unsigned long long)j + 1, isnan(pr[j]) ? "NaN" : "Inf",
+                 (unsigned long long)g->iteration);
+            return false;
+        }
+    }
+    if (dense == NULL) {
+        dense = bmrm_corner_dense(corner);
+        if (dense == NULL) {
+            fail(g, "bmrm:internal", "%s: %s", what, bmrm_last_error());
+            return false;
+        }
+    }
+    for (size_t j = 0; j < dim; j++) dense[j] += sign * pr[j];
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* bmrm: the toolbox's risk(data, W).                                       */
+
+static int32_t risk_part(gate *g, size_t p, const double *w, size_t dim, double *risk,
+                         double *subgrad) {
+    char what[64];
+    if (g->parts > 0)
+        snprintf(what, sizeof what, "risk(data{%llu}, W)", (unsigned long long)p + 1);
+    else
+        snprintf(what, sizeof what, "risk(data, W)");
+    mxArray *W = column(w, dim);
+    mxArray *in[3] = {(mxArray *)g->risk, g->current[p], W};
+    mxArray *out[3];
+    bool ok = call(g, what, g->nout, out, 3, in);
+    mxDestroyArray(W);
+    if (!ok) return 1;
+    char name[192];
+    snprintf(name, sizeof name, "the risk R returned by %s", what);
+    ok = scalar_out(g, out[0], name, risk);
+    if (ok) {
+        snprintf(name, sizeof name, "the subgradient returned by %s: subgrad", what);
+        ok = vector_out(g, out[1], name, dim, 1.0, subgrad, NULL);
+    }
+    mxDestroyArray(out[0]);
+    mxDestroyArray(out[1]);
+    if (g->nout == 3) {
+        /* The risk's updated data is the data of the next call. */
+        const mxArray *given = g->parts > 0 ? mxGetCell(g->data, p) : g->data;
+        if (g->current[p] != given) mxDestroyArray(g->current[p]);
+        g->current[p] = out[2];
+    }
+    return ok ? 0 : 1;
+}
+
+static int32_t risk_cb(void *user, const double *w, size_t dim, double *risk, double *subgrad) {
+    return risk_part((gate *)user, 0, w, dim, risk, subgrad);
+}
+
+static int32_t partial_risk_cb(void *user, size_t p, const double *w, size_t dim, double *risk,
+                               double *subgrad) {
+    return risk_part((gate *)user, p, w, dim, risk, subgrad);
+}
+
+/* ------------------------------------------------------------------------ */
+/* bcfw: oracleFn, featureFn, lossFn, hashFn of the BCFW code.              */
+
+/* FNV-1a, 64 bits. */
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len) {
+    const unsigned char *p = data;
+    for (size_t k = 0; k < len; k++) {
+        h ^= p[k];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+#define FNV_OFFSET 14695981039346656037ULL
+
+/* The label id of y: FNV-1a over its class, size and bytes (numeric, char
+ * and logical arrays; a hashFn is needed for other labels), or over the
+ * string hashFn(param, y) returns. */
+static bool label_id(gate *g, const mxArray *y, uint64_t *id) {
+    uint64_t h = FNV_OFFSET;
+    mxArray *hashed = NULL;
+    if (g->hash_fn != NULL) {
+        mxArray *in[3] = {(mxArray *)g->hash_fn, (mxArray *)g->param, (mxArray *)y};
+        if (!call(g, "param.hashFn(param, y)", 1, &hashed, 3, in)) return false;
+        y = hashed;
+    }
+    if (mxIsSparse(y) || !(mxIsNumeric(y) || mxIsChar(y) || mxIsLogical(y))) {
+        fail(g, "bmrm:badLabel",
+             "%s is a %s%s: labels other than full numeric, char or logical arrays need "
+             "param.hashFn(param, y) returning a string or a numeric array",
+             hashed != NULL ? "param.hashFn's output" : "the label from param.oracleFn",
+             mxIsSparse(y) ? "sparse " : "", mxGetClassName(y));
+        if (hashed != NULL) mxDestroyArray(hashed);
+        return false;
+    }
+    const char *cls = mxGetClassName(y);
+    h = fnv1a(h, cls, strlen(cls));
+    size_t nd = mxGetNumberOfDimensions(y);
+    const mwSize *dims = mxGetDimensions(y);
+    for (size_t k = 0; k < nd; k++) {
+        uint64_t d = (uint64_t)dims[k];
+        h = fnv1a(h, &d, sizeof d);
+    }
+    size_t bytes = mxGetNumberOfElements(y) * mxGetElementSize(y);
+    if (bytes > 0) {
+        h = fnv1a(h, mxGetData(y), bytes);
+        if (mxIsComplex(y)) h = fnv1a(h, mxGetImagData(y), bytes);
+    }
+    *id = h;
+    if (hashed != NULL) mxDestroyArray(hashed);
+    return true;
+}
+
+/* featureFn(param, x, y) as a sparse vector (for the cached truth). */
+static bool features_sparse(gate *g, const mxArray *x, const mxArray *y, size_t dim,
+                            sparse_vec *out) {
+    mxArray *in[4] = {(mxArray *)g->feature_fn, (mxArray *)g->param, (mxArray *)x,
+                      (mxArray *)y};
+    mxArray *phi;
+    if (!call(g, "param.featureFn(param, x, y)", 1, &phi, 4, in)) return false;
+    double *dense = calloc(dim, sizeof(double));
+    if (dense == NULL) {
+        mxDestroyArray(phi);
+        fail(g, "bmrm:outOfMemory", "cannot allocate %llu doubles", (unsigned long long)dim);
+        return false;
+    }
+    bool ok = vector_out(g, phi, "the features from param.featureFn(param, x, y)", dim, 1.0,
+                         dense, NULL);
+    mxDestroyArray(phi);
+    if (ok) {
+        size_t nnz = 0;
+        for (size_t j = 0; j < dim; j++) nnz += dense[j] != 0.0;
+        out->index = malloc((nnz > 0 ? nnz : 1) * sizeof(size_t));
+        out->value = malloc((nnz > 0 ? nnz : 1) * sizeof(double));
+        if (out->index == NULL || out->value == NULL) {
+            fail(g, "bmrm:outOfMemory", "cannot cache the features of the ground truth");
+            ok = false;
+        } else {
+            out->nnz = 0;
+            for (size_t j = 0; j < dim; j++) {
+                if (dense[j] != 0.0) {
+                    out->index[out->nnz] = j;
+                    out->value[out->nnz++] = dense[j];
+                }
+            }
+            out->done = true;
+        }
+    }
+    free(dense);
+    return ok;
+}
+
+static int32_t bcfw_oracle_cb(void *user, size_t i, const double *w, size_t dim,
+                              bmrm_corner *out) {
+    gate *g = user;
+    const mxArray *x = mxGetCell(g->patterns, i), *y = mxGetCell(g->labels, i);
+    if (x == NULL || y == NULL) {
+        fail(g, "bmrm:badArgument", "param.patterns{%llu} or param.labels{%llu} is empty",
+             (unsigned long long)i + 1, (unsigned long long)i + 1);
+        return 1;
+    }
+    /* model.w, as the BCFW code passes it. */
+    const char *fields[] = {"w"};
+    mxArray *model = mxCreateStructMatrix(1, 1, 1, fields);
+    mxSetField(model, 0, "w", column(w, dim));
+    mxArray *in[5] = {(mxArray *)g->oracle_fn, (mxArray *)g->param, model, (mxArray *)x,
+                      (mxArray *)y};
+    mxArray *ypred;
+    char what[96];
+    snprintf(what, sizeof what, "param.oracleFn(param, model, x, y) on example %llu",
+             (unsigned long long)i + 1);
+    bool ok = call(g, what, 1, &ypred, 5, in);
+    mxDestroyArray(model);
+    if (!ok) return 1;
+
+    uint64_t id_pred = 0, id_truth = 0;
+    ok = label_id(g, ypred, &id_pred) && label_id(g, y, &id_truth);
+    if (ok) bmrm_corner_set_label(out, id_pred);
+    if (ok && id_pred != id_truth) {
+        /* The loss. */
+        mxArray *lin[4] = {(mxArray *)g->loss_fn, (mxArray *)g->param, (mxArray *)y, ypred};
+        mxArray *loss_out;
+        snprintf(what, sizeof what, "param.lossFn(param, ytruth, ypred) on example %llu",
+                 (unsigned long long)i + 1);
+        ok = call(g, what, 1, &loss_out, 4, lin);
+        double loss = 0.0;
+        if (ok) {
+            ok = scalar_out(g, loss_out, what, &loss);
+            mxDestroyArray(loss_out);
+        }
+        if (ok) bmrm_corner_set_loss(out, loss);
+        /* psi = phi(x, y_i) - phi(x, y^). */
+        if (ok && !g->truth[i].done) ok = features_sparse(g, x, y, dim, &g->truth[i]);
+        if (ok) {
+            const sparse_vec *t = &g->truth[i];
+            for (size_t k = 0; k < t->nnz && ok; k++) {
+                if (bmrm_corner_add(out, t->index[k], t->value[k]) != BMRM_OK) {
+                    fail(g, "bmrm:internal", "%s", bmrm_last_error());
+                    ok = false;
+                }
+            }
+        }
+        if (ok) {
+            mxArray *fin[4] = {(mxArray *)g->feature_fn, (mxArray *)g->param, (mxArray *)x,
+                               ypred};
+            mxArray *phi;
+            ok = call(g, "param.featureFn(param, x, ypred)", 1, &phi, 4, fin);
+            if (ok) {
+                ok = vector_out(g, phi, "the features from param.featureFn(param, x, ypred)",
+                                dim, -1.0, NULL, out);
+                mxDestroyArray(phi);
+            }
+        }
+    }
+    mxDestroyArray(ypred);
+    return ok ? 0 : 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Progress: Ctrl-C and the toolbox's verbose lines.                         */
+
+static int32_t progress_cb(void *user, const bmrm_info *info) {
+    gate *g = user;
+    g->iteration = info->iterations + 1;
+    if (interrupt_pending(g)) return 1;
+    if (g->verb > 0 && fmod((double)info->iterations, g->verb) == 0.0) {
+        if (g->bcfw)
+            mexPrintf("pass %4llu: primal=%f, dual=%f, gap=%g, oracle calls=%llu, time=%.3f\n",
+                      (unsigned long long)info->iterations, info->primal, info->lower_bound,
+                      info->gap, (unsigned long long)info->oracle_calls, info->elapsed_seconds);
+        else
+            mexPrintf("%4llu: tim=%.3f, Fp=%f, Fd=%f, (Fp-Fd)=%f, (Fp-Fd)/Fp=%f, R=%f, nCP=%llu, "
+                      "nzA=%llu\n",
+                      (unsigned long long)info->iterations, info->elapsed_seconds, info->primal,
+                      info->lower_bound, info->gap,
+                      info->primal != 0.0 ? info->gap / fabs(info->primal) : 0.0, info->risk,
+                      (unsigned long long)info->num_planes,
+                      (unsigned long long)info->active_planes);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading opts (struct fields checked by bmrm.m / bcfw.m; checked again).  */
+
+typedef struct {
+    char message[MSG_LEN];
+    bool bad;
+} arg_error;
+
+static void arg_fail(arg_error *e, const char *fmt, ...) {
+    if (e->bad) return;
+    e->bad = true;
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(e->message, MSG_LEN, fmt, args);
+    va_end(args);
+}
+
+static double opt_num(arg_error *e, const mxArray *opts, const char *name, double dflt) {
+    const mxArray *f = mxGetField(opts, 0, name);
+    if (f == NULL || mxIsEmpty(f)) return dflt;
+    if (!(mxIsNumeric(f) || mxIsLogical(f)) || mxIsComplex(f) || mxGetNumberOfElements(f) != 1) {
+        arg_fail(e, "option %s must be a real scalar", name);
+        return dflt;
+    }
+    double v = mxGetScalar(f);
+    if (isnan(v)) arg_fail(e, "option %s is NaN", name);
+    return v;
+}
+
+static void opt_str(arg_error *e, const mxArray *opts, const char *name, char *buf, size_t len,
+                    const char *dflt) {
+    const mxArray *f = mxGetField(opts, 0, name);
+    snprintf(buf, len, "%s", dflt);
+    if (f == NULL || mxIsEmpty(f)) return;
+    if (!mxIsChar(f) || mxGetString(f, buf, (mwSize)len) != 0)
+        arg_fail(e, "option %s must be a string", name);
+}
+
+static uint64_t count(double v) { return isinf(v) || v <= 0 ? 0 : (uint64_t)v; }
+
+static bool algorithm_of(const char *name, bmrm_algorithm *a) {
+    static const struct {
+        const char *name;
+        bmrm_algorithm a;
+    } table[] = {{"bmrm", BMRM_ALGORITHM_BMRM},
+                 {"proxbmrm", BMRM_ALGORITHM_PROX_BMRM},
+                 {"pbmrm", BMRM_ALGORITHM_P_BMRM},
+                 {"proxpbmrm", BMRM_ALGORITHM_PROX_P_BMRM},
+                 {"cp", BMRM_ALGORITHM_CUTTING_PLANE},
+                 {"sgd", BMRM_ALGORITHM_SGD},
+                 {"bcfw", BMRM_ALGORITHM_BCFW}};
+    for (size_t k = 0; k < sizeof table / sizeof table[0]; k++) {
+        if (strcmp(name, table[k].name) == 0) {
+            *a = table[k].a;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The settings common to both front ends. */
+static bmrm_settings settings_from(arg_error *e, const mxArray *opts, bmrm_algorithm a,
+                                   double lambda) {
+    bmrm_settings s = bmrm_settings_default(a);
+    s.lambda = lambda;
+    s.tol_rel = opt_num(e, opts, "tol_rel", s.tol_rel);
+    s.tol_abs = opt_num(e, opts, "tol_abs", s.tol_abs);
+    s.max_iterations = count(opt_num(e, opts, "max_iterations", 0));
+    double t = opt_num(e, opts, "time_limit", 0);
+    s.time_limit_seconds = isinf(t) ? 0.0 : t;
+    s.num_threads = count(opt_num(e, opts, "num_threads", 0));
+    s.seed = (uint64_t)opt_num(e, opts, "seed", 0);
+    s.num_parts = count(opt_num(e, opts, "num_parts", 0));
+    double b = opt_num(e, opts, "buffer_size", (double)s.buffer_size);
+    s.buffer_size = count(b);
+    double c = opt_num(e, opts, "clean_after", (double)s.clean_after);
+    s.clean_after = (uint32_t)(isinf(c) ? 0 : count(c));
+    s.prox_k = opt_num(e, opts, "prox_k", s.prox_k);
+    s.prox_t = opt_num(e, opts, "prox_t", s.prox_t);
+    s.sgd_passes = (uint32_t)count(opt_num(e, opts, "sgd_passes", s.sgd_passes));
+    /* BCFW */
+    s.num_passes = count(opt_num(e, opts, "num_passes", 0));
+    s.gap_check = (uint32_t)count(opt_num(e, opts, "gap_check", s.gap_check));
+    s.line_search = opt_num(e, opts, "line_search", s.line_search) != 0;
+    s.weighted_averaging = opt_num(e, opts, "weighted_averaging", s.weighted_averaging) != 0;
+    s.use_cache = opt_num(e, opts, "use_cache", s.use_cache) != 0;
+    s.cache_nu = opt_num(e, opts, "cache_nu", s.cache_nu);
+    s.cache_factor = opt_num(e, opts, "cache_factor", s.cache_factor);
+    s.cache_size = (uint32_t)count(opt_num(e, opts, "cache_size", s.cache_size));
+    s.sampling = (bmrm_sampling)(int)opt_num(e, opts, "sampling", s.sampling);
+    s.step_type = (bmrm_step_type)(int)opt_num(e, opts, "step_type", s.step_type);
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Running a solve and collecting its results (no MATLAB error raised).     */
+
+typedef struct {
+    bmrm_status status;
+    char last_error[MSG_LEN];
+    bmrm_info info;
+    size_t rows;
+    bmrm_iteration *history;
+    bool bcfw;               /* BCFW ran: bcfw_info and passes are set */
+    bmrm_bcfw_info bcfw_info;
+    bmrm_bcfw_pass *passes;  /* rows of them */
+} outcome;
+
+static void solve(gate *g, bmrm_problem *p, bmrm_settings *s, double *w, outcome *o) {
+    memset(o, 0, sizeof *o);
+    s->progress = progress_cb;
+    s->progress_user = g;
+    bmrm_solver *solver = NULL;
+    o->status = bmrm_solver_new(p, s, &solver);
+    if (o->status != BMRM_OK) {
+        snprintf(o->last_error, MSG_LEN, "%s", bmrm_last_error());
+        return;
+    }
+    g->iteration = 1;
+    o->status = bmrm_solver_run(solver, w, g->dim);
+    if (o->status != BMRM_OK) snprintf(o->last_error, MSG_LEN, "%s", bmrm_last_error());
+    bmrm_solver_info(solver, &o->info);
+    o->rows = bmrm_solver_history_len(solver);
+    o->history = calloc(o->rows > 0 ? o->rows : 1, sizeof(bmrm_iteration));
+    if (o->history == NULL) o->rows = 0;
+    for (size_t k = 0; k < o->rows; k++) bmrm_solver_history(solver, k, &o->history[k]);
+    if (s->algorithm == BMRM_ALGORITHM_BCFW &&
+        bmrm_solver_bcfw_info(solver, &o->bcfw_info) == BMRM_OK) {
+        o->passes = calloc(o->rows > 0 ? o->rows : 1, sizeof(bmrm_bcfw_pass));
+        o->bcfw = o->passes != NULL;
+        for (size_t k = 0; o->bcfw && k < o->rows; k++)
+            if (bmrm_solver_bcfw_pass(solver, k, &o->passes[k]) != BMRM_OK) o->bcfw = false;
+    }
+    bmrm_solver_free(solver);
+}
+
+/* The toolbox's exitflag: 1 TolRel, 2 TolAbs, 0 MaxIter, 3 TimeLimit. */
+static double exitflag(bmrm_exit e) {
+    switch (e) {
+    case BMRM_EXIT_CONVERGED_REL:
+        return 1;
+    case BMRM_EXIT_CONVERGED_ABS:
+        return 2;
+    case BMRM_EXIT_MAX_ITERATIONS:
+        return 0;
+    case BMRM_EXIT_TIME_LIMIT:
+        return 3;
+    case BMRM_EXIT_STOPPED_BY_USER:
+        return -2;
+    default:
+        return -1;
+    }
+}
+
+static mxArray *history_column(const outcome *o, int which) {
+    mxArray *a = mxCreateDoubleMatrix((mwSize)o->rows, 1, mxREAL);
+    double *p = mxGetPr(a);
+    for (size_t k = 0; k < o->rows; k++) {
+        const bmrm_iteration *r = &o->history[k];
+        switch (which) {
+        case 0: p[k] = r->primal; break;
+        case 1: p[k] = r->lower_bound; break;
+        case 2: p[k] = r->risk; break;
+        case 3: p[k] = r->elapsed_seconds; break;
+        case 4: p[k] = r->primal - r->lower_bound; break;
+        case 5: p[k] = (double)r->iteration; break;
+        case 6: p[k] = (double)r->oracle_calls; break;
+        default: p[k] = r->objective; break;
+        }
+    }
+    return a;
+}
+
+static mxArray *pass_column(const outcome *o, int which) {
+    mxArray *a = mxCreateDoubleMatrix((mwSize)o->rows, 1, mxREAL);
+    double *p = mxGetPr(a);
+    for (size_t k = 0; k < o->rows; k++) {
+        const bmrm_bcfw_pass *r = &o->passes[k];
+        switch (which) {
+        case 0: p[k] = r->primal; break;
+        case 1: p[k] = r->lower_bound; break;
+        case 2: p[k] = r->primal - r->lower_bound; break;
+        case 3: p[k] = r->effective_passes; break;
+        case 4: p[k] = r->elapsed_seconds; break;
+        case 5: p[k] = (double)r->oracle_calls; break;
+        case 6: p[k] = r->gap_estimate; break;
+        default: p[k] = r->exact_gap; break;
+        }
+    }
+    return a;
+}
+
+static const char *status_id(bmrm_status s) {
+    switch (s) {
+    case BMRM_ERROR_NULL_ARGUMENT:
+    case BMRM_ERROR_INVALID_ARGUMENT: return "bmrm:badArgument";
+    case BMRM_ERROR_DIMENSION_MISMATCH: return "bmrm:dimensionMismatch";
+    case BMRM_ERROR_NO_ORACLE: return "bmrm:noOracle";
+    case BMRM_ERROR_ORACLE_FAILED: return "bmrm:callbackError";
+    case BMRM_ERROR_NON_FINITE: return "bmrm:nonFinite";
+    case BMRM_ERROR_OUT_OF_MEMORY: return "bmrm:outOfMemory";
+    default: return "bmrm:internal";
+    }
+}
+
+/* After everything is freed: raises the run's error, if any. */
+static void raise_if_failed(const gate *g, const outcome *o, const char *who) {
+    if (g->interrupted)
+        mexErrMsgIdAndTxt("bmrm:interrupted",
+                          "%s: interrupted (Ctrl-C) at iteration %llu; the solve stopped cleanly",
+                          who, (unsigned long long)g->iteration);
+    if (g->failed) mexErrMsgIdAndTxt(g->identifier, "%s: %s", who, g->message);
+    if (o->status != BMRM_OK)
+        mexErrMsgIdAndTxt(status_id(o->status), "%s: %s", who, o->last_error);
+}
+
+/* ------------------------------------------------------------------------ */
+/* [W, stat] = bmrm_mex('bmrm', data, risk, lambda, opts)                    */
+
+static void do_bmrm(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
+    if (nrhs != 5) mexErrMsgIdAndTxt("bmrm:badArgument", "bmrm: 5 arguments expected");
+    const mxArray *data = prhs[1], *risk = prhs[2], *opts = prhs[4];
+    if (!mxIsFunctionHandle(risk))
+        mexErrMsgIdAndTxt("bmrm:badArgument", "bmrm: risk must be a function handle, not a %s",
+                          mxGetClassName(risk));
+    if (!mxIsDouble(prhs[3]) || mxIsComplex(prhs[3]) || mxGetNumberOfElements(prhs[3]) != 1)
+        mexErrMsgIdAndTxt("bmrm:badArgument", "bmrm: lambda must be a real double scalar");
+    double lambda = mxGetScalar(prhs[3]);
+    if (!mxIsStruct(opts)) mexErrMsgIdAndTxt("bmrm:badArgument", "bmrm: options must be a struct");
+
+    arg_error e = {"", false};
+    char alg_name[32];
+    opt_str(&e, opts, "algorithm", alg_name, sizeof alg_name, "bmrm");
+    bmrm_algorithm a = BMRM_ALGORITHM_BMRM;
+    if (!e.bad && !algorithm_of(alg_name, &a))
+        arg_fail(&e, "unknown Algorithm '%s' (bmrm, proxbmrm, pbmrm, proxpbmrm or cp)", alg_name);
+    double dim_d = opt_num(&e, opts, "dim", 0);
+    double nout = opt_num(&e, opts, "nout", 3);
+    double verb = opt_num(&e, opts, "verb", 0);
+    bmrm_settings s = settings_from(&e, opts, a, lambda);
+    if (!e.bad && !(dim_d >= 1 && dim_d == floor(dim_d)))
+        arg_fail(&e, "the dimension must be a positive integer (got %g)", dim_d);
+    if (!e.bad && nout != 2 && nout != 3) arg_fail(&e, "nout must be 2 or 3");
+    size_t parts = 0;
+    if (mxIsCell(data)) {
+        parts = mxGetNumberOfElements(data);
+        if (parts == 0) arg_fail(&e, "data is an empty cell array: no partition");
+    }
+    size_t dim = (size_t)dim_d;
+    const mxArray *w0 = mxGetField(opts, 0, "W0");
+    if (!e.bad && w0 != NULL && !mxIsEmpty(w0)) {
+        if (!mxIsDouble(w0) || mxIsComplex(w0) || mxIsSparse(w0) ||
+            mxGetNumberOfElements(w0) != dim)
+            arg_fail(&e, "W0 must be a full real double vector of %llu elements",
+                     (unsigned long long)dim);
+    }
+    if (e.bad) mexErrMsgIdAndTxt("bmrm:badArgument", "bmrm: %s", e.message);
+
+    /* From here on, nothing raises a MATLAB error until everything is freed. */
+    gate g;
+    memset(&g, 0, sizeof g);
+    g.dim = dim;
+    g.risk = risk;
+    g.parts = parts;
+    g.data = data;
+    g.nout = (int)nout;
+    g.verb = verb;
+    size_t blocks = parts > 0 ? parts : 1;
+    g.current = calloc(blocks, sizeof(mxArray *));
+    double *w = calloc(dim, sizeof(double));
+    outcome o;
+    memset(&o, 0, sizeof o);
+    if (g.current == NULL || w == NULL) {
+        fail(&g, "bmrm:outOfMemory", "cannot allocate W of %llu elements",
+             (unsigned long long)dim);
+    } else {
+        for (size_t p = 0; p < blocks; p++)
+            g.current[p] = parts > 0 ? mxGetCell(data, p) : (mxArray *)data;
+        if (w0 != NULL && !mxIsEmpty(w0)) memcpy(w, mxGetPr(w0), dim * sizeof(double));
+        bmrm_problem *problem = NULL;
+        o.status = bmrm_problem_new(dim, &problem);
+        if (o.status == BMRM_OK) {
+            o.status = parts > 0 ? bmrm_problem_set_partitioned_risk(problem, parts,
+                                                                     partial_risk_cb, &g, false)
+                                 : bmrm_problem_set_risk(problem, risk_cb, &g);
+        }
+        if (o.status == BMRM_OK)
+            solve(&g, problem, &s, w, &o);
+        else
+            snprintf(o.last_error, MSG_LEN, "%s", bmrm_last_error());
+        bmrm_problem_free(problem);
+    }
+    /* Outputs (also when raising: MATLAB frees them). */
+    mxArray *W = mxCreateDoubleMatrix((mwSize)dim, 1, mxREAL);
+    if (w != NULL) memcpy(mxGetPr(W), w, dim * sizeof(double));
+    const char *stat_fields[] = {"Fp", "Fd", "nIter", "exitflag", "hist", "exit", "nCP",
+                                 "nzA", "runtime", "oracle_calls"};
+    mxArray *stat = mxCreateStructMatrix(1, 1, 10, stat_fields);
+    mxSetField(stat, 0, "Fp", mxCreateDoubleScalar(o.info.primal));
+    mxSetField(stat, 0, "Fd", mxCreateDoubleScalar(o.info.lower_bound));
+    mxSetField(stat, 0, "nIter", mxCreateDoubleScalar((double)o.info.iterations));
+    mxSetField(stat, 0, "exitflag", mxCreateDoubleScalar(exitflag(o.info.exit)));
+    mxSetField(stat, 0, "exit", mxCreateString(bmrm_exit_string(o.info.exit)));
+    mxSetField(stat, 0, "nCP", mxCreateDoubleScalar((double)o.info.num_planes));
+    mxSetField(stat, 0, "nzA", mxCreateDoubleScalar((double)o.info.active_planes));
+    mxSetField(stat, 0, "runtime", mxCreateDoubleScalar(o.info.elapsed_seconds));
+    mxSetField(stat, 0, "oracle_calls", mxCreateDoubleScalar((double)o.info.oracle_calls));
+    const char *hist_fields[] = {"Fp", "Fd", "R", "runtime"};
+    mxArray *hist = mxCreateStructMatrix(1, 1, 4, hist_fields);
+    mxSetField(hist, 0, "Fp", history_column(&o, 0));
+    mxSetField(hist, 0, "Fd", history_column(&o, 1));
+    mxSetField(hist, 0, "R", history_column(&o, 2));
+    mxSetField(hist, 0, "runtime", history_column(&o, 3));
+    mxSetField(stat, 0, "hist", hist);
+    /* Free our state: the data the risk returned, W, the history. */
+    if (g.current != NULL) {
+        for (size_t p = 0; p < blocks; p++) {
+            const mxArray *given = parts > 0 ? mxGetCell(data, p) : data;
+            if (g.current[p] != NULL && g.current[p] != given) mxDestroyArray(g.current[p]);
+        }
+        free(g.current);
+    }
+    free(w);
+    free(o.history);
+    free(o.passes);
+    o.history = NULL;
+    if (g.interrupted || g.failed || o.status != BMRM_OK) {
+        mxDestroyArray(W);
+        mxDestroyArray(stat);
+        raise_if_failed(&g, &o, "bmrm");
+    }
+    plhs[0] = W;
+    if (nlhs > 1)
+        plhs[1] = stat;
+    else
+        mxDestroyArray(stat);
+}
+
+/* ------------------------------------------------------------------------ */
+/* [model, progress] = bmrm_mex('bcfw', param, opts)                        */
+
+static const mxArray *handle_field(arg_error *e, const mxArray *param, const char *name,
+                                   bool required) {
+    const mxArray *f = mxGetField(param, 0, name);
+    if (f == NULL || mxIsEmpty(f)) {
+        if (required) arg_fail(e, "param.%s is missing", name);
+        return NULL;
+    }
+    if (!mxIsFunctionHandle(f)) {
+        arg_fail(e, "param.%s must be a function handle, not a %s", name, mxGetClassName(f));
+        return NULL;
+    }
+    return f;
+}
+
+static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
+    if (nrhs != 3) mexErrMsgIdAndTxt("bmrm:badArgument", "bcfw: 3 arguments expected");
+    const mxArray *param = prhs[1], *opts = prhs[2];
+    if (!mxIsStruct(param) || mxGetNumberOfElements(param) != 1)
+        mexErrMsgIdAndTxt("bmrm:badArgument", "bcfw: param must be a scalar struct");
+    if (!mxIsStruct(opts)) mexErrMsgIdAndTxt("bmrm:badArgument", "bcfw: options must be a struct");
+    arg_error e = {"", false};
+    gate g;
+    memset(&g, 0, sizeof g);
+    g.bcfw = 1;
+    g.param = param;
+    g.patterns = mxGetField(param, 0, "patterns");
+    g.labels = mxGetField(param, 0, "labels");
+    if (g.patterns == NULL || !mxIsCell(g.patterns)) arg_fail(&e, "param.patterns must be a cell array");
+    if (g.labels == NULL || !mxIsCell(g.labels)) arg_fail(&e, "param.labels must be a cell array");
+    size_t n = e.bad ? 0 : mxGetNumberOfElements(g.patterns);
+    if (!e.bad && mxGetNumberOfElements(g.labels) != n)
+        arg_fail(&e, "param.patterns has %llu entries but param.labels %llu",
+                 (unsigned long long)n, (unsigned long long)mxGetNumberOfElements(g.labels));
+    if (!e.bad && n == 0) arg_fail(&e, "no training examples (param.patterns is empty)");
+    g.loss_fn = handle_field(&e, param, "lossFn", true);
+    g.oracle_fn = handle_field(&e, param, "oracleFn", true);
+    g.feature_fn = handle_field(&e, param, "featureFn", true);
+    g.hash_fn = handle_field(&e, param, "hashFn", false);
+    char alg_name[32];
+    opt_str(&e, opts, "algorithm", alg_name, sizeof alg_name, "bcfw");
+    bmrm_algorithm a = BMRM_ALGORITHM_BCFW;
+    if (!e.bad && !algorithm_of(alg_name, &a)) arg_fail(&e, "unknown algorithm '%s'", alg_name);
+    double lambda = opt_num(&e, opts, "lambda", n > 0 ? 1.0 / (double)n : 1.0);
+    double dim_d = opt_num(&e, opts, "dim", 0);
+    g.verb = opt_num(&e, opts, "verb", 0);
+    bmrm_settings s = settings_from(&e, opts, a, lambda);
+    if (!e.bad && !(dim_d >= 1 && dim_d == floor(dim_d)))
+        arg_fail(&e, "the dimension must be a positive integer (got %g)", dim_d);
+    if (e.bad) mexErrMsgIdAndTxt("bmrm:badArgument", "bcfw: %s", e.message);
+
+    size_t dim = (size_t)dim_d;
+    g.dim = dim;
+    g.truth = calloc(n, sizeof(sparse_vec));
+    double *w = calloc(dim, sizeof(double));
+    outcome o;
+    memset(&o, 0, sizeof o);
+    if (g.truth == NULL || w == NULL) {
+        fail(&g, "bmrm:outOfMemory", "cannot allocate the model");
+    } else {
+        bmrm_problem *problem = NULL;
+        o.status = bmrm_problem_new(dim, &problem);
+        if (o.status == BMRM_OK)
+            o.status = bmrm_problem_set_max_oracle(problem, n, bcfw_oracle_cb, &g, false);
+        if (o.status == BMRM_OK)
+            solve(&g, problem, &s, w, &o);
+        else
+            snprintf(o.last_error, MSG_LEN, "%s", bmrm_last_error());
+        bmrm_problem_free(problem);
+    }
+    const char *model_fields[] = {"w", "ell"};
+    mxArray *model = mxCreateStructMatrix(1, 1, 2, model_fields);
+    mxArray *W = mxCreateDoubleMatrix((mwSize)dim, 1, mxREAL);
+    if (w != NULL) memcpy(mxGetPr(W), w, dim * sizeof(double));
+    mxSetField(model, 0, "w", W);
+    /* ell = sum_i l_i, the dual's loss term (BCFW only). */
+    mxSetField(model, 0, "ell", mxCreateDoubleScalar(o.bcfw ? o.bcfw_info.ell : NAN));
+    const char *prog_fields[] = {"primal", "dual", "gap", "eff_pass", "time", "oracle_calls",
+                                 "gap_estimate", "exact_gap", "exitflag", "exit"};
+    mxArray *prog = mxCreateStructMatrix(1, 1, 10, prog_fields);
+    if (o.bcfw) {
+        /* One row per pass. */
+        mxSetField(prog, 0, "primal", pass_column(&o, 0));
+        mxSetField(prog, 0, "dual", pass_column(&o, 1));
+        mxSetField(prog, 0, "gap", pass_column(&o, 2));
+        mxSetField(prog, 0, "eff_pass", pass_column(&o, 3));
+        mxSetField(prog, 0, "time", pass_column(&o, 4));
+        mxSetField(prog, 0, "oracle_calls", pass_column(&o, 5));
+        mxSetField(prog, 0, "gap_estimate", pass_column(&o, 6));
+        mxSetField(prog, 0, "exact_gap", pass_column(&o, 7));
+    } else {
+        /* A bundle method: one row per iteration. */
+        mxSetField(prog, 0, "primal", history_column(&o, 0));
+        mxSetField(prog, 0, "dual", history_column(&o, 1));
+        mxSetField(prog, 0, "gap", history_column(&o, 4));
+        mxSetField(prog, 0, "eff_pass", history_column(&o, 5));
+        mxSetField(prog, 0, "time", history_column(&o, 3));
+        mxSetField(prog, 0, "oracle_calls", history_column(&o, 6));
+    }
+    mxSetField(prog, 0, "exitflag", mxCreateDoubleScalar(exitflag(o.info.exit)));
+    mxSetField(prog, 0, "exit", mxCreateString(bmrm_exit_string(o.info.exit)));
+    if (g.truth != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            free(g.truth[i].index);
+            free(g.truth[i].value);
+        }
+        free(g.truth);
+    }
+    free(w);
+    free(o.history);
+    free(o.passes);
+    o.history = NULL;
+    o.passes = NULL;
+    if (g.interrupted || g.failed || o.status != BMRM_OK) {
+        mxDestroyArray(model);
+        mxDestroyArray(prog);
+        raise_if_failed(&g, &o, "bcfw");
+    }
+    plhs[0] = model;
+    if (nlhs > 1)
+        plhs[1] = prog;
+    else
+        mxDestroyArray(prog);
+}
+
+/* ------------------------------------------------------------------------ */
+
+void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
+    char cmd[16] = "";
+    if (nrhs < 1 || !mxIsChar(prhs[0]) || mxGetString(prhs[0], cmd, sizeof cmd) != 0)
+        mexErrMsgIdAndTxt("bmrm:badArgument",
+                          "bmrm_mex is the gateway of bmrm.m and bcfw.m: call those");
+    if (strcmp(cmd, "version") == 0) {
+        plhs[0] = mxCreateString(bmrm_version());
+    } else if (strcmp(cmd, "bmrm") == 0) {
+        do_bmrm(nlhs, plhs, nrhs, prhs);
+    } else if (strcmp(cmd, "bcfw") == 0) {
+        do_bcfw(nlhs, plhs, nrhs, prhs);
+    } else {
+        mexErrMsgIdAndTxt("bmrm:badArgument", "bmrm_mex: unknown command '%s'", cmd);
+    }
+}
