@@ -429,7 +429,7 @@ impl RegArgs {
 /// --json and --quiet.
 #[derive(Args, Debug, Clone, Copy)]
 pub struct OutputArgs {
-    /// Print JSON lines on stdout (one object per iteration, one summary) instead of text.
+    /// Print JSON lines on stdout instead of text (train, path: one object per iteration; then a summary).
     #[arg(long, conflicts_with = "quiet")]
     pub json: bool,
     /// Print nothing but errors.
