@@ -32,6 +32,8 @@
 //!
 //! `BMRM_MPI_ONLY=<scenario>` runs one scenario.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -88,16 +90,8 @@ fn build_c_test() -> (bool, String) {
         .arg(root.join("include"))
         .arg(root.join("tests/c/mpi_test.c"))
         .arg(&lib)
-        .args([
-            "-lgcc_s",
-            "-lutil",
-            "-lrt",
-            "-lpthread",
-            "-lm",
-            "-ldl",
-            "-lc",
-            "-o",
-        ])
+        .args(support::static_lib_deps())
+        .arg("-o")
         .arg(&out)
         .output();
     match result {
