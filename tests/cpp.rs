@@ -20,20 +20,8 @@ use std::sync::OnceLock;
 use support::*;
 
 fn cxx() -> String {
-    std::env::var("CXX").unwrap_or_else(|_| "c++".into())
+    compiler("CXX", "c++")
 }
-
-const CXX_FLAGS: &[&str] = &[
-    "-std=c++17",
-    "-O1",
-    "-g",
-    "-Wall",
-    "-Wextra",
-    "-Werror",
-    "-pedantic",
-    "-ffp-contract=off",
-    "-pthread",
-];
 
 /// Compiles a C++ source of the project against the static library.
 fn build(source: &str, name: &str) -> PathBuf {
@@ -42,14 +30,14 @@ fn build(source: &str, name: &str) -> PathBuf {
         "no C++ compiler ({}): scripts/test.sh installs g++",
         cxx()
     );
-    let mut args = vec![
-        format!("-I{}", path_arg(&root().join("include"))),
-        format!("-I{}", path_arg(&root().join("bindings/cpp"))),
-        path_arg(&root().join(source)),
-        path_arg(&lib_dir().join("libbmrm.a")),
-    ];
-    args.extend(static_lib_deps().iter().map(|s| s.to_string()));
-    compile(&cxx(), CXX_FLAGS, &args, &work_dir("cpp"), name)
+    let args = static_link_args(&["include", "bindings/cpp"], source);
+    compile(
+        &cxx(),
+        &strict_flags("-std=c++17"),
+        &args,
+        &work_dir("cpp"),
+        name,
+    )
 }
 
 fn test_program() -> &'static Path {

@@ -30,7 +30,7 @@ use bmrm::ffi::{
 };
 use bmrm::oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk};
 use bmrm::{Algorithm, Info, Iteration, Problem, Settings, Solver};
-use support::{lib_dir, path_arg, root, run_ok, shared_lib_name, static_lib_deps};
+use support::{lib_dir, path_arg, root, run_ok, shared_lib_name, static_link_args, strict_flags};
 
 // ---------------------------------------------------------------------------
 // Layout and enum values.
@@ -407,36 +407,27 @@ fn work_dir() -> PathBuf {
 
 /// Compiles the C `args` into `work_dir()/name`.
 fn compile(name: &str, args: &[String]) -> PathBuf {
-    support::compile(&c_compiler(), C_FLAGS, args, &work_dir(), name)
+    support::compile(
+        &c_compiler(),
+        &strict_flags("-std=c11"),
+        args,
+        &work_dir(),
+        name,
+    )
 }
 
 fn c_compiler() -> String {
-    std::env::var("CC").unwrap_or_else(|_| "cc".into())
+    support::compiler("CC", "cc")
 }
-
-const C_FLAGS: &[&str] = &[
-    "-std=c11",
-    "-O1",
-    "-g",
-    "-Wall",
-    "-Wextra",
-    "-Werror",
-    "-pedantic",
-    "-ffp-contract=off",
-    "-pthread",
-];
 
 /// `tests/c/ffi_test.c` linked against the static library.
 fn ffi_test_program() -> &'static Path {
     static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
     PROGRAM.get_or_init(|| {
-        let mut args = vec![
-            format!("-I{}", path_arg(&root().join("include"))),
-            path_arg(&root().join("tests/c/ffi_test.c")),
-            path_arg(&lib_dir().join("libbmrm.a")),
-        ];
-        args.extend(static_lib_deps().iter().map(|s| s.to_string()));
-        compile("ffi_test", &args)
+        compile(
+            "ffi_test",
+            &static_link_args(&["include"], "tests/c/ffi_test.c"),
+        )
     })
 }
 
@@ -445,25 +436,19 @@ fn ffi_test_program() -> &'static Path {
 fn models_test_program() -> &'static Path {
     static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
     PROGRAM.get_or_init(|| {
-        let mut args = vec![
-            format!("-I{}", path_arg(&root().join("include"))),
-            path_arg(&root().join("tests/c/models_test.c")),
-            path_arg(&lib_dir().join("libbmrm.a")),
-        ];
-        args.extend(static_lib_deps().iter().map(|s| s.to_string()));
-        compile("models_test", &args)
+        compile(
+            "models_test",
+            &static_link_args(&["include"], "tests/c/models_test.c"),
+        )
     })
 }
 
 /// `examples/c/multiclass.c` linked against the static library (for valgrind).
 fn example_program_static() -> PathBuf {
-    let mut args = vec![
-        format!("-I{}", path_arg(&root().join("include"))),
-        path_arg(&root().join("examples/c/multiclass.c")),
-        path_arg(&lib_dir().join("libbmrm.a")),
-    ];
-    args.extend(static_lib_deps().iter().map(|s| s.to_string()));
-    compile("multiclass_static", &args)
+    compile(
+        "multiclass_static",
+        &static_link_args(&["include"], "examples/c/multiclass.c"),
+    )
 }
 
 /// The lines of the C test's output that start with `tag`, split in words.
@@ -943,7 +928,7 @@ fn c_example_builds_against_the_installed_library() {
 /// The header is also valid C++ (when a C++ compiler is installed).
 #[test]
 fn header_compiles_as_cpp() {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let cxx = support::compiler("CXX", "c++");
     if Command::new(&cxx).arg("--version").output().is_err() {
         println!("no C++ compiler ({cxx}): skipped");
         return;

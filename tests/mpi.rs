@@ -32,6 +32,8 @@
 //!
 //! `BMRM_MPI_ONLY=<scenario>` runs one scenario.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -88,16 +90,8 @@ fn build_c_test() -> (bool, String) {
         .arg(root.join("include"))
         .arg(root.join("tests/c/mpi_test.c"))
         .arg(&lib)
-        .args([
-            "-lgcc_s",
-            "-lutil",
-            "-lrt",
-            "-lpthread",
-            "-lm",
-            "-ldl",
-            "-lc",
-            "-o",
-        ])
+        .args(support::static_lib_deps())
+        .arg("-o")
         .arg(&out)
         .output();
     match result {
@@ -462,6 +456,30 @@ fn report(rank: i32, name: &str, ok: bool, detail: String) {
     }
 }
 
+/// Reports under `name` whether a distributed run (`info`, `w`) equals the
+/// single-process run of `problem` with `s` to the bit.
+fn report_same_as_one(
+    rank: i32,
+    name: &str,
+    problem: Problem,
+    s: Settings,
+    info: &Info,
+    w: &[f64],
+) {
+    let mut one = Solver::new(problem, s).unwrap();
+    let mut w1 = vec![0.0; w.len()];
+    let i1 = one.run(&mut w1).unwrap();
+    report(
+        rank,
+        name,
+        same_info(info, &i1) && bits(w) == bits(&w1),
+        format!(
+            "iterations {} (one process {})",
+            info.iterations, i1.iterations
+        ),
+    );
+}
+
 fn end_line(rank: i32, run: &str, w: &[f64], info: &Info) {
     println!(
         "END {rank} {run} w={:016x} iterations={} primal={:e}",
@@ -644,17 +662,13 @@ fn child(scenario: &str) {
             drop(d);
             println!("PARTS {rank} {local:?}");
             if rank == 0 {
-                let mut one = Solver::new(Problem::Partitioned(all.clone()), s).unwrap();
-                let mut w1 = vec![0.0; full.dim()];
-                let i1 = one.run(&mut w1).unwrap();
-                report(
+                report_same_as_one(
                     rank,
                     "uneven_parts",
-                    same_info(&info, &i1) && bits(&w) == bits(&w1),
-                    format!(
-                        "iterations {} (one process {})",
-                        info.iterations, i1.iterations
-                    ),
+                    Problem::Partitioned(all.clone()),
+                    s,
+                    &info,
+                    &w,
                 );
             }
             // The same from a partitioned risk every rank has whole.
@@ -671,17 +685,13 @@ fn child(scenario: &str) {
             end_line(rank, "from_problem", &w, &info);
             drop(d);
             if rank == 0 {
-                let mut one = Solver::new(Problem::Partitioned(all.clone()), s).unwrap();
-                let mut w1 = vec![0.0; full.dim()];
-                let i1 = one.run(&mut w1).unwrap();
-                report(
+                report_same_as_one(
                     rank,
                     "from_problem_parts",
-                    same_info(&info, &i1) && bits(&w) == bits(&w1),
-                    format!(
-                        "iterations {} (one process {})",
-                        info.iterations, i1.iterations
-                    ),
+                    Problem::Partitioned(all.clone()),
+                    s,
+                    &info,
+                    &w,
                 );
             }
             // A layout that does not fit is refused on every rank.

@@ -51,6 +51,43 @@ fn assert_at(m: &str, line: usize, column: usize, fragment: &str) {
     assert!(m.contains(fragment), "'{m}' lacks '{fragment}'");
 }
 
+/// A malformed-file case: a name, the edit of the good lines, and the line,
+/// column and message fragment the error must give.
+type Case = (
+    &'static str,
+    fn(&mut Vec<String>),
+    usize,
+    usize,
+    &'static str,
+);
+
+/// Applies each case's edit to `good`, writes the result plain and gzipped
+/// (named `<name>-<gz><suffix>`) and checks that `read` fails naming the
+/// file, the case's line and column, and its fragment. Both readers share
+/// this check, so they are held to the same standard.
+fn check_edits<T: std::fmt::Debug>(
+    dir: &Path,
+    good: &[String],
+    cases: Vec<Case>,
+    suffix: &str,
+    read: impl Fn(&Path) -> Result<T, Error>,
+) {
+    for (name, edit, line, col, fragment) in cases {
+        let mut lines = good.to_vec();
+        edit(&mut lines);
+        for gz in [false, true] {
+            let bytes = if gz {
+                gzip(&join(&lines))
+            } else {
+                join(&lines)
+            };
+            let p = write(dir, &format!("{name}-{gz}{suffix}"), &bytes);
+            let m = message(read(&p), &p);
+            assert_at(&m, line, col, fragment);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // OCR
 
@@ -132,8 +169,7 @@ fn lines_crlf(lines: &[String]) -> Vec<u8> {
 fn ocr_errors_name_file_line_and_column() {
     let dir = temp_dir("ocr-bad");
     let good = ocr_lines();
-    type Edit = fn(&mut Vec<String>);
-    let cases: Vec<(&str, Edit, usize, usize, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "columns",
             |l| {
@@ -218,20 +254,7 @@ fn ocr_errors_name_file_line_and_column() {
             "ends inside word 3",
         ),
     ];
-    for (name, edit, line, col, fragment) in cases {
-        let mut lines = good.clone();
-        edit(&mut lines);
-        for gz in [false, true] {
-            let bytes = if gz {
-                gzip(&join(&lines))
-            } else {
-                join(&lines)
-            };
-            let p = write(&dir, &format!("{name}-{gz}.tsv"), &bytes);
-            let m = message(read_ocr(&p), &p);
-            assert_at(&m, line, col, fragment);
-        }
-    }
+    check_edits(&dir, &good, cases, ".tsv", |p| read_ocr(p));
     // Truncated gzip: the message names the file and the line reached.
     let gz = gzip(&join(&good));
     let p = write(&dir, "truncated.gz", &gz[..gz.len() / 2]);
@@ -322,8 +345,7 @@ fn conll_reads_plain_and_gzipped() {
 #[test]
 fn conll_errors_name_file_line_and_column() {
     let dir = temp_dir("conll-bad");
-    type Edit = fn(&mut Vec<String>);
-    let cases: Vec<(&str, Edit, usize, usize, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "header",
             |l| {
@@ -384,20 +406,7 @@ fn conll_errors_name_file_line_and_column() {
             "sentence 1 after sentence 4",
         ),
     ];
-    for (name, edit, line, col, fragment) in cases {
-        let mut lines = conll_text();
-        edit(&mut lines);
-        for gz in [false, true] {
-            let bytes = if gz {
-                gzip(&join(&lines))
-            } else {
-                join(&lines)
-            };
-            let p = write(&dir, &format!("{name}-{gz}"), &bytes);
-            let m = message(read_conll(&p), &p);
-            assert_at(&m, line, col, fragment);
-        }
-    }
+    check_edits(&dir, &conll_text(), cases, "", |p| read_conll(p));
     let gz = gzip(&join(&conll_text()));
     let p = write(&dir, "truncated", &gz[..gz.len() - 12]);
     let m = message(read_conll(&p), &p);

@@ -786,17 +786,7 @@ class Solver {
     }
 
     /// The last run's history, one row per iteration.
-    std::vector<Iteration> history() const {
-        std::size_t n = bmrm_solver_history_len(s_);
-        std::vector<Iteration> rows;
-        rows.reserve(n);
-        for (std::size_t k = 0; k < n; k++) {
-            bmrm_iteration r;
-            detail::check(bmrm_solver_history(s_, k, &r));
-            rows.emplace_back(r);
-        }
-        return rows;
-    }
+    std::vector<Iteration> history() const { return rows<Iteration>(bmrm_solver_history); }
 
     /// BCFW: box constraints lower <= w <= upper (empty: no bound; use
     /// +-infinity for free coordinates); the next run starts afresh.
@@ -813,22 +803,27 @@ class Solver {
     }
 
     /// The last BCFW run's passes, one row each.
-    std::vector<BcfwPass> bcfw_passes() const {
-        std::size_t n = bmrm_solver_history_len(s_);
-        std::vector<BcfwPass> rows;
-        rows.reserve(n);
-        for (std::size_t k = 0; k < n; k++) {
-            bmrm_bcfw_pass r;
-            detail::check(bmrm_solver_bcfw_pass(s_, k, &r));
-            rows.emplace_back(r);
-        }
-        return rows;
-    }
+    std::vector<BcfwPass> bcfw_passes() const { return rows<BcfwPass>(bmrm_solver_bcfw_pass); }
 
     /// The C handle.
     bmrm_solver *get() const noexcept { return s_; }
 
   private:
+    /// The last run's rows (bmrm_solver_history_len of them) through the C
+    /// getter `row`; history() and bcfw_passes() differ only in the getter.
+    template <class Row, class C>
+    std::vector<Row> rows(bmrm_status (*row)(const bmrm_solver *, std::size_t, C *)) const {
+        std::size_t n = bmrm_solver_history_len(s_);
+        std::vector<Row> out;
+        out.reserve(n);
+        for (std::size_t k = 0; k < n; k++) {
+            C r;
+            detail::check(row(s_, k, &r));
+            out.emplace_back(r);
+        }
+        return out;
+    }
+
     bmrm_solver *s_ = nullptr;
     std::unique_ptr<detail::Context> ctx_; // stable address: the C callbacks' user
     std::size_t dim_ = 0;
@@ -1038,14 +1033,15 @@ inline BmrmStatistics train(StructuredModel &model, std::vector<double> &W,
     return st;
 }
 
-/// SHOGUN's svm_bmrm_solver (K and Tmax are unused by BMRM, as in SHOGUN).
-inline BmrmStatistics svm_bmrm_solver(StructuredModel &model, std::vector<double> &W,
-                                      double TolRel, double TolAbs, double _lambda,
-                                      std::uint32_t _BufSize, bool cleanICP,
-                                      std::uint32_t cleanAfter, double K, std::uint32_t Tmax,
-                                      bool verbose = false) {
+namespace detail {
+/// The options of SHOGUN's svm_*_solver functions, which share their
+/// arguments and differ only in the solver (and P3BMRM's cp_models).
+inline BmrmOptions solver_options(ESolver solver, double TolRel, double TolAbs, double _lambda,
+                                  std::uint32_t _BufSize, bool cleanICP,
+                                  std::uint32_t cleanAfter, double K, std::uint32_t Tmax,
+                                  bool verbose) {
     BmrmOptions o;
-    o.solver = BMRM;
+    o.solver = solver;
     o.TolRel = TolRel;
     o.TolAbs = TolAbs;
     o.lambda = _lambda;
@@ -1055,7 +1051,19 @@ inline BmrmStatistics svm_bmrm_solver(StructuredModel &model, std::vector<double
     o.K = K;
     o.Tmax = Tmax;
     o.verbose = verbose;
-    return train(model, W, o);
+    return o;
+}
+} // namespace detail
+
+/// SHOGUN's svm_bmrm_solver (K and Tmax are unused by BMRM, as in SHOGUN).
+inline BmrmStatistics svm_bmrm_solver(StructuredModel &model, std::vector<double> &W,
+                                      double TolRel, double TolAbs, double _lambda,
+                                      std::uint32_t _BufSize, bool cleanICP,
+                                      std::uint32_t cleanAfter, double K, std::uint32_t Tmax,
+                                      bool verbose = false) {
+    return train(model, W,
+                 detail::solver_options(BMRM, TolRel, TolAbs, _lambda, _BufSize, cleanICP,
+                                        cleanAfter, K, Tmax, verbose));
 }
 
 /// SHOGUN's svm_ppbm_solver: proximal BMRM.
@@ -1064,18 +1072,9 @@ inline BmrmStatistics svm_ppbm_solver(StructuredModel &model, std::vector<double
                                       std::uint32_t _BufSize, bool cleanICP,
                                       std::uint32_t cleanAfter, double K, std::uint32_t Tmax,
                                       bool verbose = false) {
-    BmrmOptions o;
-    o.solver = PPBMRM;
-    o.TolRel = TolRel;
-    o.TolAbs = TolAbs;
-    o.lambda = _lambda;
-    o.BufSize = _BufSize;
-    o.cleanICP = cleanICP;
-    o.cleanAfter = cleanAfter;
-    o.K = K;
-    o.Tmax = Tmax;
-    o.verbose = verbose;
-    return train(model, W, o);
+    return train(model, W,
+                 detail::solver_options(PPBMRM, TolRel, TolAbs, _lambda, _BufSize, cleanICP,
+                                        cleanAfter, K, Tmax, verbose));
 }
 
 /// SHOGUN's svm_p3bm_solver: proximal P-BMRM with cp_models models.
@@ -1084,18 +1083,9 @@ inline BmrmStatistics svm_p3bm_solver(StructuredModel &model, std::vector<double
                                       std::uint32_t _BufSize, bool cleanICP,
                                       std::uint32_t cleanAfter, double K, std::uint32_t Tmax,
                                       std::uint32_t cp_models, bool verbose = false) {
-    BmrmOptions o;
-    o.solver = P3BMRM;
-    o.TolRel = TolRel;
-    o.TolAbs = TolAbs;
-    o.lambda = _lambda;
-    o.BufSize = _BufSize;
-    o.cleanICP = cleanICP;
-    o.cleanAfter = cleanAfter;
-    o.K = K;
-    o.Tmax = Tmax;
+    BmrmOptions o = detail::solver_options(P3BMRM, TolRel, TolAbs, _lambda, _BufSize, cleanICP,
+                                           cleanAfter, K, Tmax, verbose);
     o.cp_models = cp_models;
-    o.verbose = verbose;
     return train(model, W, o);
 }
 

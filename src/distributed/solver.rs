@@ -924,7 +924,6 @@ impl Exchange {
         let mut risks = Vec::with_capacity(total);
         let mut grads = Vec::with_capacity(total);
         let mut errors: Vec<(Rank, Error)> = Vec::new();
-        let mut missing = Vec::new();
         match local {
             Ok((r, g)) => {
                 risks.extend(r);
@@ -932,31 +931,21 @@ impl Exchange {
             }
             Err(e) => errors.push((0, e)),
         }
-        for (&r, m) in workers.iter().zip(got) {
-            let n = self.first_part[r as usize + 1] - self.first_part[r as usize];
-            match m {
-                None => missing.push(r),
-                Some(Message::Failed(e)) => errors.push((r, e)),
-                Some(Message::Numbers(v)) => {
-                    stats.bytes_received += 8 * v.len() as u64;
-                    if v.len() != 1 + n * (1 + dim) || v[0] != self.seq as f64 {
-                        errors.push((
-                            r,
-                            Error::Internal(format!(
-                                "a malformed answer ({} numbers for {n} parts, sequence {} \
-                                 instead of {})",
-                                v.len(),
-                                v.first().copied().unwrap_or(f64::NAN),
-                                self.seq
-                            )),
-                        ));
-                        continue;
-                    }
-                    risks.extend_from_slice(&v[1..1 + n]);
-                    grads.extend(v[1 + n..].chunks_exact(dim).map(|g| g.to_vec()));
-                }
+        let (first, seq) = (&self.first_part, self.seq);
+        let missing = sort_answers(&workers, got, stats, &mut errors, |r, v| {
+            let n = first[r as usize + 1] - first[r as usize];
+            if v.len() != 1 + n * (1 + dim) || v[0] != seq as f64 {
+                return Err(Error::Internal(format!(
+                    "a malformed answer ({} numbers for {n} parts, sequence {} instead of {})",
+                    v.len(),
+                    v.first().copied().unwrap_or(f64::NAN),
+                    seq
+                )));
             }
-        }
+            risks.extend_from_slice(&v[1..1 + n]);
+            grads.extend(v[1 + n..].chunks_exact(dim).map(|g| g.to_vec()));
+            Ok(())
+        });
         self.failures(options, missing, errors)?;
         // Name the rank of a non-finite value (the engine names the part).
         for (p, (r, g)) in risks.iter().zip(&grads).enumerate() {
@@ -1016,25 +1005,16 @@ impl Exchange {
 
         let mut items = Vec::with_capacity(*self.first_example.last().unwrap_or(&0));
         let mut errors: Vec<(Rank, Error)> = Vec::new();
-        let mut missing = Vec::new();
         match local {
             Ok(v) => items.extend(v),
             Err(e) => errors.push((0, e)),
         }
-        for (&r, m) in workers.iter().zip(got) {
-            let n = self.first_example[r as usize + 1] - self.first_example[r as usize];
-            match m {
-                None => missing.push(r),
-                Some(Message::Failed(e)) => errors.push((r, e)),
-                Some(Message::Numbers(v)) => {
-                    stats.bytes_received += 8 * v.len() as u64;
-                    match decode_items(&v, self.seq, n, keep_psi) {
-                        Ok(mut it) => items.append(&mut it),
-                        Err(e) => errors.push((r, e)),
-                    }
-                }
-            }
-        }
+        let (first, seq) = (&self.first_example, self.seq);
+        let missing = sort_answers(&workers, got, stats, &mut errors, |r, v| {
+            let n = first[r as usize + 1] - first[r as usize];
+            items.append(&mut decode_items(v, seq, n, keep_psi)?);
+            Ok(())
+        });
         self.failures(options, missing, errors)?;
         Ok(items)
     }
@@ -1066,6 +1046,34 @@ impl Exchange {
         }
         Ok(())
     }
+}
+
+/// Rank 0: sorts the workers' answers `got` (in the order of `workers`): a
+/// silent rank goes to the returned list of missing ranks, a failure or an
+/// answer `take` refuses to `errors`, and `take` gets the numbers of every
+/// other one (their bytes booked in `stats`). Both kinds of round
+/// (partitioned risk, example passes) share it, so they treat ranks alike.
+fn sort_answers(
+    workers: &[Rank],
+    got: Vec<Option<Message>>,
+    stats: &mut Stats,
+    errors: &mut Vec<(Rank, Error)>,
+    mut take: impl FnMut(Rank, &[f64]) -> Result<()>,
+) -> Vec<Rank> {
+    let mut missing = Vec::new();
+    for (&r, m) in workers.iter().zip(got) {
+        match m {
+            None => missing.push(r),
+            Some(Message::Failed(e)) => errors.push((r, e)),
+            Some(Message::Numbers(v)) => {
+                stats.bytes_received += 8 * v.len() as u64;
+                if let Err(e) = take(r, &v) {
+                    errors.push((r, e));
+                }
+            }
+        }
+    }
+    missing
 }
 
 /// A worker's answers as numbers: `[seq, count, per example: hinge, loss,

@@ -309,6 +309,32 @@ unsafe fn write_labels(out: *mut u32, len: usize, labels: &[u32], what: &str) ->
     Ok(())
 }
 
+/// The checks both predict functions make, in their order: the problem,
+/// `labels` not NULL, the built-in model that `pick` takes (else an error
+/// naming `kind`), and `w`. One place, so the two report alike.
+///
+/// # Safety
+/// `p` is NULL or a live problem; `w` NULL or valid for reading `dim` doubles.
+unsafe fn model_and_weights<'a, M>(
+    p: *const bmrm_problem,
+    w: *const f64,
+    dim: usize,
+    labels: *mut u32,
+    kind: &str,
+    pick: fn(Builtin) -> Option<M>,
+) -> Result<(M, &'a [f64])> {
+    // SAFETY: forwarded from the caller's contract.
+    let p = unsafe { bmrm_problem::from_ptr(p, "the problem p") }?;
+    non_null(labels, "labels")?;
+    let model = p
+        .builtin()
+        .and_then(pick)
+        .ok_or_else(|| Error::InvalidArgument(format!("the problem is not a built-in {kind}")))?;
+    // SAFETY: forwarded from the caller's contract.
+    let w = unsafe { weights(p, w, dim) }?;
+    Ok((model, w))
+}
+
 /// Predicts the class `argmax_c <w_c, (x_i, 1)>` (ties: the lowest class) of
 /// every example of a problem made by bmrm_problem_new_multiclass or
 /// bmrm_problem_new_multiclass_csr, into `labels` (`m` values, written only
@@ -331,17 +357,19 @@ pub unsafe extern "C" fn bmrm_multiclass_predict(
 ) -> bmrm_status {
     status("bmrm_multiclass_predict", || {
         // SAFETY: forwarded from this function's contract.
-        let p = unsafe { bmrm_problem::from_ptr(p, "the problem p") }?;
-        non_null(labels, "labels")?;
-        let Some(Builtin::Multiclass(model)) = p.builtin() else {
-            return Err(Error::InvalidArgument(
-                "the problem is not a built-in multiclass model \
-                 (bmrm_problem_new_multiclass or _csr)"
-                    .into(),
-            ));
-        };
-        // SAFETY: forwarded from this function's contract.
-        let w = unsafe { weights(p, w, dim) }?;
+        let (model, w) = unsafe {
+            model_and_weights(
+                p,
+                w,
+                dim,
+                labels,
+                "multiclass model (bmrm_problem_new_multiclass or _csr)",
+                |b| match b {
+                    Builtin::Multiclass(model) => Some(model),
+                    _ => None,
+                },
+            )
+        }?;
         let pred: Vec<u32> = (0..model.labels().len())
             .map(|i| model.predict_example(w, i) as u32)
             .collect();
@@ -373,17 +401,19 @@ pub unsafe extern "C" fn bmrm_chain_predict(
 ) -> bmrm_status {
     status("bmrm_chain_predict", || {
         // SAFETY: forwarded from this function's contract.
-        let p = unsafe { bmrm_problem::from_ptr(p, "the problem p") }?;
-        non_null(labels, "labels")?;
-        let Some(Builtin::Chain(model)) = p.builtin() else {
-            return Err(Error::InvalidArgument(
-                "the problem is not a built-in chain model \
-                 (bmrm_problem_new_chain_dense or _sparse)"
-                    .into(),
-            ));
-        };
-        // SAFETY: forwarded from this function's contract.
-        let w = unsafe { weights(p, w, dim) }?;
+        let (model, w) = unsafe {
+            model_and_weights(
+                p,
+                w,
+                dim,
+                labels,
+                "chain model (bmrm_problem_new_chain_dense or _sparse)",
+                |b| match b {
+                    Builtin::Chain(model) => Some(model),
+                    _ => None,
+                },
+            )
+        }?;
         let pred = model.predict_all(w);
         // SAFETY: `labels` is not NULL and writable for `num_tokens` values.
         unsafe { write_labels(labels, num_tokens, &pred, "num_tokens") }

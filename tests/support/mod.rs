@@ -37,6 +37,43 @@ pub fn static_lib_deps() -> Vec<&'static str> {
     }
 }
 
+/// The compiler named by the environment variable `var` (CC, CXX), else
+/// `default`.
+pub fn compiler(var: &str, default: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| default.into())
+}
+
+/// The flags of every C and C++ test program after the language standard
+/// `std`: warnings are errors, and no FMA contraction, so that the programs
+/// compute what the Rust side does to the bit.
+pub fn strict_flags(std: &'static str) -> Vec<&'static str> {
+    vec![
+        std,
+        "-O1",
+        "-g",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-pedantic",
+        "-ffp-contract=off",
+        "-pthread",
+    ]
+}
+
+/// The compiler arguments that build `source` (relative to the root) against
+/// the static library: `-I` for each of `includes`, the source, libbmrm.a
+/// and the system libraries it needs.
+pub fn static_link_args(includes: &[&str], source: &str) -> Vec<String> {
+    let mut args: Vec<String> = includes
+        .iter()
+        .map(|d| format!("-I{}", path_arg(&root().join(d))))
+        .collect();
+    args.push(path_arg(&root().join(source)));
+    args.push(path_arg(&lib_dir().join("libbmrm.a")));
+    args.extend(static_lib_deps().iter().map(|s| s.to_string()));
+    args
+}
+
 /// The directory holding `libbmrm.a` built from the same sources as this
 /// test: cargo builds every crate type of the library into
 /// `target/<profile>/deps` for the tests. Falls back to building them.
