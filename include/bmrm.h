@@ -163,8 +163,8 @@ typedef enum bmrm_algorithm {
      */
     BMRM_ALGORITHM_PROX_P_BMRM = 3,
     /**
-     * Block-coordinate Frank-Wolfe (needs a max-oracle). Not yet available in
-     * this version: `bmrm_solver_new` returns BMRM_ERROR_INVALID_ARGUMENT.
+     * Block-coordinate Frank-Wolfe (needs a max-oracle; BMRM_ERROR_NO_ORACLE
+     * otherwise), with the BCFW options of `bmrm_settings`.
      */
     BMRM_ALGORITHM_BCFW = 4,
     /**

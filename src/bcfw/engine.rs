@@ -524,15 +524,16 @@ impl BcfwState {
         let dot = self.corner.dot(point!(self));
         let h = self.corner.loss() - dot;
         check_not_below_truth(h, self.corner.loss(), dot, self.corner.label(), i)?;
-        let psi = SparseVec::from_corner(&self.corner, &mut self.pairs);
+        // Into the reused buffer: only a corner kept as a new atom allocates.
+        self.fresh_psi
+            .set_from_corner(&self.corner, &mut self.pairs);
         let loss = self.corner.loss();
         let label = self.corner.label();
-        if psi.nnz() == 0 && loss == 0.0 {
+        if self.fresh_psi.nnz() == 0 && loss == 0.0 {
             return Ok((CornerRef::Truth, 0.0));
         }
         if !self.keep_atoms {
-            self.fresh_norm2 = psi.norm2();
-            self.fresh_psi = psi;
+            self.fresh_norm2 = self.fresh_psi.norm2();
             return Ok((CornerRef::Fresh, h));
         }
         let b = &mut self.blocks[i];
@@ -546,6 +547,7 @@ impl BcfwState {
             }
             return Ok((CornerRef::Atom(k), h));
         }
+        let psi = std::mem::take(&mut self.fresh_psi);
         let psi_norm2 = psi.norm2();
         b.atoms.push(Atom {
             label,

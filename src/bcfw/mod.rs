@@ -79,16 +79,6 @@ pub struct BcfwStats {
     pub memory_bytes: u64,
 }
 
-/// Keeps `w` as the returned point if its primal value is the best so far.
-fn offer(run: &mut Run<'_>, w: &[f64], primal: f64, risk: f64) {
-    if primal < run.info.primal {
-        run.info.primal = primal;
-        run.info.risk = risk;
-        run.best_risk = risk;
-        run.best_w.copy_from_slice(w);
-    }
-}
-
 /// Runs passes until a stopping rule holds. The state carries over between
 /// runs (warm starts along a lambda path).
 pub(crate) fn run_bcfw(
@@ -109,7 +99,7 @@ pub(crate) fn run_bcfw(
         let mut exact = None;
         if k % u64::from(settings.gap_check) == 0 {
             let e = state.exact_pass(oracle, pool, true)?;
-            offer(run, state.w(), e.primal, e.risk);
+            run.offer(state.w(), e.primal, e.risk);
             if let Some(avg) = state.average_point() {
                 evaluate_average(oracle, state, run, pool, &avg)?;
             }
@@ -145,7 +135,7 @@ pub(crate) fn run_bcfw(
     let converged = matches!(exit, Exit::ConvergedRel | Exit::ConvergedAbs);
     if !converged && last_exact_at != Some(k) {
         let e = state.exact_pass(oracle, pool, true)?;
-        offer(run, state.w(), e.primal, e.risk);
+        run.offer(state.w(), e.primal, e.risk);
         if let Some(avg) = state.average_point() {
             evaluate_average(oracle, state, run, pool, &avg)?;
         }
@@ -173,6 +163,6 @@ fn evaluate_average(
     state.oracle_calls += items.len() as u64;
     let risk = items.iter().map(|x| x.hinge).sum::<f64>() / items.len() as f64;
     let primal = 0.5 * state.lambda() * crate::linalg::norm2(avg) + risk;
-    offer(run, avg, primal, risk);
+    run.offer(avg, primal, risk);
     Ok(())
 }

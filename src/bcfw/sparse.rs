@@ -26,6 +26,14 @@ impl SparseVec {
     /// The corner's psi (sparse entries and dense part added up), in
     /// coordinate order, exact zeros dropped. `scratch` is reused.
     pub fn from_corner(c: &Corner, scratch: &mut Vec<(u32, f64)>) -> SparseVec {
+        let mut out = SparseVec::default();
+        out.set_from_corner(c, scratch);
+        out
+    }
+
+    /// [`SparseVec::from_corner`] into `self`, reusing its buffers (no
+    /// allocation once they are large enough: the block steps' hot path).
+    pub fn set_from_corner(&mut self, c: &Corner, scratch: &mut Vec<(u32, f64)>) {
         scratch.clear();
         if let Some(d) = c.dense() {
             scratch.extend(
@@ -39,10 +47,8 @@ impl SparseVec {
         // Deterministic for the same input (no random pivots), so repeated
         // indices always add up in the same order.
         scratch.sort_unstable_by_key(|e| e.0);
-        let mut out = SparseVec {
-            idx: Vec::with_capacity(scratch.len()),
-            val: Vec::with_capacity(scratch.len()),
-        };
+        self.idx.clear();
+        self.val.clear();
         let mut k = 0;
         while k < scratch.len() {
             let j = scratch[k].0;
@@ -52,11 +58,10 @@ impl SparseVec {
                 k += 1;
             }
             if v != 0.0 {
-                out.idx.push(j);
-                out.val.push(v);
+                self.idx.push(j);
+                self.val.push(v);
             }
         }
-        out
     }
 
     /// `<self, w>` for a dense `w`.
@@ -218,14 +223,6 @@ impl BlockVec {
                     *self = BlockVec::Dense(Scaled { u, c: 1.0 });
                 }
             }
-        }
-    }
-
-    /// `self <- a * self`.
-    pub fn scale(&mut self, a: f64) {
-        match self {
-            BlockVec::Sparse(s) => s.val.iter_mut().for_each(|v| *v *= a),
-            BlockVec::Dense(d) => d.scale(a),
         }
     }
 }

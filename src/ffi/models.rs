@@ -96,6 +96,16 @@ unsafe fn csr(
     }
 }
 
+/// The multiclass constructors' size check.
+fn positive_sizes(m: usize, d: usize) -> Result<()> {
+    if m == 0 || d == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "m and d must be positive (got m = {m}, d = {d})"
+        )));
+    }
+    Ok(())
+}
+
 /// Makes a problem whose max-oracle is the linear multiclass SVM with 0/1
 /// loss (Crammer-Singer) over `m` examples of `d` features, `x` row-major
 /// (`m * d` floats), labels `y` (`m` values in `0..k`), `k >= 2` classes, with
@@ -125,11 +135,7 @@ pub unsafe extern "C" fn bmrm_problem_new_multiclass(
         non_null(out, "out")?;
         non_null(x, "x")?;
         non_null(y, "y")?;
-        if m == 0 || d == 0 {
-            return Err(Error::InvalidArgument(format!(
-                "m and d must be positive (got m = {m}, d = {d})"
-            )));
-        }
+        positive_sizes(m, d)?;
         // SAFETY: forwarded from this function's contract.
         let xs = unsafe { slice(x, mul(m, d, "m x d")?, "x") }?.to_vec();
         // SAFETY: forwarded from this function's contract.
@@ -166,11 +172,7 @@ pub unsafe extern "C" fn bmrm_problem_new_multiclass_csr(
         non_null(out, "out")?;
         non_null(indptr, "indptr")?;
         non_null(y, "y")?;
-        if m == 0 || d == 0 {
-            return Err(Error::InvalidArgument(format!(
-                "m and d must be positive (got m = {m}, d = {d})"
-            )));
-        }
+        positive_sizes(m, d)?;
         // SAFETY: forwarded from this function's contract.
         let rows = unsafe { csr(indptr, indices, values, m, d) }?;
         // SAFETY: forwarded from this function's contract.

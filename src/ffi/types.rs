@@ -113,8 +113,8 @@ pub enum bmrm_algorithm {
     BMRM_ALGORITHM_P_BMRM = 2,
     /// Proximal P-BMRM (needs a partitioned risk or a max-oracle).
     BMRM_ALGORITHM_PROX_P_BMRM = 3,
-    /// Block-coordinate Frank-Wolfe (needs a max-oracle). Not yet available in
-    /// this version: `bmrm_solver_new` returns BMRM_ERROR_INVALID_ARGUMENT.
+    /// Block-coordinate Frank-Wolfe (needs a max-oracle; BMRM_ERROR_NO_ORACLE
+    /// otherwise), with the BCFW options of `bmrm_settings`.
     BMRM_ALGORITHM_BCFW = 4,
     /// Stochastic subgradient descent alone (`sgd_passes` passes).
     BMRM_ALGORITHM_SGD = 5,

@@ -117,17 +117,22 @@ impl<'a> Run<'a> {
                 "objective is {objective} at iteration {iteration}"
             )));
         }
+        self.offer(w, objective, risk);
+        Ok(Evaluation {
+            risk,
+            objective,
+            planes,
+        })
+    }
+
+    /// Keeps `w` as the returned point if its `F` is the best so far.
+    pub fn offer(&mut self, w: &[f64], objective: f64, risk: f64) {
         if objective < self.info.primal {
             self.info.primal = objective;
             self.info.risk = risk;
             self.best_risk = risk;
             self.best_w.copy_from_slice(w);
         }
-        Ok(Evaluation {
-            risk,
-            objective,
-            planes,
-        })
     }
 
     /// Raises the lower bound to `lb` if that is higher.
