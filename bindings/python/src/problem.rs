@@ -16,6 +16,7 @@ use crate::to_pyerr;
 /// The full-risk level: `func(w) -> (risk, subgradient)`.
 #[pyclass(name = "FullRisk", module = "bmrm._bmrm", frozen)]
 pub struct FullRiskDef {
+    #[pyo3(get)]
     func: Py<PyAny>,
     #[pyo3(get)]
     dim: usize,
@@ -34,6 +35,7 @@ impl FullRiskDef {
 /// The partitioned level: `func(part, w) -> (risk, subgradient)`.
 #[pyclass(name = "PartitionedRisk", module = "bmrm._bmrm", frozen)]
 pub struct PartitionedRiskDef {
+    #[pyo3(get)]
     func: Py<PyAny>,
     #[pyo3(get)]
     dim: usize,
@@ -61,6 +63,7 @@ impl PartitionedRiskDef {
 /// The example level: `func(example, w) -> (loss, psi, label_id)`.
 #[pyclass(name = "MaxOracle", module = "bmrm._bmrm", frozen)]
 pub struct MaxOracleDef {
+    #[pyo3(get)]
     func: Py<PyAny>,
     #[pyo3(get)]
     dim: usize,
