@@ -42,3 +42,17 @@ cargo test --release --test cpp -- --ignored
 echo "== MPI (feature mpi): the distributed solvers under mpirun -np 3"
 cargo clippy --all-targets --release --features mpi -- -D warnings
 cargo test --release --features mpi --test mpi
+
+echo "== Python bindings (bindings/python): the wheel in a fresh virtual environment, pytest"
+# The Rust CLI is the reference of the bit-identity test (BMRM_CLI).
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+fi
+cargo build --release --bin bmrm
+py_env=$(mktemp -d)
+python3 -m venv "$py_env"
+"$py_env/bin/pip" install -q maturin numpy scipy scikit-learn pytest
+"$py_env/bin/pip" install -q ./bindings/python
+BMRM_CLI="$PWD/target/release/bmrm" "$py_env/bin/python" -m pytest -q -p no:cacheprovider bindings/python/tests
+rm -rf "$py_env"

@@ -77,7 +77,11 @@ pub fn vec_bounds(
     len: usize,
 ) -> PyResult<Vec<f64>> {
     let arr = as_contiguous(py, obj, name, 1, "float64")?;
-    let v = arr.downcast::<PyArray1<f64>>()?.readonly().as_slice()?.to_vec();
+    let v = arr
+        .downcast::<PyArray1<f64>>()?
+        .readonly()
+        .as_slice()?
+        .to_vec();
     if v.len() != len {
         return Err(PyValueError::new_err(format!(
             "{name}: expected length {len}, got {}",
@@ -114,7 +118,11 @@ pub fn matrix_f32(
 /// Floats are accepted when they hold whole numbers.
 pub fn vec_index(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<usize>> {
     let arr = as_contiguous(py, obj, name, 1, "float64")?;
-    let v = arr.downcast::<PyArray1<f64>>()?.readonly().as_slice()?.to_vec();
+    let v = arr
+        .downcast::<PyArray1<f64>>()?
+        .readonly()
+        .as_slice()?
+        .to_vec();
     v.iter()
         .enumerate()
         .map(|(j, &x)| {

@@ -45,7 +45,10 @@ pub fn stats<'py>(py: Python<'py>, solver: &bmrm::Solver) -> PyResult<Option<Bou
     Ok(Some(d))
 }
 
-pub fn breakpoints_to_py(py: Python<'_>, points: Vec<Breakpoint>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+pub fn breakpoints_to_py(
+    py: Python<'_>,
+    points: Vec<Breakpoint>,
+) -> PyResult<Vec<Bound<'_, PyDict>>> {
     points
         .into_iter()
         .map(|b| {

@@ -75,9 +75,10 @@ fn risk_answer(
             t.len()
         )));
     }
-    let risk: f64 = t.get_item(0)?.extract().map_err(|_| {
-        PyTypeError::new_err(format!("{what}: the risk (item 0) must be a float"))
-    })?;
+    let risk: f64 = t
+        .get_item(0)?
+        .extract()
+        .map_err(|_| PyTypeError::new_err(format!("{what}: the risk (item 0) must be a float")))?;
     if !risk.is_finite() {
         return Err(PyValueError::new_err(format!("{what}: the risk is {risk}")));
     }

@@ -127,7 +127,11 @@ fn read_features(py: Python<'_>, x: &Bound<'_, PyAny>, name: &str) -> PyResult<F
         }
         let indices: Vec<u32> = indices
             .into_iter()
-            .map(|j| u32::try_from(j).map_err(|_| PyValueError::new_err(format!("{name}: column index {j} too large"))))
+            .map(|j| {
+                u32::try_from(j).map_err(|_| {
+                    PyValueError::new_err(format!("{name}: column index {j} too large"))
+                })
+            })
             .collect::<PyResult<_>>()?;
         let values = values.into_iter().map(|v| v as f32).collect();
         let rows = SparseRows::new(indptr, indices, values, cols).map_err(to_pyerr)?;
@@ -148,11 +152,12 @@ fn model_risk<'py>(
     let dim = oracle.dim();
     let w = vec_f64(py, w, "w", Some(dim))?;
     let parts = Problem::Examples(oracle).parts(1).map_err(to_pyerr)?;
-    let (risk, g) = py.allow_threads(move || {
-        let mut g = vec![0.0; dim];
-        parts.partial_risk(0, &w, &mut g).map(|r| (r, g))
-    })
-    .map_err(to_pyerr)?;
+    let (risk, g) = py
+        .allow_threads(move || {
+            let mut g = vec![0.0; dim];
+            parts.partial_risk(0, &w, &mut g).map(|r| (r, g))
+        })
+        .map_err(to_pyerr)?;
     Ok((risk, to_numpy(py, &g)))
 }
 
@@ -318,4 +323,3 @@ pub fn problem_of(obj: &Bound<'_, PyAny>, shared: &Arc<Shared>) -> PyResult<Prob
         obj.get_type()
     )))
 }
-

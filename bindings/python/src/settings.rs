@@ -54,10 +54,7 @@ fn step_type(v: &str) -> PyResult<StepType> {
 
 fn get<'py, T: FromPyObject<'py>>(value: &Bound<'py, PyAny>, key: &str, what: &str) -> PyResult<T> {
     value.extract().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{key}: expected {what}, got {}",
-            value.get_type()
-        ))
+        PyTypeError::new_err(format!("{key}: expected {what}, got {}", value.get_type()))
     })
 }
 

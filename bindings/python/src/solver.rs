@@ -386,7 +386,9 @@ impl PySolver {
         max_breakpoints: usize,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
         if !(eps.is_finite() && eps > 0.0) {
-            return Err(PyValueError::new_err(format!("eps must be positive, got {eps}")));
+            return Err(PyValueError::new_err(format!(
+                "eps must be positive, got {eps}"
+            )));
         }
         let points = self
             .detached(py, move |s| bcfw::path(s, eps, lambda_min, max_breakpoints))?
