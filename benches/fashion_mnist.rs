@@ -140,8 +140,8 @@ fn main() -> bmrm::Result<()> {
     }
     print_table(&args, &algs, &table);
     write_csv(&args, m, &algs, &table)
-        .map_err(|e| bmrm::Error::InvalidArgument(format!("{}: {e}", args.csv)))?;
-    write_plot(&args, m, &algs, &table).map_err(bmrm::Error::InvalidArgument)?;
+        .map_err(|e| bmrm::Error::invalid_argument(format!("{}: {e}", args.csv)))?;
+    write_plot(&args, m, &algs, &table).map_err(bmrm::Error::invalid_argument)?;
     Ok(())
 }
 

@@ -31,7 +31,11 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
 /// The message of an InvalidArgument error, checked to name the file.
 fn message(r: Result<impl std::fmt::Debug, Error>, path: &Path) -> String {
     match r {
-        Err(Error::InvalidArgument(m)) => {
+        Err(Error {
+            kind: bmrm::ErrorKind::InvalidArgument,
+            message: m,
+            ..
+        }) => {
             assert!(
                 m.contains(&path.display().to_string()),
                 "{m} lacks the file name"

@@ -111,7 +111,7 @@ impl BcfwState {
         let n = oracle.num_examples();
         let dim = oracle.dim();
         if dim > u32::MAX as usize {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "BCFW supports dimensions up to 2^32 - 1, got {dim}"
             )));
         }

@@ -97,7 +97,7 @@ pub fn lambda_max(
     let theta_mean = items.iter().map(|it| it.hinge / t).sum::<f64>() / n as f64;
     let lmax = (uu + theta_mean.max(0.0)) / (a * eps);
     if !lmax.is_finite() {
-        return Err(Error::NonFinite(format!("lambda_max is {lmax}")));
+        return Err(Error::non_finite(format!("lambda_max is {lmax}")));
     }
     Ok((lmax, corners))
 }
@@ -138,12 +138,12 @@ pub fn regularization_path(
         max_breakpoints,
     } = target;
     if !(eps.is_finite() && eps > 0.0) {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "the path's eps must be positive, got {eps}"
         )));
     }
     if !(lambda_min.is_finite() && lambda_min > 0.0) {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "lambda_min must be positive, got {lambda_min}"
         )));
     }

@@ -9,7 +9,7 @@
 //!
 //! Files are gunzipped transparently when their name ends in `.gz` or their
 //! content starts with the gzip magic bytes. Every error is an
-//! [`Error::InvalidArgument`] whose message starts with `IDX file <path>:` and
+//! [`Error::invalid_argument`] whose message starts with `IDX file <path>:` and
 //! says what is wrong (cannot be opened, bad magic, unsupported type,
 //! truncated, trailing data, count mismatch).
 //!
@@ -71,7 +71,7 @@ impl Images {
 }
 
 fn err(path: &Path, what: impl std::fmt::Display) -> Error {
-    Error::InvalidArgument(format!("IDX file {}: {what}", path.display()))
+    Error::invalid_argument(format!("IDX file {}: {what}", path.display()))
 }
 
 /// Opens `path`, gunzipping when its name ends in `.gz` or it starts with the
@@ -247,7 +247,7 @@ fn find(dir: &Path, name: &str) -> Result<PathBuf> {
     if gz.is_file() {
         return Ok(gz);
     }
-    Err(Error::InvalidArgument(format!(
+    Err(Error::invalid_argument(format!(
         "IDX file {}: not found (nor {})",
         plain.display(),
         gz.display()
@@ -275,7 +275,7 @@ pub fn fashion_mnist(
     let images = load_images(&images_path, max_examples)?;
     let labels = load_labels(&labels_path, max_examples)?;
     if images.count != labels.len() {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "IDX files {} and {}: count mismatch, {} images but {} labels",
             images_path.display(),
             labels_path.display(),

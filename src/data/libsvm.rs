@@ -26,7 +26,7 @@
 //! Files are gunzipped transparently when their name ends in `.gz` or their
 //! content starts with the gzip magic bytes.
 //!
-//! Every error is an [`Error::InvalidArgument`] whose message starts with
+//! Every error is an [`Error::invalid_argument`] whose message starts with
 //! `libsvm file <path>, line <l>, column <c>:` (1-based line and column of
 //! the offending token) and says what was expected.
 //!
@@ -69,7 +69,7 @@ impl LabelMap {
     /// removed. Errors on a non-finite value.
     pub fn from_values(values: &[f64]) -> Result<Self> {
         if let Some(v) = values.iter().find(|v| !v.is_finite()) {
-            return Err(Error::InvalidArgument(format!("label {v} is not finite")));
+            return Err(Error::invalid_argument(format!("label {v} is not finite")));
         }
         let mut v: Vec<f64> = values.iter().map(|&x| x + 0.0).collect(); // -0 -> 0
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -86,12 +86,12 @@ impl LabelMap {
         for n in names {
             let n = n.as_ref();
             values.push(parse_label(n).ok_or_else(|| {
-                Error::InvalidArgument(format!("label {n:?} is not a finite number"))
+                Error::invalid_argument(format!("label {n:?} is not a finite number"))
             })?);
         }
         let map = Self::from_values(&values)?;
         if map.len() != names.len() {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "the labels {:?} name the same class twice",
                 names.iter().map(|s| s.as_ref()).collect::<Vec<_>>()
             )));
@@ -251,11 +251,11 @@ pub fn read(path: impl AsRef<Path>) -> Result<LibsvmData> {
     let path = path.as_ref();
     let name = path.display().to_string();
     let file = File::open(path)
-        .map_err(|e| Error::InvalidArgument(format!("libsvm file {name}: cannot open: {e}")))?;
+        .map_err(|e| Error::invalid_argument(format!("libsvm file {name}: cannot open: {e}")))?;
     let mut reader = BufReader::new(file);
     let head = reader
         .fill_buf()
-        .map_err(|e| Error::InvalidArgument(format!("libsvm file {name}: read error: {e}")))?;
+        .map_err(|e| Error::invalid_argument(format!("libsvm file {name}: read error: {e}")))?;
     let gz = (head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b)
         || path
             .extension()
@@ -278,12 +278,12 @@ pub fn parse(reader: impl BufRead, name: &str) -> Result<LibsvmData> {
     for (line_index, bytes) in reader.split(b'\n').enumerate() {
         let line_no = line_index + 1;
         let bytes = bytes.map_err(|e| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "libsvm file {name}, line {line_no}: read error: {e}"
             ))
         })?;
         let line = std::str::from_utf8(&bytes).map_err(|e| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "libsvm file {name}, line {line_no}, column {}: not valid UTF-8 text",
                 e.valid_up_to() + 1
             ))
@@ -295,7 +295,7 @@ pub fn parse(reader: impl BufRead, name: &str) -> Result<LibsvmData> {
         let at = |offset: usize, msg: String| {
             // Columns count characters, 1-based.
             let column = line[..offset].chars().count() + 1;
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "libsvm file {name}, line {line_no}, column {column}: {msg}"
             ))
         };
@@ -395,7 +395,7 @@ pub fn parse(reader: impl BufRead, name: &str) -> Result<LibsvmData> {
         row_ptr.push(col.len());
     }
     if raw_labels.is_empty() {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "libsvm file {name}: no examples (the file is empty or holds only comments)"
         )));
     }
@@ -469,7 +469,11 @@ mod tests {
 
     fn message(s: &str) -> String {
         match parse_str(s) {
-            Err(Error::InvalidArgument(m)) => m,
+            Err(Error {
+                kind: crate::ErrorKind::InvalidArgument,
+                message: m,
+                ..
+            }) => m,
             other => panic!("expected an error for {s:?}, got {other:?}"),
         }
     }

@@ -183,13 +183,13 @@ impl Layout {
     /// `num_examples` examples in `num_parts` blocks over `num_ranks` ranks.
     pub fn new(num_examples: usize, num_parts: usize, num_ranks: usize) -> Result<Self> {
         if num_examples == 0 || num_parts == 0 || num_ranks == 0 {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "a layout needs examples, parts and ranks, got {num_examples}, {num_parts} \
                  and {num_ranks}"
             )));
         }
         if num_parts > num_examples {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "num_parts = {num_parts} exceeds the number of examples {num_examples}"
             )));
         }
@@ -260,7 +260,7 @@ pub struct ExampleRange {
 impl ExampleRange {
     pub fn new(oracle: Arc<dyn MaxOracle>, range: Range<usize>) -> Result<Self> {
         if range.start > range.end || range.end > oracle.num_examples() {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "examples {range:?} are not a range of the oracle's {} examples",
                 oracle.num_examples()
             )));
@@ -336,10 +336,9 @@ pub fn shard_of(
                 range,
             })))
         }
-        Problem::Risk(_) => Err(Error::NoOracle(
+        Problem::Risk(_) => Err(Error::no_oracle(
             "a distributed solver needs a partitioned risk or a max-oracle, but the problem \
-             has a full risk"
-                .into(),
+             has a full risk",
         )),
     }
 }
@@ -348,7 +347,7 @@ pub fn shard_of(
 /// cannot take part in MPI any more, so `MPI_Finalize` would wait for them;
 /// end the job instead (exit without it, or `MPI_Abort`).
 pub fn ranks_lost(e: &Error) -> bool {
-    matches!(e, Error::OracleFailed(m) if m.contains(solver::LOST_MARK))
+    matches!(e, Error { kind: crate::ErrorKind::OracleFailed, message: m, .. } if m.contains(solver::LOST_MARK))
 }
 
 /// Makes a [`DistributedSolver`] and runs it once from `w` (collective).

@@ -86,7 +86,7 @@ fn try_receive(comm: &SimpleCommunicator, from: Rank) -> Option<Message> {
         if status.tag() == TAG_CMD || status.tag() == TAG_DATA {
             Some(Message::Numbers(data))
         } else {
-            Some(Message::Failed(Error::Internal(format!(
+            Some(Message::Failed(Error::internal(format!(
                 "unexpected message tag {} from rank {from}",
                 status.tag()
             ))))
@@ -169,14 +169,46 @@ fn encode_error(e: &Error) -> Vec<u8> {
 /// The status code and the message of an error.
 fn split_error(e: &Error) -> (u8, &str) {
     let text = match e {
-        Error::NullArgument(m)
-        | Error::InvalidArgument(m)
-        | Error::DimensionMismatch(m)
-        | Error::NoOracle(m)
-        | Error::OracleFailed(m)
-        | Error::NonFinite(m)
-        | Error::OutOfMemory(m)
-        | Error::Internal(m) => m,
+        Error {
+            kind: crate::ErrorKind::NullArgument,
+            message: m,
+            ..
+        }
+        | Error {
+            kind: crate::ErrorKind::InvalidArgument,
+            message: m,
+            ..
+        }
+        | Error {
+            kind: crate::ErrorKind::DimensionMismatch,
+            message: m,
+            ..
+        }
+        | Error {
+            kind: crate::ErrorKind::NoOracle,
+            message: m,
+            ..
+        }
+        | Error {
+            kind: crate::ErrorKind::OracleFailed,
+            message: m,
+            ..
+        }
+        | Error {
+            kind: crate::ErrorKind::NonFinite,
+            message: m,
+            ..
+        }
+        | Error {
+            kind: crate::ErrorKind::OutOfMemory,
+            message: m,
+            ..
+        }
+        | Error {
+            kind: crate::ErrorKind::Internal,
+            message: m,
+            ..
+        } => m,
     };
     (e.status_code() as u8, text)
 }
@@ -184,21 +216,21 @@ fn split_error(e: &Error) -> (u8, &str) {
 /// The error of a status code and a message (the inverse of `encode_error`).
 pub fn error_of(code: u8, text: String) -> Error {
     match code {
-        1 => Error::NullArgument(text),
-        2 => Error::InvalidArgument(text),
-        3 => Error::DimensionMismatch(text),
-        4 => Error::NoOracle(text),
-        5 => Error::OracleFailed(text),
-        6 => Error::NonFinite(text),
-        7 => Error::OutOfMemory(text),
-        _ => Error::Internal(text),
+        1 => Error::null_argument(text),
+        2 => Error::invalid_argument(text),
+        3 => Error::dimension_mismatch(text),
+        4 => Error::no_oracle(text),
+        5 => Error::oracle_failed(text),
+        6 => Error::non_finite(text),
+        7 => Error::out_of_memory(text),
+        _ => Error::internal(text),
     }
 }
 
 fn decode_error(bytes: &[u8]) -> Error {
     match bytes.split_first() {
         Some((&code, text)) => error_of(code, String::from_utf8_lossy(text).into_owned()),
-        None => Error::Internal("an empty error message".into()),
+        None => Error::internal("an empty error message"),
     }
 }
 

@@ -318,26 +318,27 @@ impl bmrm_settings {
     /// `Solver::set_lambda`.
     pub(crate) fn to_engine(self) -> Result<Settings> {
         let algorithm = Algorithm::from_i32(self.algorithm).ok_or_else(|| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "algorithm = {} is not a bmrm_algorithm (0..=6)",
                 self.algorithm
             ))
         })?;
         if !(0..=2).contains(&self.sampling) {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "sampling = {} is not a bmrm_sampling (0..=2)",
                 self.sampling
             )));
         }
         if !(0..=2).contains(&self.step_type) {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "step_type = {} is not a bmrm_step_type (0..=2)",
                 self.step_type
             )));
         }
         let size = |name: &str, v: u64| {
-            usize::try_from(v)
-                .map_err(|_| Error::InvalidArgument(format!("{name} = {v} does not fit in size_t")))
+            usize::try_from(v).map_err(|_| {
+                Error::invalid_argument(format!("{name} = {v} does not fit in size_t"))
+            })
         };
         let mut s = Settings::new(algorithm, self.lambda);
         s.tol_rel = self.tol_rel;
@@ -499,14 +500,18 @@ mod tests {
         let mut c = bmrm_settings::defaults(0);
         c.algorithm = 7;
         assert!(
-            matches!(c.to_engine(), Err(Error::InvalidArgument(m)) if m.contains("algorithm = 7"))
+            matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("algorithm = 7"))
         );
         let mut c = bmrm_settings::defaults(0);
         c.sampling = -1;
-        assert!(matches!(c.to_engine(), Err(Error::InvalidArgument(m)) if m.contains("sampling")));
+        assert!(
+            matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("sampling"))
+        );
         let mut c = bmrm_settings::defaults(0);
         c.step_type = 3;
-        assert!(matches!(c.to_engine(), Err(Error::InvalidArgument(m)) if m.contains("step_type")));
+        assert!(
+            matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("step_type"))
+        );
         for code in 0..=9 {
             let s = bmrm_status::from_code(code);
             assert_eq!(s as i32, code.min(8));

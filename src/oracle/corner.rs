@@ -62,7 +62,7 @@ impl Corner {
     /// `psi[index] += value`.
     pub fn add(&mut self, index: usize, value: f64) -> Result<()> {
         if index >= self.dim {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "corner index {index} is out of range for dimension {}",
                 self.dim
             )));
@@ -125,15 +125,15 @@ impl Corner {
     /// An error naming the first non-finite value (loss or psi entry).
     pub fn check_finite(&self) -> Result<()> {
         if !self.loss.is_finite() {
-            return Err(Error::NonFinite(format!("loss is {}", self.loss)));
+            return Err(Error::non_finite(format!("loss is {}", self.loss)));
         }
         if let Some(d) = self.dense() {
             if let Some(j) = d.iter().position(|x| !x.is_finite()) {
-                return Err(Error::NonFinite(format!("psi[{j}] is {}", d[j])));
+                return Err(Error::non_finite(format!("psi[{j}] is {}", d[j])));
             }
         }
         if let Some(k) = self.sparse_value.iter().position(|x| !x.is_finite()) {
-            return Err(Error::NonFinite(format!(
+            return Err(Error::non_finite(format!(
                 "psi[{}] is {}",
                 self.sparse_index[k], self.sparse_value[k]
             )));

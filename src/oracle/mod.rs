@@ -149,7 +149,7 @@ impl Problem {
         match self {
             Problem::Risk(r) => {
                 if num_parts > 1 {
-                    return Err(Error::NoOracle(format!(
+                    return Err(Error::no_oracle(format!(
                         "{num_parts} parts were asked for but the problem has only a full risk \
                          (set a partitioned risk or a max-oracle)"
                     )));
@@ -160,7 +160,7 @@ impl Problem {
                 0 => Ok(r.clone()),
                 1 => Ok(Arc::new(SinglePart::Summed(r.clone()))),
                 p if p == r.num_parts() => Ok(r.clone()),
-                p => Err(Error::InvalidArgument(format!(
+                p => Err(Error::invalid_argument(format!(
                     "num_parts = {p} but the partitioned risk has {} parts (use 0, 1 or {})",
                     r.num_parts(),
                     r.num_parts()
@@ -170,7 +170,7 @@ impl Problem {
                 let m = o.num_examples();
                 let p = num_parts.max(1);
                 if p > m {
-                    return Err(Error::InvalidArgument(format!(
+                    return Err(Error::invalid_argument(format!(
                         "num_parts = {p} exceeds the number of examples {m}"
                     )));
                 }

@@ -87,8 +87,8 @@
 //!
 //! `H` is read only in the columns of planes that carry weight at some
 //! point (whole, for the gradient) and in the block of a working set. What
-//! is read is checked: a non-finite entry gives [`Error::NonFinite`] naming
-//! it, a column of the wrong length [`Error::DimensionMismatch`]. Entries
+//! is read is checked: a non-finite entry gives [`Error::non_finite`] naming
+//! it, a column of the wrong length [`Error::dimension_mismatch`]. Entries
 //! never read cannot influence the result and are not inspected: checking
 //! all of `H` would cost `O(planes^2)` per call, more than a warm-started
 //! solve usually does.
@@ -147,12 +147,12 @@ const NONE: usize = usize::MAX;
 ///
 /// # Errors
 ///
-/// * [`Error::DimensionMismatch`] if `f`, `part` or `beta` is not of length
+/// * [`Error::dimension_mismatch`] if `f`, `part` or `beta` is not of length
 ///   `h.size()`, a column of `H` that is read is not of that length, or some
 ///   `part[i] >= num_parts`;
-/// * [`Error::InvalidArgument`] if `mu` is not finite and positive,
+/// * [`Error::invalid_argument`] if `mu` is not finite and positive,
 ///   `opts.tol_gap` is NaN, or a part has no plane;
-/// * [`Error::NonFinite`] if `f`, the entry `beta` or an entry of `H` that is
+/// * [`Error::non_finite`] if `f`, the entry `beta` or an entry of `H` that is
 ///   read holds NaN or an infinity (the message names the index), or the
 ///   gradient overflows.
 pub fn solve(
@@ -183,25 +183,25 @@ fn solve_impl(
     let n = h.size();
     for (name, len) in [("f", f.len()), ("part", part.len()), ("beta", beta.len())] {
         if len != n {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "QP: {name} has length {len} but H has size {n}"
             )));
         }
     }
     if !(mu.is_finite() && mu > 0.0) {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "QP: mu must be finite and positive, got {mu}"
         )));
     }
     if opts.tol_gap.is_nan() {
-        return Err(Error::InvalidArgument("QP: tol_gap is NaN".into()));
+        return Err(Error::invalid_argument("QP: tol_gap is NaN"));
     }
     let parts = Lists::of_parts(part, num_parts)?;
     if let Some(i) = first_non_finite(f) {
-        return Err(Error::NonFinite(format!("QP: f[{i}] = {}", f[i])));
+        return Err(Error::non_finite(format!("QP: f[{i}] = {}", f[i])));
     }
     if let Some(i) = first_non_finite(beta) {
-        return Err(Error::NonFinite(format!(
+        return Err(Error::non_finite(format!(
             "QP: entry beta[{i}] = {}",
             beta[i]
         )));
@@ -245,14 +245,16 @@ impl Lists {
         let mut start = vec![0usize; num_parts + 1];
         for (i, &p) in part.iter().enumerate() {
             if p >= num_parts {
-                return Err(Error::DimensionMismatch(format!(
+                return Err(Error::dimension_mismatch(format!(
                     "QP: part[{i}] = {p} but there are {num_parts} parts"
                 )));
             }
             start[p + 1] += 1;
         }
         if let Some(p) = (0..num_parts).find(|&p| start[p + 1] == 0) {
-            return Err(Error::InvalidArgument(format!("QP: part {p} has no plane")));
+            return Err(Error::invalid_argument(format!(
+                "QP: part {p} has no plane"
+            )));
         }
         for p in 0..num_parts {
             start[p + 1] += start[p];
@@ -344,7 +346,7 @@ fn first_non_finite(x: &[f64]) -> Option<usize> {
 fn column_of(h: &dyn Gram, j: usize) -> Result<&[f64]> {
     let c = h.column(j);
     if c.len() != h.size() {
-        return Err(Error::DimensionMismatch(format!(
+        return Err(Error::dimension_mismatch(format!(
             "QP: column {j} of H has length {} but H has size {}",
             c.len(),
             h.size()
@@ -355,7 +357,7 @@ fn column_of(h: &dyn Gram, j: usize) -> Result<&[f64]> {
 
 /// The error for a non-finite entry `H[i][j]`.
 fn non_finite_h(i: usize, j: usize, v: f64) -> Error {
-    Error::NonFinite(format!("QP: H[{i}][{j}] = {v}"))
+    Error::non_finite(format!("QP: H[{i}][{j}] = {v}"))
 }
 
 /// What a scan of one part finds.
@@ -762,7 +764,7 @@ impl Solver<'_> {
                 return Err(non_finite_h(k, j, c[k]));
             }
         }
-        Err(Error::NonFinite(format!(
+        Err(Error::non_finite(format!(
             "QP: the gradient overflows at plane {i} (H beta / mu too large)"
         )))
     }
@@ -1301,39 +1303,93 @@ mod tests {
         let mut beta = [0.5, 0.5];
         let e = solve(&h, 1.0, &[0.1, f64::NAN], &[0, 0], 1, &mut beta, &o).unwrap_err();
         assert!(
-            matches!(&e, Error::NonFinite(m) if m.contains("f[1]")),
+            matches!(&e, Error { kind: crate::ErrorKind::NonFinite, message: m, .. } if m.contains("f[1]")),
             "{e}"
         );
         let e = solve(&h, 1.0, &[0.1], &[0, 0], 1, &mut beta, &o).unwrap_err();
-        assert!(matches!(e, Error::DimensionMismatch(_)), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error {
+                    kind: crate::ErrorKind::DimensionMismatch,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = solve(&h, 1.0, &f, &[0], 1, &mut beta, &o).unwrap_err();
-        assert!(matches!(e, Error::DimensionMismatch(_)), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error {
+                    kind: crate::ErrorKind::DimensionMismatch,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = solve(&h, 1.0, &f, &[0, 0], 1, &mut [1.0], &o).unwrap_err();
-        assert!(matches!(e, Error::DimensionMismatch(_)), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error {
+                    kind: crate::ErrorKind::DimensionMismatch,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = solve(&h, 1.0, &f, &[0, 2], 2, &mut beta, &o).unwrap_err();
-        assert!(matches!(e, Error::DimensionMismatch(_)), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error {
+                    kind: crate::ErrorKind::DimensionMismatch,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         for mu in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             let e = solve(&h, mu, &f, &[0, 0], 1, &mut beta, &o).unwrap_err();
-            assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+            assert!(
+                matches!(
+                    e,
+                    Error {
+                        kind: crate::ErrorKind::InvalidArgument,
+                        ..
+                    }
+                ),
+                "{e}"
+            );
         }
         let e = solve(&h, 1.0, &f, &[0, 0], 2, &mut beta, &o).unwrap_err();
         assert!(
-            matches!(&e, Error::InvalidArgument(m) if m.contains("part 1")),
+            matches!(&e, Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. } if m.contains("part 1")),
             "{e}"
         );
         let e = solve(&h, 1.0, &f, &[0, 0], 1, &mut [f64::NAN, 1.0], &o).unwrap_err();
-        assert!(matches!(e, Error::NonFinite(_)), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error {
+                    kind: crate::ErrorKind::NonFinite,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         // A non-finite entry in a column that is read.
         let bad = dense(&[&[1.0, f64::INFINITY], &[f64::INFINITY, 1.0]]);
         let e = solve(&bad, 1.0, &f, &[0, 0], 1, &mut [0.5, 0.5], &o).unwrap_err();
         assert!(
-            matches!(&e, Error::NonFinite(m) if m.contains("H[1][0]")),
+            matches!(&e, Error { kind: crate::ErrorKind::NonFinite, message: m, .. } if m.contains("H[1][0]")),
             "{e}"
         );
         let bad = dense(&[&[1.0, 0.0], &[0.0, f64::NAN]]);
         let e = solve(&bad, 1.0, &[0.0, 1.0], &[0, 0], 1, &mut [1.0, 0.0], &o).unwrap_err();
         assert!(
-            matches!(&e, Error::NonFinite(m) if m.contains("H[1][1]")),
+            matches!(&e, Error { kind: crate::ErrorKind::NonFinite, message: m, .. } if m.contains("H[1][1]")),
             "{e}"
         );
         // A non-finite entry met when a plane enters, both ways of updating.
@@ -1356,19 +1412,37 @@ mod tests {
             );
             let e = r.unwrap_err();
             assert!(
-                matches!(&e, Error::NonFinite(m) if m.contains("H[1][2]") || m.contains("H[2][1]")),
+                matches!(&e, Error { kind: crate::ErrorKind::NonFinite, message: m, .. } if m.contains("H[1][2]") || m.contains("H[2][1]")),
                 "{e}"
             );
         }
         // A column of the wrong length.
         let bad = Dense(vec![vec![1.0, 0.0], vec![0.0]]);
         let e = solve(&bad, 1.0, &f, &[0, 0], 1, &mut [0.5, 0.5], &o).unwrap_err();
-        assert!(matches!(e, Error::DimensionMismatch(_)), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error {
+                    kind: crate::ErrorKind::DimensionMismatch,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         // The empty problem.
         let empty = Dense(vec![]);
         let r = solve(&empty, 1.0, &[], &[], 0, &mut [], &o).unwrap();
         assert_eq!((r.value, r.gap, r.updates), (0.0, 0.0, 0));
         let e = solve(&empty, 1.0, &[], &[], 1, &mut [], &o).unwrap_err();
-        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error {
+                    kind: crate::ErrorKind::InvalidArgument,
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 }

@@ -198,7 +198,7 @@ pub fn run_bundle(
         let lower = solve_lower(bundle, lambda, &opts, &mut run.info.qp_seconds)
             .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
         if !lower.value.is_finite() {
-            return Err(Error::NonFinite(format!(
+            return Err(Error::non_finite(format!(
                 "the reduced problem's value is {} at iteration {t}",
                 lower.value
             )));

@@ -223,7 +223,7 @@ impl Settings {
 
     /// Checks every field; the message names the field and its value.
     pub fn validate(&self) -> Result<()> {
-        let bad = |m: String| Err(Error::InvalidArgument(m));
+        let bad = |m: String| Err(Error::invalid_argument(m));
         if !(self.lambda.is_finite() && self.lambda > 0.0) {
             return bad(format!(
                 "lambda must be positive and finite, got {}",
