@@ -109,6 +109,15 @@ typedef enum bmrm_status {
      * A caught panic or a broken invariant: a bug in the library.
      */
     BMRM_ERROR_INTERNAL = 8,
+    /**
+     * Reading or writing a file failed.
+     */
+    BMRM_ERROR_IO = 9,
+    /**
+     * An MPI rank died or stopped answering; the communicator cannot be used
+     * for another run (end the job).
+     */
+    BMRM_ERROR_RANK_LOST = 10,
 } bmrm_status;
 
 /**

@@ -58,7 +58,7 @@ pub mod oracle;
 pub mod qp;
 pub mod solver;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 
 pub use oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk, Problem};
 pub use solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, Solver, StepType};

@@ -193,6 +193,8 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
         ("BMRM_ERROR_NON_FINITE", BMRM_ERROR_NON_FINITE as i64),
         ("BMRM_ERROR_OUT_OF_MEMORY", BMRM_ERROR_OUT_OF_MEMORY as i64),
         ("BMRM_ERROR_INTERNAL", BMRM_ERROR_INTERNAL as i64),
+        ("BMRM_ERROR_IO", BMRM_ERROR_IO as i64),
+        ("BMRM_ERROR_RANK_LOST", BMRM_ERROR_RANK_LOST as i64),
         ("BMRM_EXIT_NOT_RUN", BMRM_EXIT_NOT_RUN as i64),
         ("BMRM_EXIT_CONVERGED_REL", BMRM_EXIT_CONVERGED_REL as i64),
         ("BMRM_EXIT_CONVERGED_ABS", BMRM_EXIT_CONVERGED_ABS as i64),
@@ -230,7 +232,7 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
 #[test]
 fn abi_layout_and_values_are_pinned() {
     assert_eq!(BMRM_ABI_VERSION, 1);
-    let expected_values: [(&str, i64); 29] = [
+    let expected_values: [(&str, i64); 31] = [
         ("BMRM_ABI_VERSION", 1),
         ("BMRM_OK", 0),
         ("BMRM_ERROR_NULL_ARGUMENT", 1),
@@ -241,6 +243,8 @@ fn abi_layout_and_values_are_pinned() {
         ("BMRM_ERROR_NON_FINITE", 6),
         ("BMRM_ERROR_OUT_OF_MEMORY", 7),
         ("BMRM_ERROR_INTERNAL", 8),
+        ("BMRM_ERROR_IO", 9),
+        ("BMRM_ERROR_RANK_LOST", 10),
         ("BMRM_EXIT_NOT_RUN", 0),
         ("BMRM_EXIT_CONVERGED_REL", 1),
         ("BMRM_EXIT_CONVERGED_ABS", 2),

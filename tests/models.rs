@@ -636,8 +636,12 @@ fn idx_errors_name_the_file() {
     let p = dir.path("cut.gz");
     std::fs::write(&p, &gz).unwrap();
     check(&p, "");
-    // a missing file
-    check(&dir.path("missing"), "cannot open");
+    // a missing file is an I/O error naming it
+    let missing = dir.path("missing");
+    let e = idx::load_images(&missing, None).unwrap_err();
+    assert_eq!(e.kind(), bmrm::ErrorKind::Io, "{e}");
+    assert!(e.message().contains("cannot open"), "{e}");
+    assert!(e.message().contains(&missing.display().to_string()), "{e}");
 }
 
 #[test]

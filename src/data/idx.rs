@@ -77,11 +77,12 @@ fn err(path: &Path, what: impl std::fmt::Display) -> Error {
 /// Opens `path`, gunzipping when its name ends in `.gz` or it starts with the
 /// gzip magic bytes `1f 8b` (an IDX file starts with `00 00`).
 fn open(path: &Path) -> Result<Box<dyn Read>> {
-    let file = File::open(path).map_err(|e| err(path, format_args!("cannot open: {e}")))?;
+    let file = File::open(path)
+        .map_err(|e| Error::from_io(format_args!("IDX file {}: cannot open", path.display()), e))?;
     let mut reader = BufReader::new(file);
     let head = reader
         .fill_buf()
-        .map_err(|e| err(path, format_args!("read error: {e}")))?;
+        .map_err(|e| Error::from_io(format_args!("IDX file {}: read error", path.display()), e))?;
     let gz_magic = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
     let gz_name = path
         .extension()

@@ -251,11 +251,11 @@ pub fn read(path: impl AsRef<Path>) -> Result<LibsvmData> {
     let path = path.as_ref();
     let name = path.display().to_string();
     let file = File::open(path)
-        .map_err(|e| Error::invalid_argument(format!("libsvm file {name}: cannot open: {e}")))?;
+        .map_err(|e| Error::from_io(format_args!("libsvm file {name}: cannot open"), e))?;
     let mut reader = BufReader::new(file);
     let head = reader
         .fill_buf()
-        .map_err(|e| Error::invalid_argument(format!("libsvm file {name}: read error: {e}")))?;
+        .map_err(|e| Error::from_io(format_args!("libsvm file {name}: read error"), e))?;
     let gz = (head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b)
         || path
             .extension()

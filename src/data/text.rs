@@ -23,13 +23,12 @@ pub(crate) struct TextFile {
 impl TextFile {
     /// Opens `path`.
     pub(crate) fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| {
-            Error::invalid_argument(format!("{}: cannot open: {e}", path.display()))
-        })?;
+        let file = File::open(path)
+            .map_err(|e| Error::from_io(format_args!("{}: cannot open", path.display()), e))?;
         let mut raw = BufReader::new(file);
         let head = raw
             .fill_buf()
-            .map_err(|e| Error::invalid_argument(format!("{}: read error: {e}", path.display())))?;
+            .map_err(|e| Error::from_io(format_args!("{}: read error", path.display()), e))?;
         let gz = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
         let reader: Box<dyn BufRead> = if gz {
             Box::new(BufReader::new(MultiGzDecoder::new(raw)))

@@ -347,7 +347,7 @@ pub fn shard_of(
 /// cannot take part in MPI any more, so `MPI_Finalize` would wait for them;
 /// end the job instead (exit without it, or `MPI_Abort`).
 pub fn ranks_lost(e: &Error) -> bool {
-    matches!(e, Error { kind: crate::ErrorKind::OracleFailed, message: m, .. } if m.contains(solver::LOST_MARK))
+    e.kind() == crate::ErrorKind::RankLost
 }
 
 /// Makes a [`DistributedSolver`] and runs it once from `w` (collective).

@@ -197,7 +197,7 @@ pub struct DistributedSolver {
     stats: Stats,
 }
 
-/// In the message of a run that lost ranks (see `super::ranks_lost`).
+/// In the message of a run that lost ranks (an [`crate::ErrorKind::RankLost`]).
 pub(crate) const LOST_MARK: &str = "it cannot take part in MPI any more";
 
 /// What a rank says about its shard in the set-up: `[kind, dim, count]`.
@@ -788,7 +788,7 @@ fn drive<T: Send>(
     job: impl FnOnce(&mut Solver) -> Result<T> + Send,
 ) -> Result<T> {
     if !root.exchange.lost.is_empty() {
-        return Err(Error::oracle_failed(format!(
+        return Err(Error::rank_lost(format!(
             "{} did not answer in an earlier run ({LOST_MARK})",
             t::name_ranks(&root.exchange.lost)
         )));
@@ -1030,7 +1030,7 @@ impl Exchange {
     ) -> Result<()> {
         if !missing.is_empty() {
             self.lost.extend(&missing);
-            return Err(Error::oracle_failed(format!(
+            return Err(Error::rank_lost(format!(
                 "{} did not answer within {} (died or hung; {LOST_MARK}: end the job, e.g. \
                  exit without MPI_Finalize)",
                 t::name_ranks(&missing),

@@ -24,7 +24,7 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, Rank, SimpleCommunicator};
 use mpi::Tag;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::solver::{Exit, Info};
 
 /// Commands from rank 0: `[kind, seq, payload...]`.
@@ -168,63 +168,15 @@ fn encode_error(e: &Error) -> Vec<u8> {
 
 /// The status code and the message of an error.
 fn split_error(e: &Error) -> (u8, &str) {
-    let text = match e {
-        Error {
-            kind: crate::ErrorKind::NullArgument,
-            message: m,
-            ..
-        }
-        | Error {
-            kind: crate::ErrorKind::InvalidArgument,
-            message: m,
-            ..
-        }
-        | Error {
-            kind: crate::ErrorKind::DimensionMismatch,
-            message: m,
-            ..
-        }
-        | Error {
-            kind: crate::ErrorKind::NoOracle,
-            message: m,
-            ..
-        }
-        | Error {
-            kind: crate::ErrorKind::OracleFailed,
-            message: m,
-            ..
-        }
-        | Error {
-            kind: crate::ErrorKind::NonFinite,
-            message: m,
-            ..
-        }
-        | Error {
-            kind: crate::ErrorKind::OutOfMemory,
-            message: m,
-            ..
-        }
-        | Error {
-            kind: crate::ErrorKind::Internal,
-            message: m,
-            ..
-        } => m,
-    };
-    (e.status_code() as u8, text)
+    (e.status_code() as u8, e.message())
 }
 
 /// The error of a status code and a message (the inverse of `encode_error`).
 pub fn error_of(code: u8, text: String) -> Error {
-    match code {
-        1 => Error::null_argument(text),
-        2 => Error::invalid_argument(text),
-        3 => Error::dimension_mismatch(text),
-        4 => Error::no_oracle(text),
-        5 => Error::oracle_failed(text),
-        6 => Error::non_finite(text),
-        7 => Error::out_of_memory(text),
-        _ => Error::internal(text),
-    }
+    Error::new(
+        ErrorKind::from_code(i32::from(code)).unwrap_or(ErrorKind::Internal),
+        text,
+    )
 }
 
 fn decode_error(bytes: &[u8]) -> Error {

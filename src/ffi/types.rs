@@ -4,7 +4,7 @@
 
 use std::ffi::c_void;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, StepType};
 
 use super::callbacks::bmrm_progress_fn;
@@ -42,30 +42,48 @@ pub enum bmrm_status {
     BMRM_ERROR_OUT_OF_MEMORY = 7,
     /// A caught panic or a broken invariant: a bug in the library.
     BMRM_ERROR_INTERNAL = 8,
+    /// Reading or writing a file failed.
+    BMRM_ERROR_IO = 9,
+    /// An MPI rank died or stopped answering; the communicator cannot be used
+    /// for another run (end the job).
+    BMRM_ERROR_RANK_LOST = 10,
 }
 
 impl bmrm_status {
-    /// The C status of a `bmrm_status` code as given by
-    /// [`Error::status_code`] (the one mapping from errors to codes).
-    pub(crate) fn from_code(code: i32) -> Self {
-        match code {
-            0 => bmrm_status::BMRM_OK,
-            1 => bmrm_status::BMRM_ERROR_NULL_ARGUMENT,
-            2 => bmrm_status::BMRM_ERROR_INVALID_ARGUMENT,
-            3 => bmrm_status::BMRM_ERROR_DIMENSION_MISMATCH,
-            4 => bmrm_status::BMRM_ERROR_NO_ORACLE,
-            5 => bmrm_status::BMRM_ERROR_ORACLE_FAILED,
-            6 => bmrm_status::BMRM_ERROR_NON_FINITE,
-            7 => bmrm_status::BMRM_ERROR_OUT_OF_MEMORY,
-            _ => bmrm_status::BMRM_ERROR_INTERNAL,
+    /// The C status of an error kind. The kinds' `#[repr(i32)]` values are
+    /// the status table (`src/error.rs`); this match names each kind's C
+    /// constant, and the assertion below fails the build when a number
+    /// differs, so the table exists once.
+    pub(crate) const fn of_kind(kind: ErrorKind) -> Self {
+        match kind {
+            ErrorKind::NullArgument => bmrm_status::BMRM_ERROR_NULL_ARGUMENT,
+            ErrorKind::InvalidArgument => bmrm_status::BMRM_ERROR_INVALID_ARGUMENT,
+            ErrorKind::DimensionMismatch => bmrm_status::BMRM_ERROR_DIMENSION_MISMATCH,
+            ErrorKind::NoOracle => bmrm_status::BMRM_ERROR_NO_ORACLE,
+            ErrorKind::OracleFailed => bmrm_status::BMRM_ERROR_ORACLE_FAILED,
+            ErrorKind::NonFinite => bmrm_status::BMRM_ERROR_NON_FINITE,
+            ErrorKind::OutOfMemory => bmrm_status::BMRM_ERROR_OUT_OF_MEMORY,
+            ErrorKind::Internal => bmrm_status::BMRM_ERROR_INTERNAL,
+            ErrorKind::Io => bmrm_status::BMRM_ERROR_IO,
+            ErrorKind::RankLost => bmrm_status::BMRM_ERROR_RANK_LOST,
         }
     }
 
     /// The status of an engine error.
     pub(crate) fn of(e: &Error) -> Self {
-        Self::from_code(e.status_code())
+        Self::of_kind(e.kind())
     }
 }
+
+// The build-time check that every C status value is its kind's value.
+const _: () = {
+    let mut i = 0;
+    while i < ErrorKind::ALL.len() {
+        let kind = ErrorKind::ALL[i];
+        assert!(bmrm_status::of_kind(kind) as i32 == kind as i32);
+        i += 1;
+    }
+};
 
 /// How a solve ended (the `exit` of `bmrm_info`).
 #[repr(C)]
@@ -512,9 +530,8 @@ mod tests {
         assert!(
             matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("step_type"))
         );
-        for code in 0..=9 {
-            let s = bmrm_status::from_code(code);
-            assert_eq!(s as i32, code.min(8));
+        for &kind in ErrorKind::ALL {
+            assert_eq!(bmrm_status::of(&Error::new(kind, "x")) as i32, kind as i32);
         }
     }
 }
