@@ -19,11 +19,9 @@ use std::io::Write;
 use std::sync::Arc;
 
 use bmrm::models::Multiclass;
+use bmrm::plot;
 use bmrm::{Algorithm, Problem, Settings, Solver};
 use clap::Parser;
-
-#[path = "../src/bin/bmrm/plot.rs"]
-mod plot;
 
 #[derive(Parser)]
 #[command(about = "Iterations and seconds to tol_rel of the bundle methods on Fashion-MNIST")]

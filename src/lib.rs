@@ -55,6 +55,8 @@ pub mod ffi;
 pub mod linalg;
 pub mod models;
 pub mod oracle;
+#[cfg(feature = "cli")]
+pub mod plot;
 pub mod qp;
 pub mod solver;
 

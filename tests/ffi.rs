@@ -818,6 +818,18 @@ fn c_example_builds_against_the_installed_library() {
     ] {
         assert!(f.is_file(), "{} was not installed", f.display());
     }
+    // libbmrm.so -> libbmrm.so.<ABI> (the SONAME) -> the real file.
+    let soname = format!("libbmrm.so.{BMRM_ABI_VERSION}");
+    if !cfg!(target_os = "macos") {
+        let link = |name: &str| std::fs::read_link(libdir.join(name)).ok();
+        assert_eq!(link("libbmrm.so"), Some(PathBuf::from(&soname)));
+        let real = link(&soname).expect("libbmrm.so.<ABI> is a link");
+        assert_eq!(
+            real,
+            PathBuf::from(format!("{soname}.{}", env!("CARGO_PKG_VERSION")))
+        );
+        assert!(libdir.join(&real).is_file() && !libdir.join(&real).is_symlink());
+    }
 
     let pkg_config = |args: &[&str]| -> Vec<String> {
         let out = run_ok(
@@ -858,11 +870,13 @@ fn c_example_builds_against_the_installed_library() {
     if let Ok(ldd) = ldd {
         let ldd = String::from_utf8_lossy(&ldd.stdout).into_owned();
         if !ldd.is_empty() && !cfg!(target_os = "macos") {
-            let lib = libdir.join(shared_lib_name());
-            let lib = path_arg(&lib);
+            // Linked against the versioned name (the SONAME), found in libdir.
+            let lib = path_arg(&libdir.join(&soname));
             assert!(
-                ldd.lines()
-                    .any(|l| l.contains("libbmrm.so") && l.contains(lib.as_str())),
+                ldd.lines().any(|l| {
+                    l.trim_start().starts_with(&format!("{soname} => "))
+                        && l.contains(&format!("{lib} "))
+                }),
                 "the example is not linked to the installed {lib}:\n{ldd}"
             );
         }

@@ -1,7 +1,7 @@
 //! SVG line plots (plotters, SVG backend only: text is written as SVG
 //! `<text>` elements, so no font files are read and no system library is
-//! needed). Shared by `bmrm demo` and the benchmark programs, which include
-//! this file with `#[path]`.
+//! needed). Shared by `bmrm demo` and the benchmark programs; part of the
+//! library only with the `cli` feature (the C library does not plot).
 
 use std::path::Path;
 
