@@ -1,4 +1,4 @@
-//! The shape of the Prox-BMRM / P-BMRM papers' tables (DESIGN.md section 5)
+//! The shape of the Prox-BMRM / P-BMRM papers' tables (docs/benchmarks.md)
 //! on a linear multiclass SO-SVM on Fashion-MNIST (n = 7,850 with the bias,
 //! m = 60,000): iterations and seconds to `tol_rel` for BMRM, Prox-BMRM,
 //! P-BMRM and Prox-P-BMRM at several lambdas with the REUSE start (each

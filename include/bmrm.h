@@ -1176,8 +1176,8 @@ void bmrm_problem_free(struct bmrm_problem *p);
 
 /**
  * The default settings for `algorithm`: the engine's defaults, lambda = 0
- * (no default: set it), the BCFW options at the values of DESIGN.md
- * section 6, no progress callback. Returned by value; there is nothing to
+ * (no default: set it), the BCFW options at the values of docs/bcfw.md,
+ * no progress callback. Returned by value; there is nothing to
  * free. An unknown `algorithm` value is kept in the struct, and
  * `bmrm_solver_new` rejects it.
  */

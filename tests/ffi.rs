@@ -226,7 +226,7 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
     ]
 }
 
-/// The promises of DESIGN.md section 3 and ABI version 1: changing any of
+/// The promises of docs/c-api.md and ABI version 1: changing any of
 /// these numbers breaks compiled C programs, and needs a new
 /// BMRM_ABI_VERSION.
 #[test]
@@ -363,7 +363,7 @@ fn settings_defaults_are_the_engines() {
         assert_eq!(c.qp_max_updates, engine.qp_max_updates);
         assert_eq!(c.seed, engine.seed);
         assert!(c.progress.is_none() && c.progress_user.is_null());
-        // BCFW options (DESIGN.md section 6).
+        // BCFW options (docs/bcfw.md).
         assert_eq!(c.sampling, bmrm_sampling::BMRM_SAMPLING_GAP as i32);
         assert_eq!(c.step_type, bmrm_step_type::BMRM_STEP_FW as i32);
         assert_eq!((c.gap_check, c.cache_size, c.num_passes), (10, 50, 0));

@@ -1,4 +1,4 @@
-//! The BCFW state and its block steps (DESIGN.md section 6).
+//! The BCFW state and its block steps (docs/bcfw.md).
 //!
 //! Dual (minimised): `f = lambda/2 (||v||^2 - ||v - clip(v)||^2) - l`, with
 //! `v = sum_i w_i`, `l = sum_i l_i` and the primal point `w = clip(v)` (the

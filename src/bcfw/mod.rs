@@ -1,4 +1,4 @@
-//! Block-coordinate Frank-Wolfe for structured SVMs (DESIGN.md section 6):
+//! Block-coordinate Frank-Wolfe for structured SVMs (docs/bcfw.md):
 //! BCFW (Lacoste-Julien et al. 2013) with the improvements of "Minding the
 //! gaps" (Osokin et al. 2016): gap sampling, pairwise and away steps,
 //! gap-based caching, box constraints and the epsilon-approximate

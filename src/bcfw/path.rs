@@ -1,5 +1,5 @@
 //! The epsilon-approximate regularisation path (Osokin et al. 2016, section
-//! 5; DESIGN.md section 6), with `a` = `settings.path_a` and `b = 1 - a`.
+//! 5; docs/bcfw.md), with `a` = `settings.path_a` and `b = 1 - a`.
 //!
 //! - `lambda_max`: at `w = 0` the oracle gives `y^_i`; `u = (1/n) sum_i
 //!   psi_i(y^_i)`. With `alpha_i = delta(y^_i)` the dual point is `w = u /

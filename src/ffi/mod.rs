@@ -1,4 +1,4 @@
-//! The C ABI (DESIGN.md section 3): opaque handles, a panic boundary around
+//! The C ABI (docs/c-api.md): opaque handles, a panic boundary around
 //! every exported function, callback adapters for the three oracle levels,
 //! and plain `#[repr(C)]` settings, info and history rows.
 //!

@@ -290,7 +290,7 @@ pub struct bmrm_settings {
 
 impl bmrm_settings {
     /// The engine's defaults for `algorithm` (from [`Settings::new`]) with
-    /// lambda = 0 (unset) and the BCFW defaults of DESIGN.md section 6.
+    /// lambda = 0 (unset) and the BCFW defaults of docs/bcfw.md.
     pub(crate) fn defaults(algorithm: RawAlgorithm) -> Self {
         let engine = Settings::new(
             Algorithm::from_i32(algorithm).unwrap_or(Algorithm::Bmrm),

@@ -1,4 +1,4 @@
-//! The three oracle levels of DESIGN.md section 1, as traits, and the
+//! The three oracle levels of docs/algorithms-and-settings.md, as traits, and the
 //! [`Problem`] that holds one of them.
 //!
 //! | level | trait | what the caller computes |

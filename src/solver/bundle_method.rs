@@ -1,5 +1,5 @@
 //! The loop shared by BMRM, P-BMRM, Prox-BMRM and Prox-P-BMRM, and the
-//! reduced problem they solve (DESIGN.md section 4):
+//! reduced problem they solve (docs/bundle-methods.md):
 //!
 //! ```text
 //! min_w lambda/2 ||w||^2 + sum_p max_{i in p} (<a_i, w> + b_i) + alpha ||w - c||^2
