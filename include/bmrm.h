@@ -862,7 +862,7 @@ void bmrm_corner_set_loss(struct bmrm_corner *c, double loss);
 void bmrm_corner_set_label(struct bmrm_corner *c, uint64_t label_id);
 
 /**
- * psi[index] += value (sparse psi; repeated indices add up, and add to the
+ * psi\[index\] += value (sparse psi; repeated indices add up, and add to the
  * dense buffer if one is used too). Returns BMRM_ERROR_NULL_ARGUMENT for a
  * NULL `c` and BMRM_ERROR_DIMENSION_MISMATCH for index >= dim; such a
  * failure also fails the oracle call (and so the solve) when the oracle

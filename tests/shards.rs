@@ -10,10 +10,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use bmrm::bcfw::{PassItem, SparseVec};
 use bmrm::models::{synthetic, Multiclass};
 use bmrm::oracle::{Corner, ExampleParts, MaxOracle, PartValues, PartitionedRisk};
 use bmrm::{Algorithm, Problem, Settings, Solver};
+use bmrm::{PassItem, SparseVec};
 
 fn model() -> Arc<Multiclass> {
     let (x, y) = synthetic::gaussian_multiclass(300, 6, 3, 2.0, 3);

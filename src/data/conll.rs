@@ -55,9 +55,11 @@ pub struct ConllSentences {
 }
 
 impl ConllSentences {
+    /// The number of sentences.
     pub fn num_sentences(&self) -> usize {
         self.lengths.len()
     }
+    /// The number of tokens of all sentences.
     pub fn num_tokens(&self) -> usize {
         self.labels.len()
     }

@@ -52,9 +52,13 @@ pub struct IdxArray {
 /// after image, each row-major.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Images {
+    /// Grey levels 0..=255, `count * rows * cols` of them.
     pub pixels: Vec<u8>,
+    /// The number of images.
     pub count: usize,
+    /// Pixel rows per image.
     pub rows: usize,
+    /// Pixel columns per image.
     pub cols: usize,
 }
 

@@ -71,9 +71,11 @@ pub struct OcrWords {
 }
 
 impl OcrWords {
+    /// The number of words.
     pub fn num_words(&self) -> usize {
         self.lengths.len()
     }
+    /// The number of letters of all words.
     pub fn num_letters(&self) -> usize {
         self.labels.len()
     }

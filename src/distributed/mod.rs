@@ -129,9 +129,11 @@ pub enum Shard {
 }
 
 impl Shard {
+    /// A shard of partial risks (wrapped in an `Arc`).
     pub fn from_parts(r: impl PartitionedRisk + 'static) -> Self {
         Shard::Parts(Arc::new(r))
     }
+    /// A shard of this rank's examples (wrapped in an `Arc`).
     pub fn from_max_oracle(o: impl MaxOracle + 'static) -> Self {
         Shard::Examples(Arc::new(o))
     }
@@ -213,12 +215,15 @@ impl Layout {
         )
     }
 
+    /// The number of examples of the whole problem.
     pub fn num_examples(&self) -> usize {
         *self.examples.last().unwrap_or(&0)
     }
+    /// The number of parts (cutting-plane models).
     pub fn num_parts(&self) -> usize {
         self.examples.len() - 1
     }
+    /// The number of ranks.
     pub fn num_ranks(&self) -> usize {
         self.ranks.len() - 1
     }
@@ -258,6 +263,7 @@ pub struct ExampleRange {
 }
 
 impl ExampleRange {
+    /// Examples `range` of `oracle`, as a max-oracle of their own (an error when the range is not inside it).
     pub fn new(oracle: Arc<dyn MaxOracle>, range: Range<usize>) -> Result<Self> {
         if range.start > range.end || range.end > oracle.num_examples() {
             return Err(Error::invalid_argument(format!(

@@ -614,6 +614,7 @@ impl DistributedSolver {
     pub fn num_ranks(&self) -> usize {
         t::size_of(&self.comm)
     }
+    /// The dimension of `w`.
     pub fn dim(&self) -> usize {
         self.dim
     }

@@ -79,7 +79,12 @@ const NAME: &str = "chain model";
 #[derive(Debug, Clone)]
 pub enum ChainFeatures {
     /// `d` dense features per token, row-major: `values.len() = tokens * d`.
-    Dense { values: Vec<f32>, d: usize },
+    Dense {
+        /// The features, token after token.
+        values: Vec<f32>,
+        /// Features per token.
+        d: usize,
+    },
     /// One sparse row per token (for indicator features, values 1; see
     /// [`SparseRows::indicators`]).
     Sparse(SparseRows),

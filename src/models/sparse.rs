@@ -117,9 +117,11 @@ impl SparseRows {
         self.indptr.partition_point(|&p| p <= k) - 1
     }
 
+    /// The number of rows.
     pub fn num_rows(&self) -> usize {
         self.indptr.len() - 1
     }
+    /// The number of columns.
     pub fn num_cols(&self) -> usize {
         self.num_cols
     }

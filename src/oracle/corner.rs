@@ -19,6 +19,7 @@ pub struct Corner {
 }
 
 impl Corner {
+    /// An empty corner (loss 0, label 0, psi = 0) of dimension `dim`.
     pub fn new(dim: usize) -> Self {
         Corner {
             dim,
@@ -43,18 +44,23 @@ impl Corner {
         }
     }
 
+    /// The dimension of psi.
     pub fn dim(&self) -> usize {
         self.dim
     }
+    /// The loss `L_i(y^)` set by the oracle.
     pub fn loss(&self) -> f64 {
         self.loss
     }
+    /// The label id set by the oracle.
     pub fn label(&self) -> u64 {
         self.label
     }
+    /// Sets the loss `L_i(y^)` of the answer.
     pub fn set_loss(&mut self, loss: f64) {
         self.loss = loss;
     }
+    /// Sets the answer's 64-bit label id (equal ids mean equal labels).
     pub fn set_label(&mut self, label: u64) {
         self.label = label;
     }

@@ -166,9 +166,11 @@ impl Solver {
         })
     }
 
+    /// The dimension of `w`.
     pub fn dim(&self) -> usize {
         self.problem.dim()
     }
+    /// The settings the solver runs with.
     pub fn settings(&self) -> &Settings {
         &self.settings
     }
@@ -189,12 +191,14 @@ impl Solver {
         self.bundle.as_ref()
     }
 
+    /// Calls `observer` after every iteration; `ControlFlow::Break` stops the run (exit `StoppedByUser`).
     pub fn set_observer(
         &mut self,
         observer: impl FnMut(&Info) -> ControlFlow<()> + Send + 'static,
     ) {
         self.observer = Some(Box::new(observer));
     }
+    /// Removes the observer.
     pub fn clear_observer(&mut self) {
         self.observer = None;
     }
@@ -245,7 +249,7 @@ impl Solver {
 
     /// The epsilon-approximate regularisation path of BCFW from lambda_max
     /// down to `lambda_min` (at most `max_breakpoints`), see
-    /// [`crate::bcfw`]. Each breakpoint is solved to an exact gap of
+    /// docs/bcfw.md. Each breakpoint is solved to an exact gap of
     /// `settings.path_a * eps`, warm-started from the previous one. The
     /// solver is left at the last breakpoint's lambda and state.
     pub fn bcfw_path(
