@@ -1,4 +1,4 @@
-//! Block-coordinate Frank-Wolfe for structured SVMs (DESIGN.md section 6):
+//! Block-coordinate Frank-Wolfe for structured SVMs (docs/bcfw.md):
 //! BCFW (Lacoste-Julien et al. 2013) with the improvements of "Minding the
 //! gaps" (Osokin et al. 2016): gap sampling, pairwise and away steps,
 //! gap-based caching, box constraints and the epsilon-approximate
@@ -40,11 +40,11 @@ use std::time::Instant;
 pub use bounds::Bounds;
 pub use pass::PassItem;
 pub use path::Breakpoint;
-pub use sparse::{BlockVec, SparseVec};
+pub use sparse::SparseVec;
 
 pub(crate) use engine::BcfwState;
 #[cfg_attr(not(feature = "mpi"), allow(unused_imports))]
-pub(crate) use pass::local_pass;
+pub(crate) use pass::{local_pass, on_oracle_thread};
 pub(crate) use path::{regularization_path, PathTarget};
 
 use crate::error::Result;
@@ -60,6 +60,7 @@ pub struct BcfwStats {
     pub effective_passes: f64,
     /// Max-oracle calls, exact passes included.
     pub oracle_calls: u64,
+    /// Block steps answered by the cache (no oracle call).
     pub cache_hits: u64,
     /// The dual's loss term `l = sum_i l_i` (the BCFW MATLAB code's `ell`).
     pub ell: f64,
@@ -157,8 +158,9 @@ fn evaluate_average(
     avg: &[f64],
 ) -> Result<()> {
     let t = Instant::now();
-    let items = pool
-        .install(|| pass::oracle_pass(oracle, avg, false, "in the pass at the averaged point"))?;
+    let items = pass::on_oracle_thread(oracle.thread_safe(), pool, || {
+        pass::oracle_pass(oracle, avg, false, "in the pass at the averaged point")
+    })?;
     state.oracle_seconds += t.elapsed().as_secs_f64();
     state.oracle_calls += items.len() as u64;
     let risk = items.iter().map(|x| x.hinge).sum::<f64>() / items.len() as f64;

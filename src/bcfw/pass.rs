@@ -16,7 +16,9 @@ use crate::oracle::{Corner, MaxOracle};
 pub struct PassItem {
     /// `H_i(w) = L_i(y^) - <w, psi_i(y^)>`.
     pub hinge: f64,
+    /// `L_i(y^)`, the loss of the answer.
     pub loss: f64,
+    /// The answer's label id (`y^`).
     pub label: u64,
     /// `psi_i(y^)`, when the caller asked to keep the corners.
     pub psi: Option<SparseVec>,
@@ -36,6 +38,22 @@ pub fn oracle_pass(
         None => local_pass(oracle, 0, w, keep_psi),
     }
     .map_err(|e| e.context(context.to_string()))
+}
+
+/// Runs `f`, which calls an oracle, in `pool` when the oracle may be called
+/// from any thread, and on the caller's thread otherwise: an oracle that is
+/// not thread-safe (MATLAB's, Python's) must only ever see the thread that
+/// called the solver, also in BCFW's exact, averaged and path passes.
+pub fn on_oracle_thread<R: Send>(
+    thread_safe: bool,
+    pool: &rayon::ThreadPool,
+    f: impl FnOnce() -> R + Send,
+) -> R {
+    if thread_safe {
+        pool.install(f)
+    } else {
+        f()
+    }
 }
 
 /// The pass over the examples of `oracle` in this process; its example `i`

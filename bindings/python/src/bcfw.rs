@@ -1,7 +1,7 @@
 //! The BCFW-only calls of the engine, in one place: they are moving behind
 //! a typed BCFW handle, and only this module has to follow.
 
-use bmrm::bcfw::Breakpoint;
+use bmrm::Breakpoint;
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;

@@ -23,9 +23,9 @@ create_exception!(
 /// The Python exception of an engine error: a `ValueError` for bad input,
 /// `bmrm.BmrmError` (a `RuntimeError`) for the rest.
 pub(crate) fn to_pyerr(e: bmrm::Error) -> PyErr {
-    use bmrm::Error as E;
-    match e {
-        E::InvalidArgument(_) | E::DimensionMismatch(_) | E::NoOracle(_) | E::NullArgument(_) => {
+    use bmrm::ErrorKind as K;
+    match e.kind() {
+        K::InvalidArgument | K::DimensionMismatch | K::NoOracle | K::NullArgument => {
             PyValueError::new_err(e.to_string())
         }
         _ => BmrmError::new_err(e.to_string()),
