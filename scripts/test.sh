@@ -71,6 +71,7 @@ if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
 fi
+cargo fmt --manifest-path bindings/python/Cargo.toml -- --check
 cargo build --release --bin bmrm
 py_env=$(mktemp -d)
 python3 -m venv "$py_env"
