@@ -159,3 +159,22 @@ def test_bcfw_bounds_path_and_stats():
         assert value - ref.lower_bound <= eps
     with pytest.raises(ValueError, match="BCFW"):
         free.set_bounds(lower=np.zeros(dim))
+
+
+def test_sparse_and_dense_chain_models_have_the_same_optimum():
+    import scipy.sparse as sp
+
+    from conftest import chain_data
+
+    X, Y = chain_data()
+    feats, lengths = np.vstack(X), [len(y) for y in Y]
+    labels = np.concatenate(Y)
+    dense = bmrm.ChainModel(feats, lengths, labels, num_labels=3, bias=True)
+    sparse = bmrm.ChainModel(sp.csr_matrix(feats), lengths, labels, num_labels=3, bias=True)
+    assert dense.dim == sparse.dim == 3 * 5 + 9 + 6
+    runs = [bmrm.Solver(m, "bmrm", lambda_=0.05, tol_abs=1e-10, tol_rel=0.0).run()[1]
+            for m in (dense, sparse)]
+    # The same problem with the weights stored in another order: one optimum.
+    assert runs[0].lower_bound <= runs[1].primal + 1e-12
+    assert runs[1].lower_bound <= runs[0].primal + 1e-12
+    assert abs(runs[0].primal - runs[1].primal) <= 1e-9
