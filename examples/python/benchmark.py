@@ -163,22 +163,28 @@ def read_idx(path):
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
 
 
-def fashion_section(root, m=10000, C=0.1):
+def fashion_section(root, m=10000, C=0.01):
     from sklearn.svm import LinearSVC
 
     X = read_idx(os.path.join(root, "train-images-idx3-ubyte.gz"))[:m].reshape(m, -1) / 255.0
     y = read_idx(os.path.join(root, "train-labels-idx1-ubyte.gz"))[:m].astype(np.int64)
     print(f"\nFashion-MNIST: {m} training images x {X.shape[1]} pixels, 10 classes, C = {C}")
+    import warnings
+
     start = time.time()
-    ref = LinearSVC(multi_class="crammer_singer", C=C, max_iter=10000).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ref = LinearSVC(multi_class="crammer_singer", C=C).fit(X, y)
     t_ref = time.time() - start
+    if any("converge" in str(w.message) for w in caught):
+        print("(LinearSVC stopped at its max_iter without converging)")
     s = X @ ref.coef_.T + ref.intercept_
     marg = s + 1.0 - s[np.arange(m), y][:, None]
     marg[np.arange(m), y] = 0.0
     f_ref = 0.5 * (np.sum(ref.coef_ ** 2) + np.sum(ref.intercept_ ** 2)) + C * marg.max(1).sum()
     lam = 1.0 / (C * m)
     target = f_ref / (C * m)
-    rows = [("LinearSVC(crammer_singer), default tol", t_ref, f_ref, float("nan"))]
+    rows = [("LinearSVC(crammer_singer), default tol", t_ref, t_ref, f_ref, float("nan"))]
     for alg in ["bmrm", "prox-p-bmrm", "bcfw"]:
         model = MulticlassModel(X, y, num_classes=10, bias=True)
         reached = {}
@@ -195,13 +201,14 @@ def fashion_section(root, m=10000, C=0.1):
         _, info = solver.run()
         total = time.time() - start
         t = reached.get("t", float("nan"))
-        rows.append((f"bmrm {alg} to LinearSVC's primal", total, info.primal * C * m,
+        rows.append((f"bmrm {alg} to LinearSVC's primal", total, t, info.primal * C * m,
                      info.lower_bound * C * m))
-    print(f"{'run':<44}{'seconds':>10}{'primal':>14}{'certified lower bound':>24}")
+    print(f"{'run':<40}{'seconds':>9}{'to target':>11}{'primal':>12}{'lower bound':>13}")
     for r in rows:
-        print(f"{r[0]:<44}{r[1]:>10.2f}{r[2]:>14.6g}{r[3]:>24.6g}")
-    print("(primal = 0.5 |W|^2 + C sum_i hinge_i with the intercept regularised, LinearSVC's objective; "
-          "bmrm's seconds include building the model)")
+        print(f"{r[0]:<40}{r[1]:>9.2f}{r[2]:>11.2f}{r[3]:>12.6g}{r[4]:>13.6g}")
+    print("(primal = 0.5 |W|^2 + C sum_i hinge_i with the intercept regularised, LinearSVC's "
+          "objective; 'seconds' includes building the model, 'to target' is the engine's time "
+          "to reach LinearSVC's primal; the lower bound is bmrm's certificate)")
 
 
 def main(argv=None):
