@@ -57,11 +57,13 @@ pub mod models;
 pub mod oracle;
 pub mod qp;
 pub mod solver;
+pub mod vocab;
 
 pub use error::{Error, Result};
 
 pub use oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk, Problem};
-pub use solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, Solver, StepType};
+pub use solver::Solver;
+pub use vocab::{Algorithm, Exit, Info, Iteration, Sampling, Settings, StepType};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use bmrm::bcfw::{PassItem, SparseVec};
+use bmrm::oracle::{PassItem, SparseVec};
 use bmrm::models::{synthetic, Multiclass};
 use bmrm::oracle::{Corner, ExampleParts, MaxOracle, PartValues, PartitionedRisk};
 use bmrm::{Algorithm, Problem, Settings, Solver};

@@ -11,14 +11,15 @@ use rayon::prelude::*;
 
 use super::blocks::{Atom, Block};
 use super::bounds::Bounds;
-use super::pass::{check_not_below_truth, oracle_pass};
+use crate::oracle::pass::{check_not_below_truth, oracle_pass};
 use super::sampler::Sampler;
-use super::sparse::{merge, BlockVec, SparseVec};
+use super::sparse::BlockVec;
+use crate::oracle::sparse::{merge, SparseVec};
 use super::BcfwStats;
 use crate::error::{Error, Result};
 use crate::oracle::adapters::call_max_oracle;
 use crate::oracle::{Corner, MaxOracle};
-use crate::solver::{Iteration, Settings, StepType};
+use crate::vocab::{Iteration, Settings, StepType};
 
 /// The primal point: `clip(v)` under a box, else `v` itself (then `w` is
 /// not stored: every step would write both).

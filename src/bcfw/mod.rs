@@ -30,7 +30,6 @@
 mod blocks;
 mod bounds;
 mod engine;
-mod pass;
 mod path;
 mod sampler;
 mod sparse;
@@ -38,13 +37,10 @@ mod sparse;
 use std::time::Instant;
 
 pub use bounds::Bounds;
-pub use pass::PassItem;
 pub use path::Breakpoint;
-pub use sparse::{BlockVec, SparseVec};
+pub use sparse::BlockVec;
 
 pub(crate) use engine::BcfwState;
-#[cfg_attr(not(feature = "mpi"), allow(unused_imports))]
-pub(crate) use pass::local_pass;
 pub(crate) use path::{regularization_path, PathTarget};
 
 use crate::error::Result;
@@ -158,7 +154,7 @@ fn evaluate_average(
 ) -> Result<()> {
     let t = Instant::now();
     let items = pool
-        .install(|| pass::oracle_pass(oracle, avg, false, "in the pass at the averaged point"))?;
+        .install(|| crate::oracle::pass::oracle_pass(oracle, avg, false, "in the pass at the averaged point"))?;
     state.oracle_seconds += t.elapsed().as_secs_f64();
     state.oracle_calls += items.len() as u64;
     let risk = items.iter().map(|x| x.hinge).sum::<f64>() / items.len() as f64;

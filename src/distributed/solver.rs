@@ -13,7 +13,9 @@ use rayon::prelude::*;
 
 use super::transport::{self as t, Message};
 use super::{num_parts_for, ExampleRange, Layout, Options, Shard};
-use crate::bcfw::{local_pass, Breakpoint, PassItem, SparseVec};
+use crate::bcfw::Breakpoint;
+use crate::oracle::pass::local_pass;
+use crate::oracle::{PassItem, SparseVec};
 use crate::error::{Error, Result};
 use crate::linalg::first_non_finite;
 use crate::oracle::{Corner, ExampleParts, MaxOracle, PartValues, PartitionedRisk, Problem};

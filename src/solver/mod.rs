@@ -5,19 +5,16 @@
 mod bmrm;
 mod bundle_method;
 mod cutting_plane;
-mod info;
 mod path;
 mod prox_bmrm;
 mod run;
-mod settings;
 mod sgd;
 
 use std::ops::ControlFlow;
 
-pub use info::{Exit, Info, Iteration};
+pub use crate::vocab::{Algorithm, Exit, Info, Iteration, Observer, Sampling, Settings, StepType};
 pub use path::{solve_path, PathPoint};
 pub(crate) use run::Run;
-pub use settings::{Algorithm, Sampling, Settings, StepType};
 
 use crate::bcfw::{BcfwState, BcfwStats, Bounds, Breakpoint};
 use crate::bundle::Bundle;
@@ -25,10 +22,6 @@ use crate::error::{Error, Result};
 use crate::oracle::{PartitionedRisk, Problem};
 
 use sgd::Units;
-
-/// The progress observer: called after every iteration with the current
-/// summary; `ControlFlow::Break(())` stops the run (exit `StoppedByUser`).
-pub type Observer = Box<dyn FnMut(&Info) -> ControlFlow<()> + Send>;
 
 /// Default number of parts for P-BMRM over a max-oracle.
 pub const DEFAULT_PARTS: usize = 16;

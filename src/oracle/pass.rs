@@ -8,8 +8,8 @@ use rayon::prelude::*;
 
 use super::sparse::SparseVec;
 use crate::error::{Error, Result};
-use crate::oracle::adapters::call_max_oracle_named;
-use crate::oracle::{Corner, MaxOracle};
+use super::adapters::call_max_oracle_named;
+use super::{Corner, MaxOracle};
 
 /// What the oracle answered for one example.
 #[derive(Debug, Clone)]
