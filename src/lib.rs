@@ -51,8 +51,10 @@ pub mod data;
 #[cfg(feature = "mpi")]
 pub mod distributed;
 pub mod error;
+pub mod exec;
 pub mod ffi;
 pub mod linalg;
+pub mod methods;
 pub mod models;
 pub mod oracle;
 pub mod qp;

@@ -159,7 +159,7 @@ fn single(out: &mut String, name: &str, problem: Problem, s: Settings) {
 }
 
 fn bcfw_figures(solver: &Solver) -> String {
-    let s = solver.bcfw_stats().unwrap();
+    let s = solver.bcfw().and_then(|b| b.stats()).unwrap();
     let mut h = Hash::new();
     h.u(s.passes);
     h.f(s.effective_passes);
@@ -178,7 +178,7 @@ fn bcfw_figures(solver: &Solver) -> String {
         s.oracle_calls,
         s.cache_hits,
         h.0,
-        hash_w(solver.bcfw_iterate().unwrap())
+        hash_w(solver.bcfw().and_then(|b| b.iterate()).unwrap())
     )
 }
 
@@ -350,7 +350,7 @@ fn results() -> String {
         let upper: Vec<f64> = (0..dim)
             .map(|j| if j % 2 == 0 { 0.3 } else { f64::INFINITY })
             .collect();
-        solver.set_bounds(lower, upper).unwrap();
+        solver.bcfw_mut().unwrap().set_bounds(lower, upper).unwrap();
         // 0 is inside the box: BCFW's start.
         let mut w = vec![0.0; dim];
         let info = solver.run(&mut w).unwrap();
@@ -371,7 +371,7 @@ fn results() -> String {
         s.step_type = StepType::Pairwise;
         s.use_cache = true;
         let mut solver = Solver::new(problem, s).unwrap();
-        let path = solver.bcfw_path(0.05, 1e-3, 6).unwrap();
+        let path = solver.bcfw_mut().unwrap().path(0.05, 1e-3, 6).unwrap();
         for (k, b) in path.iter().enumerate() {
             writeln!(
                 out,

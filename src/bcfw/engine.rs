@@ -87,8 +87,6 @@ pub struct BcfwState {
     pub(super) passes: u64,
     pub(super) oracle_calls: u64,
     pub(super) cache_hits: u64,
-    /// Seconds inside oracle calls (block steps and exact passes).
-    pub(super) oracle_seconds: f64,
     /// The `w` the last run returned (a later run must start from it).
     pub(crate) returned_w: Option<Vec<f64>>,
     // Scratch, reused so block steps do not allocate.
@@ -144,7 +142,6 @@ impl BcfwState {
             passes: 0,
             oracle_calls: 0,
             cache_hits: 0,
-            oracle_seconds: 0.0,
             returned_w: None,
             corner: Corner::new(dim),
             pairs: Vec::new(),
@@ -305,9 +302,7 @@ impl BcfwState {
         refresh: bool,
     ) -> Result<ExactPass> {
         let context = format!("in the exact gap pass after pass {}", self.passes);
-        let t = std::time::Instant::now();
         let items = pool.install(|| oracle_pass(oracle, point!(self), false, &context))?;
-        self.oracle_seconds += t.elapsed().as_secs_f64();
         if refresh {
             self.oracle_calls += self.n as u64;
         }
@@ -518,9 +513,7 @@ impl BcfwState {
     /// Calls the oracle on block `i` at `w`, checks its answer, and returns
     /// the corner (kept as an atom when atoms are kept) and `H_i(w)` there.
     fn call_oracle(&mut self, oracle: &dyn MaxOracle, i: usize) -> Result<(CornerRef, f64)> {
-        let t = std::time::Instant::now();
         call_max_oracle(oracle, i, point!(self), &mut self.corner)?;
-        self.oracle_seconds += t.elapsed().as_secs_f64();
         self.oracle_calls += 1;
         let dot = self.corner.dot(point!(self));
         let h = self.corner.loss() - dot;
