@@ -126,7 +126,10 @@ fn check_variants_against_bmrm(problem: Problem, lambda: f64, tol: f64) {
                     reference.primal
                 );
                 if cache {
-                    assert!(solver.bcfw().and_then(|b| b.stats()).unwrap().cache_hits > 0, "{what}");
+                    assert!(
+                        solver.bcfw().and_then(|b| b.stats()).unwrap().cache_hits > 0,
+                        "{what}"
+                    );
                 }
             }
         }
@@ -193,7 +196,11 @@ fn box_constraints_hold_and_match_an_exact_search() {
         s.step_type = step;
         s.max_iterations = 20_000;
         let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
-        solver.bcfw_mut().unwrap().set_bounds(lo.to_vec(), hi.to_vec()).unwrap();
+        solver
+            .bcfw_mut()
+            .unwrap()
+            .set_bounds(lo.to_vec(), hi.to_vec())
+            .unwrap();
         let mut w = vec![lo[0], 0.0_f64.min(hi[1])];
         let info = solver.run(&mut w).unwrap();
         assert!(converged(&info), "{step:?} {info:?}");

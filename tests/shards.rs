@@ -10,9 +10,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use bmrm::oracle::{PassItem, SparseVec};
 use bmrm::models::{synthetic, Multiclass};
 use bmrm::oracle::{Corner, ExampleParts, MaxOracle, PartValues, PartitionedRisk};
+use bmrm::oracle::{PassItem, SparseVec};
 use bmrm::{Algorithm, Problem, Settings, Solver};
 
 fn model() -> Arc<Multiclass> {

@@ -19,10 +19,10 @@
 //!   eps-optimal for every smaller lambda and the path ends.
 
 use super::engine::BcfwState;
-use crate::oracle::pass::oracle_pass;
-use crate::oracle::SparseVec;
 use crate::error::{Error, Result};
+use crate::oracle::pass::oracle_pass;
 use crate::oracle::MaxOracle;
+use crate::oracle::SparseVec;
 use crate::vocab::Exit;
 
 /// One breakpoint of the path: `w` is eps-optimal for every lambda in

@@ -156,7 +156,6 @@ impl BlockVec {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

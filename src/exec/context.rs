@@ -219,7 +219,10 @@ impl<'a> Context<'a> {
 
     /// Seconds since the start, without the time taken off the clock.
     pub(super) fn elapsed(&self) -> f64 {
-        self.started.elapsed().saturating_sub(self.excluded).as_secs_f64()
+        self.started
+            .elapsed()
+            .saturating_sub(self.excluded)
+            .as_secs_f64()
     }
 
     /// Copies the counted calls and their time into the summary.

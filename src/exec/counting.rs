@@ -140,10 +140,9 @@ impl PartitionedRisk for CountedParts {
     }
     fn eval_all(&self, w: &[f64]) -> Option<Result<PartValues>> {
         let parts = self.inner.num_parts();
-        Some(
-            self.tally
-                .batch(self.calls_per_eval, || eval_parts(self.inner.as_ref(), w, parts)),
-        )
+        Some(self.tally.batch(self.calls_per_eval, || {
+            eval_parts(self.inner.as_ref(), w, parts)
+        }))
     }
 }
 

@@ -70,9 +70,7 @@ impl Engine {
         match self {
             Engine::Local(s) => {
                 let unsupported = s.bounds_unsupported();
-                s.bcfw_mut()
-                    .ok_or(unsupported)?
-                    .set_bounds(lower, upper)
+                s.bcfw_mut().ok_or(unsupported)?.set_bounds(lower, upper)
             }
             #[cfg(feature = "mpi")]
             Engine::Mpi(s) => s.set_bounds(lower, upper),

@@ -135,7 +135,15 @@ impl Sgd {
             let t0 = 10f64.powi(k);
             let mut trial = w.to_vec();
             let mut t = 0;
-            pass(&units, lambda, t0, &mut t, &sample, &mut trial, &mut scratch)?;
+            pass(
+                &units,
+                lambda,
+                t0,
+                &mut t,
+                &sample,
+                &mut trial,
+                &mut scratch,
+            )?;
             let value = sampled_objective(&units, lambda, &sample, &trial, &mut scratch)?;
             if value.is_finite() && value < best_value {
                 best_value = value;

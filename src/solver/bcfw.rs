@@ -132,8 +132,7 @@ impl<'a> BcfwHandle<'a> {
         let mut path_settings = saved.clone();
         path_settings.tol_abs = path_settings.path_a * eps;
         path_settings.tol_rel = 0.0;
-        let mut state =
-            BcfwState::new(oracle.as_ref(), &path_settings, self.bcfw.bounds.clone())?;
+        let mut state = BcfwState::new(oracle.as_ref(), &path_settings, self.bcfw.bounds.clone())?;
         let pool = core.pool.clone();
         let a = path_settings.path_a;
         let result = {

@@ -53,7 +53,7 @@ enum Kept {
     /// The bundle methods, SGD and the cutting-plane method: the bundle.
     Planes(Option<Bundle>),
     /// BCFW: its dual state and box.
-    Bcfw(Bcfw),
+    Bcfw(Box<Bcfw>),
 }
 
 impl Solver {
@@ -159,7 +159,7 @@ impl Solver {
             .build()
             .map_err(|e| Error::Internal(format!("cannot build the thread pool: {e}")))?;
         let kept = if settings.algorithm == Algorithm::Bcfw {
-            Kept::Bcfw(Bcfw::default())
+            Kept::Bcfw(Box::default())
         } else {
             Kept::Planes(None)
         };
