@@ -45,6 +45,8 @@
 //! # Ok::<(), bmrm::Error>(())
 //! ```
 
+#![deny(unsafe_code)]
+
 pub mod bcfw;
 pub mod bundle;
 pub mod data;
@@ -52,6 +54,9 @@ pub mod data;
 pub mod distributed;
 pub mod error;
 pub mod exec;
+// The C ABI is the one place that needs `unsafe` (each block has a
+// `// SAFETY:` comment).
+#[allow(unsafe_code)]
 pub mod ffi;
 pub mod linalg;
 pub mod methods;
