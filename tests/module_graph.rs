@@ -240,7 +240,11 @@ fn no_cycle_between_top_level_or_sibling_modules() {
             continue;
         }
         if let Some(c) = find_cycle(&level(&edges, parent)) {
-            cycles.push(format!("in `crate::{}`: {}", parent.join("::"), c.join(" -> ")));
+            cycles.push(format!(
+                "in `crate::{}`: {}",
+                parent.join("::"),
+                c.join(" -> ")
+            ));
         }
     }
     assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
@@ -250,7 +254,16 @@ fn no_cycle_between_top_level_or_sibling_modules() {
 fn the_bottom_layers_import_no_solver() {
     let edges = edges();
     let top = level(&edges, &[]);
-    let above = ["solver", "methods", "exec", "bcfw", "bundle", "qp", "ffi", "distributed"];
+    let above = [
+        "solver",
+        "methods",
+        "exec",
+        "bcfw",
+        "bundle",
+        "qp",
+        "ffi",
+        "distributed",
+    ];
     for bottom in ["vocab", "oracle"] {
         for to in top.get(bottom).into_iter().flatten() {
             assert!(
@@ -269,7 +282,9 @@ fn the_bottom_layers_import_no_solver() {
 #[test]
 fn engine_modules_are_small() {
     let mut list = Vec::new();
-    for dir in ["solver", "methods", "exec", "bcfw", "oracle", "bundle", "vocab"] {
+    for dir in [
+        "solver", "methods", "exec", "bcfw", "oracle", "bundle", "vocab",
+    ] {
         files(&Path::new(SRC).join(dir), &mut list);
     }
     let mut big = Vec::new();

@@ -54,21 +54,26 @@ impl Bounds {
         Bounds::new(lo, vec![f64::INFINITY; dim], dim)
     }
 
+    /// The lower bounds (`-inf` where free).
     pub fn lower(&self) -> &[f64] {
         &self.lo
     }
+    /// The upper bounds (`+inf` where free).
     pub fn upper(&self) -> &[f64] {
         &self.hi
     }
 
+    /// Whether coordinate `j` has a finite bound.
     pub fn is_constrained(&self, j: usize) -> bool {
         self.lo[j] > f64::NEG_INFINITY || self.hi[j] < f64::INFINITY
     }
 
+    /// `x` clipped to coordinate `j`'s interval.
     pub fn clip(&self, j: usize, x: f64) -> f64 {
         x.max(self.lo[j]).min(self.hi[j])
     }
 
+    /// `v` clipped coordinate by coordinate.
     pub fn clip_all(&self, v: &[f64]) -> Vec<f64> {
         v.iter()
             .enumerate()

@@ -58,6 +58,7 @@ pub struct BcfwStats {
     pub effective_passes: f64,
     /// Max-oracle calls, exact passes included.
     pub oracle_calls: u64,
+    /// Block steps whose corner came from the cache (no oracle call).
     pub cache_hits: u64,
     /// The dual's loss term `l = sum_i l_i` (the BCFW MATLAB code's `ell`).
     pub ell: f64,

@@ -29,6 +29,7 @@ use crate::vocab::Exit;
 /// `[lambda_low, lambda]`.
 #[derive(Debug, Clone)]
 pub struct Breakpoint {
+    /// The lambda this breakpoint was solved at.
     pub lambda: f64,
     /// The smallest lambda this `w` is eps-optimal for (0: all below).
     pub lambda_low: f64,
@@ -42,6 +43,7 @@ pub struct Breakpoint {
     pub passes: u64,
     /// Oracle calls so far along the path, exact passes included.
     pub oracle_calls: u64,
+    /// How the solve at this breakpoint ended.
     pub exit: Exit,
 }
 

@@ -39,7 +39,9 @@ impl Scaled {
 /// A block iterate `w_i`: sparse until it fills a third of the coordinates.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BlockVec {
+    /// Few coordinates used: stored sparse.
     Sparse(SparseVec),
+    /// Many coordinates used: stored dense, with a lazy scale.
     Dense(Scaled),
 }
 
@@ -50,6 +52,7 @@ impl Default for BlockVec {
 }
 
 impl BlockVec {
+    /// Bytes held (for the memory figure).
     pub fn bytes(&self) -> usize {
         match self {
             BlockVec::Sparse(s) => s.bytes(),
@@ -57,6 +60,7 @@ impl BlockVec {
         }
     }
 
+    /// Whether the vector is stored dense.
     pub fn is_dense(&self) -> bool {
         matches!(self, BlockVec::Dense(_))
     }
@@ -91,6 +95,7 @@ impl BlockVec {
         }
     }
 
+    /// `||self||^2`.
     pub fn norm2(&self) -> f64 {
         match self {
             BlockVec::Sparse(s) => s.norm2(),

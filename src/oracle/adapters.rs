@@ -132,6 +132,7 @@ pub fn block_bounds(m: usize, num_parts: usize) -> Vec<usize> {
 }
 
 impl ExampleParts {
+    /// The parts of `oracle`'s mean hinge split into `num_parts` blocks of examples.
     pub fn new(oracle: Arc<dyn MaxOracle>, num_parts: usize) -> Self {
         let m = oracle.num_examples();
         let bounds = block_bounds(m, num_parts);

@@ -19,6 +19,7 @@ pub struct Corner {
 }
 
 impl Corner {
+    /// An empty corner for weights of length `dim`.
     pub fn new(dim: usize) -> Self {
         Corner {
             dim,
@@ -43,18 +44,23 @@ impl Corner {
         }
     }
 
+    /// The length of `psi`.
     pub fn dim(&self) -> usize {
         self.dim
     }
+    /// The loss `L_i(y^)`.
     pub fn loss(&self) -> f64 {
         self.loss
     }
+    /// The label id of `y^`.
     pub fn label(&self) -> u64 {
         self.label
     }
+    /// Sets the loss `L_i(y^)`.
     pub fn set_loss(&mut self, loss: f64) {
         self.loss = loss;
     }
+    /// Sets the label id of `y^` (the same id must always mean the same label).
     pub fn set_label(&mut self, label: u64) {
         self.label = label;
     }

@@ -41,7 +41,9 @@ pub trait FullRisk: Send + Sync {
 /// A risk that is a sum of `num_parts` convex parts, `R(w) = sum_p R(w, p)`.
 /// P-BMRM keeps one cutting-plane model per part.
 pub trait PartitionedRisk: Send + Sync {
+    /// Length of `w`.
     fn dim(&self) -> usize;
+    /// The number of parts `R` is the sum of.
     fn num_parts(&self) -> usize;
     /// Returns `R(w, part)` and writes one of its subgradients into `subgrad`
     /// (length `dim`, to be overwritten entirely).
@@ -73,7 +75,9 @@ pub type PartValues = (Vec<f64>, Vec<Vec<f64>>);
 /// label id. The risk it defines is the mean structured hinge
 /// `R(w) = (1/m) sum_i max_y [L_i(y) - <w, psi_i(y)>]`.
 pub trait MaxOracle: Send + Sync {
+    /// Length of `w`.
     fn dim(&self) -> usize;
+    /// The number of examples `m`.
     fn num_examples(&self) -> usize;
     /// Fills `out` (cleared by the caller) with the loss-augmented argmax of
     /// `example` at `w`.
@@ -106,16 +110,20 @@ pub enum Problem {
 }
 
 impl Problem {
+    /// A problem given by its full risk.
     pub fn from_risk(r: impl FullRisk + 'static) -> Self {
         Problem::Risk(Arc::new(r))
     }
+    /// A problem given by a partitioned risk.
     pub fn from_partitioned(r: impl PartitionedRisk + 'static) -> Self {
         Problem::Partitioned(Arc::new(r))
     }
+    /// A problem given by an example max-oracle.
     pub fn from_max_oracle(o: impl MaxOracle + 'static) -> Self {
         Problem::Examples(Arc::new(o))
     }
 
+    /// The length of `w`.
     pub fn dim(&self) -> usize {
         match self {
             Problem::Risk(r) => r.dim(),

@@ -6,15 +6,19 @@ use super::Corner;
 /// Sorted, duplicate-free coordinates with their values.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SparseVec {
+    /// The coordinates, increasing.
     pub idx: Vec<u32>,
+    /// The values, one per coordinate.
     pub val: Vec<f64>,
 }
 
 impl SparseVec {
+    /// The number of stored coordinates.
     pub fn nnz(&self) -> usize {
         self.idx.len()
     }
 
+    /// Bytes held (for the memory figure).
     pub fn bytes(&self) -> usize {
         self.idx.capacity() * 4 + self.val.capacity() * 8
     }
@@ -69,6 +73,7 @@ impl SparseVec {
             .sum()
     }
 
+    /// `||self||^2`.
     pub fn norm2(&self) -> f64 {
         self.val.iter().map(|v| v * v).sum()
     }

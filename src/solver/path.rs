@@ -9,8 +9,11 @@ use crate::oracle::Problem;
 /// The solution at one lambda of a path.
 #[derive(Debug, Clone)]
 pub struct PathPoint {
+    /// The lambda of this point.
     pub lambda: f64,
+    /// The solution at this lambda.
     pub w: Vec<f64>,
+    /// The summary of its run.
     pub info: Info,
 }
 

@@ -25,6 +25,7 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// The algorithm of a C ABI value.
     pub fn from_i32(v: i32) -> Option<Self> {
         Some(match v {
             0 => Algorithm::Bmrm,
@@ -38,6 +39,7 @@ impl Algorithm {
         })
     }
 
+    /// The algorithm's name in messages.
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Bmrm => "BMRM",
@@ -76,6 +78,7 @@ pub enum Sampling {
 }
 
 impl Sampling {
+    /// The sampling of a C ABI value.
     pub fn from_i32(v: i32) -> Option<Self> {
         Some(match v {
             0 => Sampling::Uniform,
@@ -101,6 +104,7 @@ pub enum StepType {
 }
 
 impl StepType {
+    /// The step type of a C ABI value.
     pub fn from_i32(v: i32) -> Option<Self> {
         Some(match v {
             0 => StepType::FrankWolfe,
@@ -115,6 +119,7 @@ impl StepType {
 /// defaults; [`Settings::validate`] is called by the solver.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
+    /// Which optimiser runs.
     pub algorithm: Algorithm,
     /// Regularisation constant of `F(w) = lambda/2 ||w||^2 + R(w)` (mean risk).
     pub lambda: f64,
@@ -187,6 +192,7 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The defaults for `algorithm` at `lambda`.
     pub fn new(algorithm: Algorithm, lambda: f64) -> Self {
         Settings {
             algorithm,
