@@ -15,7 +15,7 @@ use super::sampler::Sampler;
 use super::sparse::BlockVec;
 use super::BcfwStats;
 use crate::error::{Error, Result};
-use crate::oracle::pass::oracle_pass;
+use crate::oracle::pass::{on_oracle_thread, oracle_pass};
 use crate::oracle::sparse::SparseVec;
 use crate::oracle::{Corner, MaxOracle};
 use crate::vocab::{Iteration, Settings, StepType};
@@ -179,26 +179,49 @@ impl BcfwState {
         self.reset_average();
     }
 
-    /// Moves to a new lambda keeping `w_i` and `w`: `alpha_i(y != y_i)` and
-    /// `l_i` scale by `rho = lambda_new / lambda_old`, the ground truth takes
-    /// the rest (the regularisation path's warm start).
+    /// Moves to a new lambda. The dual weights `alpha_i(y != y_i)` and `l_i`
+    /// scale by `c_i` and the ground truth takes the rest. `c_i = rho =
+    /// lambda_new / lambda_old` keeps `w_i` and `w` (the regularisation
+    /// path's warm start); it is feasible while `rho (1 - alpha_i(y_i)) <= 1`,
+    /// always when lambda decreases. When lambda grows past that, `c_i =
+    /// 1 / (1 - alpha_i(y_i))` (the truth's weight becomes 0) is the largest
+    /// feasible scale and `w_i` shrinks by `c_i / rho`: an infeasible `alpha`
+    /// would give a dual value above the optimum, a false certificate.
     pub fn set_lambda(&mut self, lambda: f64) {
         let rho = lambda / self.lambda;
+        let mut shrunk = false;
         for (i, b) in self.blocks.iter_mut().enumerate() {
-            // The block gap moves by (1 - rho)(l_i - lambda <w_i, w>) exactly.
+            let mass = 1.0 - b.truth_alpha;
+            let c = if rho * mass <= 1.0 { rho } else { 1.0 / mass };
+            // The block gap moves by (1 - c)(l_i - lambda <w_i, w>) at a fixed
+            // w: exact when every block keeps its w_i, an estimate otherwise.
             if b.gap_estimate.is_finite() {
                 let u = b.l - self.lambda * b.w.dot_dense(point!(self));
-                b.gap_estimate += (1.0 - rho) * u;
-                self.estimate_sum += (1.0 - rho) * u;
+                b.gap_estimate += (1.0 - c) * u;
+                self.estimate_sum += (1.0 - c) * u;
                 self.sampler.set_gap(i, b.gap_estimate);
             }
-            b.l *= rho;
-            b.truth_alpha = 1.0 - rho * (1.0 - b.truth_alpha);
+            b.l *= c;
             for a in &mut b.atoms {
-                a.alpha *= rho;
+                a.alpha *= c;
+            }
+            if c == rho {
+                b.truth_alpha = 1.0 - rho * mass;
+            } else {
+                b.truth_alpha = 0.0;
+                let f = c / rho;
+                b.w.add_to(f - 1.0, &mut self.v);
+                b.w.scale(f);
+                b.w_norm2 *= f * f;
+                shrunk = true;
             }
         }
-        self.l *= rho;
+        if shrunk {
+            self.l = self.blocks.iter().map(|b| b.l).sum();
+            self.refresh_w();
+        } else {
+            self.l *= rho;
+        }
         self.lambda = lambda;
         self.last_exact_gap = f64::INFINITY;
         self.reset_average();
@@ -286,7 +309,9 @@ impl BcfwState {
         refresh: bool,
     ) -> Result<ExactPass> {
         let context = format!("in the exact gap pass after pass {}", self.passes);
-        let items = pool.install(|| oracle_pass(oracle, point!(self), false, &context))?;
+        let items = on_oracle_thread(oracle.thread_safe(), pool, || {
+            oracle_pass(oracle, point!(self), false, &context)
+        })?;
         if refresh {
             self.oracle_calls += self.n as u64;
         }

@@ -46,6 +46,7 @@ pub(crate) use path::{regularization_path, PathTarget};
 
 use crate::error::{Error, Result};
 use crate::exec::{Context, Method};
+use crate::oracle::pass::{on_oracle_thread, oracle_pass};
 use crate::oracle::MaxOracle;
 use crate::vocab::{Exit, Iteration, Settings};
 
@@ -176,8 +177,8 @@ fn evaluate_average(
     ctx: &mut Context<'_>,
     avg: &[f64],
 ) -> Result<()> {
-    let items = ctx.pool.install(|| {
-        crate::oracle::pass::oracle_pass(oracle, avg, false, "in the pass at the averaged point")
+    let items = on_oracle_thread(oracle.thread_safe(), ctx.pool, || {
+        oracle_pass(oracle, avg, false, "in the pass at the averaged point")
     })?;
     state.oracle_calls += items.len() as u64;
     let risk = items.iter().map(|x| x.hinge).sum::<f64>() / items.len() as f64;

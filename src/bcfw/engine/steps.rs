@@ -362,6 +362,8 @@ impl BcfwState {
         b.w_norm2 = b.w.norm2();
         if self.keep_atoms {
             update_weights(b, kind, gamma, s, a);
+        } else {
+            track_truth(b, gamma, s);
         }
     }
 
@@ -421,6 +423,8 @@ impl BcfwState {
         self.l += gamma * dl;
         if self.keep_atoms {
             update_weights(b, StepKind::FrankWolfe, gamma, s, CornerRef::Truth);
+        } else {
+            track_truth(b, gamma, s);
         }
     }
 }
@@ -430,6 +434,14 @@ static EMPTY: SparseVec = SparseVec {
     idx: Vec::new(),
     val: Vec::new(),
 };
+
+/// A FW step when corners are not kept: only the truth's weight is
+/// tracked, as it bounds how far lambda may grow with `w_i` kept
+/// (`set_lambda`).
+fn track_truth(b: &mut Block, gamma: f64, s: CornerRef) {
+    let to_truth = if s == CornerRef::Truth { gamma } else { 0.0 };
+    b.truth_alpha = (1.0 - gamma) * b.truth_alpha + to_truth;
+}
 
 /// Moves the dual weights of block `b` as the step did.
 fn update_weights(b: &mut Block, kind: StepKind, gamma: f64, s: CornerRef, a: CornerRef) {
