@@ -1,4 +1,4 @@
-//! Block-coordinate Frank-Wolfe for structured SVMs (DESIGN.md section 6):
+//! Block-coordinate Frank-Wolfe for structured SVMs (docs/bcfw.md):
 //! BCFW (Lacoste-Julien et al. 2013) with the improvements of "Minding the
 //! gaps" (Osokin et al. 2016): gap sampling, pairwise and away steps,
 //! gap-based caching, box constraints and the epsilon-approximate
@@ -38,7 +38,6 @@ use std::sync::Arc;
 
 pub use bounds::Bounds;
 pub use path::Breakpoint;
-pub use sparse::BlockVec;
 
 pub(crate) use engine::BcfwState;
 use engine::ExactPass;
@@ -59,7 +58,7 @@ pub struct BcfwStats {
     pub effective_passes: f64,
     /// Max-oracle calls, exact passes included.
     pub oracle_calls: u64,
-    /// Block steps whose corner came from the cache (no oracle call).
+    /// Block steps answered by the cache (no oracle call).
     pub cache_hits: u64,
     /// The dual's loss term `l = sum_i l_i` (the BCFW MATLAB code's `ell`).
     pub ell: f64,
@@ -117,7 +116,7 @@ fn examples(ctx: &Context<'_>) -> Result<Arc<dyn MaxOracle>> {
     ctx.oracles
         .examples
         .clone()
-        .ok_or_else(|| Error::NoOracle("BCFW needs an example max-oracle".into()))
+        .ok_or_else(|| Error::no_oracle("BCFW needs an example max-oracle"))
 }
 
 impl Method for BcfwMethod<'_> {

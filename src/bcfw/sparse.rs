@@ -115,7 +115,8 @@ impl BlockVec {
         }
     }
 
-    /// Calls `f(j, value)` for every stored coordinate.
+    /// Calls `f(j, value)` for every stored coordinate (the tests' view).
+    #[cfg(test)]
     pub fn for_each(&self, mut f: impl FnMut(usize, f64)) {
         match self {
             BlockVec::Sparse(s) => {

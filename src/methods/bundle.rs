@@ -73,7 +73,7 @@ impl Method for BundleMethod {
         let lower = solve_lower(bundle, lambda, &opts, ctx.qp_seconds())
             .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
         if !lower.value.is_finite() {
-            return Err(Error::NonFinite(format!(
+            return Err(Error::non_finite(format!(
                 "the reduced problem's value is {} at iteration {t}",
                 lower.value
             )));

@@ -1,5 +1,5 @@
 //! The reduced problem BMRM, P-BMRM, Prox-BMRM and Prox-P-BMRM solve at
-//! every iteration (DESIGN.md section 4), and the step rule that chooses its
+//! every iteration (docs/bundle-methods.md), and the step rule that chooses its
 //! prox constant:
 //!
 //! ```text

@@ -44,7 +44,7 @@ fn estimate(units: &Units, i: usize, w: &[f64], g: &mut [f64], corner: &mut Corn
                 .partial_risk(i, w, g)
                 .map_err(|e| e.context(format!("(part {i})")))?;
             if let Some((j, v)) = first_non_finite(g) {
-                return Err(Error::NonFinite(format!(
+                return Err(Error::non_finite(format!(
                     "subgradient[{j}] is {v} (part {i})"
                 )));
             }
@@ -224,7 +224,7 @@ impl Method for SgdMethod {
 
     fn step(&mut self, ctx: &mut Context<'_>, t: u64) -> Result<Iteration> {
         let Some(sgd) = self.sgd.as_mut() else {
-            return Err(Error::Internal("SGD stepped before its start".into()));
+            return Err(Error::internal("SGD stepped before its start"));
         };
         let (risk, objective) = sgd.pass(ctx, t)?;
         // Only the pass-end points are kept: the rest is dropped as we go.

@@ -16,9 +16,9 @@ use crate::error::{Error, Result};
 pub struct PassItem {
     /// `H_i(w) = L_i(y^) - <w, psi_i(y^)>`.
     pub hinge: f64,
-    /// `L_i(y^)`.
+    /// `L_i(y^)`, the loss of the answer.
     pub loss: f64,
-    /// The label id of `y^`.
+    /// The answer's label id (`y^`).
     pub label: u64,
     /// `psi_i(y^)`, when the caller asked to keep the corners.
     pub psi: Option<SparseVec>,

@@ -46,7 +46,7 @@ impl Bcfw {
     /// drop the caller's input silently.
     pub(super) fn run(&mut self, core: &mut Core, w: &mut [f64]) -> Result<Info> {
         let Problem::Examples(oracle) = &core.problem else {
-            return Err(Error::NoOracle("BCFW needs an example max-oracle".into()));
+            return Err(Error::no_oracle("BCFW needs an example max-oracle"));
         };
         let mut state = match self.state.take() {
             Some(s) => s,
@@ -65,7 +65,7 @@ impl Bcfw {
                  (projected onto the box): pass w = 0"
             };
             self.state = Some(state);
-            return Err(Error::InvalidArgument(msg.into()));
+            return Err(Error::invalid_argument(msg));
         }
         let result = run_from(core, &mut state, w);
         let info = result.map(|_| core.info);
@@ -124,8 +124,8 @@ impl<'a> BcfwHandle<'a> {
     ) -> Result<Vec<Breakpoint>> {
         let core = &mut *self.core;
         let Problem::Examples(oracle) = core.problem.clone() else {
-            return Err(Error::NoOracle(
-                "the regularisation path needs an example max-oracle".into(),
+            return Err(Error::no_oracle(
+                "the regularisation path needs an example max-oracle",
             ));
         };
         let saved = core.settings.clone();
@@ -176,7 +176,7 @@ impl super::Solver {
     /// The error for box constraints on a solver that does not run BCFW
     /// (the C ABI's status for them).
     pub(crate) fn bounds_unsupported(&self) -> Error {
-        Error::InvalidArgument(format!(
+        Error::invalid_argument(format!(
             "box constraints are supported by BCFW only, not {}",
             self.settings().algorithm.name()
         ))
@@ -186,9 +186,9 @@ impl super::Solver {
     /// BCFW (the C ABI's status for it).
     pub(crate) fn path_unsupported(&self) -> Error {
         if !matches!(self.core.problem, Problem::Examples(_)) {
-            return Error::NoOracle("the regularisation path needs an example max-oracle".into());
+            return Error::no_oracle("the regularisation path needs an example max-oracle");
         }
-        Error::InvalidArgument(format!(
+        Error::invalid_argument(format!(
             "the regularisation path is BCFW's; the solver runs {}",
             self.settings().algorithm.name()
         ))

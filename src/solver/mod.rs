@@ -62,13 +62,11 @@ impl Solver {
         settings.validate()?;
         let dim = problem.dim();
         if dim == 0 {
-            return Err(Error::InvalidArgument(
-                "the problem's dimension is 0".into(),
-            ));
+            return Err(Error::invalid_argument("the problem's dimension is 0"));
         }
         let algorithm = settings.algorithm;
         if algorithm == Algorithm::Bcfw && !matches!(problem, Problem::Examples(_)) {
-            return Err(Error::NoOracle(format!(
+            return Err(Error::no_oracle(format!(
                 "BCFW needs an example max-oracle, but the problem has {}",
                 problem.level_name()
             )));
@@ -76,7 +74,7 @@ impl Solver {
         let num_parts = if algorithm.is_partitioned() {
             match &problem {
                 Problem::Risk(_) => {
-                    return Err(Error::NoOracle(format!(
+                    return Err(Error::no_oracle(format!(
                         "{} needs a partitioned risk or a max-oracle, but the problem has {}",
                         algorithm.name(),
                         problem.level_name()
@@ -93,9 +91,7 @@ impl Solver {
         };
         if let Problem::Examples(o) = &problem {
             if o.num_examples() == 0 {
-                return Err(Error::InvalidArgument(
-                    "the max-oracle has 0 examples".into(),
-                ));
+                return Err(Error::invalid_argument("the max-oracle has 0 examples"));
             }
         }
         let parts = problem.parts(num_parts)?;
@@ -122,7 +118,7 @@ impl Solver {
         settings.validate()?;
         let algorithm = settings.algorithm;
         if algorithm == Algorithm::Sgd || settings.sgd_passes > 0 || algorithm == Algorithm::Bcfw {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "{} is not available over distributed parts (set sgd_passes = 0 and use a \
                  bundle method)",
                 if algorithm == Algorithm::Bcfw {
@@ -133,7 +129,7 @@ impl Solver {
             )));
         }
         if parts.dim() == 0 || parts.num_parts() == 0 {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "the distributed risk has dimension {} and {} parts",
                 parts.dim(),
                 parts.num_parts()
@@ -157,7 +153,7 @@ impl Solver {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(settings.num_threads)
             .build()
-            .map_err(|e| Error::Internal(format!("cannot build the thread pool: {e}")))?;
+            .map_err(|e| Error::internal(format!("cannot build the thread pool: {e}")))?;
         let kept = if settings.algorithm == Algorithm::Bcfw {
             Kept::Bcfw(Box::default())
         } else {
@@ -179,11 +175,11 @@ impl Solver {
         })
     }
 
-    /// The length of `w`.
+    /// The dimension of `w`.
     pub fn dim(&self) -> usize {
         self.core.problem.dim()
     }
-    /// The settings of the next run.
+    /// The settings the solver runs with.
     pub fn settings(&self) -> &Settings {
         &self.core.settings
     }
@@ -259,14 +255,14 @@ impl Solver {
     /// seen — also when the run fails, when it holds the last valid iterate.
     pub fn run(&mut self, w: &mut [f64]) -> Result<Info> {
         if w.len() != self.dim() {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "w has length {} but the problem's dimension is {}",
                 w.len(),
                 self.dim()
             )));
         }
         if let Some((j, v)) = crate::linalg::first_non_finite(w) {
-            return Err(Error::NonFinite(format!("the start w[{j}] is {v}")));
+            return Err(Error::non_finite(format!("the start w[{j}] is {v}")));
         }
         let pool = self.core.pool.clone();
         if self.core.problem.thread_safe() {

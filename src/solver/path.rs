@@ -9,11 +9,11 @@ use crate::oracle::Problem;
 /// The solution at one lambda of a path.
 #[derive(Debug, Clone)]
 pub struct PathPoint {
-    /// The lambda of this point.
+    /// The lambda.
     pub lambda: f64,
-    /// The solution at this lambda.
+    /// The solution at it.
     pub w: Vec<f64>,
-    /// The summary of its run.
+    /// The summary of its solve.
     pub info: Info,
 }
 

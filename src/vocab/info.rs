@@ -6,14 +6,15 @@
 pub enum Exit {
     /// No run has ended (or the run failed).
     #[default]
+    /// No run yet, or the last run failed.
     NotRun = 0,
     /// `primal - lower_bound <= tol_rel * |primal|`.
     ConvergedRel = 1,
     /// `primal - lower_bound <= tol_abs`.
     ConvergedAbs = 2,
-    /// `max_iterations` (or BCFW's `num_passes`, SGD's passes) reached.
+    /// `max_iterations` was reached.
     MaxIterations = 3,
-    /// `time_limit_seconds` reached.
+    /// `time_limit_seconds` was reached.
     TimeLimit = 4,
     /// The progress observer asked to stop.
     StoppedByUser = 5,
@@ -22,9 +23,9 @@ pub enum Exit {
 /// The state of a solve, as reported at the end and to the progress observer.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Info {
-    /// How the run ended.
+    /// How the solve ended.
     pub exit: Exit,
-    /// Iterations made (BCFW: passes).
+    /// Iterations done (BCFW: passes).
     pub iterations: u64,
     /// Oracle evaluations of the whole risk (one per iteration for bundle
     /// methods, in units of passes over all parts).
@@ -37,22 +38,22 @@ pub struct Info {
     pub gap: f64,
     /// `R(w)` at the returned `w`.
     pub risk: f64,
-    /// Planes in the model (BCFW: kept corners).
+    /// Cutting planes in the model.
     pub num_planes: u64,
     /// Planes with a positive dual weight.
     pub active_planes: u64,
     /// Wall time of the run.
     pub elapsed_seconds: f64,
-    /// Wall time inside the oracle.
+    /// Of which in the oracle (wall time of the evaluations).
     pub oracle_seconds: f64,
-    /// Wall time inside the QP solver.
+    /// Of which in the inner QP solves.
     pub qp_seconds: f64,
 }
 
 /// One row of the per-iteration history.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Iteration {
-    /// The iteration's number, from 1.
+    /// The iteration, from 1.
     pub iteration: u64,
     /// Best `F(w)` so far.
     pub primal: f64,
@@ -62,7 +63,7 @@ pub struct Iteration {
     pub risk: f64,
     /// `F` at this iteration's point (not the best).
     pub objective: f64,
-    /// Planes in the model after this iteration.
+    /// Cutting planes in the model.
     pub num_planes: u64,
     /// Planes with a positive dual weight.
     pub active_planes: u64,
@@ -70,13 +71,13 @@ pub struct Iteration {
     pub alpha: f64,
     /// `||w_t - w_{t-1}||`.
     pub step_norm: f64,
-    /// Wall time so far.
+    /// Wall time since the run started.
     pub elapsed_seconds: f64,
-    /// Wall time inside the oracle so far.
+    /// Of which in the oracle.
     pub oracle_seconds: f64,
-    /// Wall time inside the QP solver so far.
+    /// Of which in the inner QP solves.
     pub qp_seconds: f64,
-    /// User-callback calls so far.
+    /// Oracle calls so far.
     pub oracle_calls: u64,
     /// BCFW: oracle calls / number of examples (the papers' effective passes).
     pub effective_passes: f64,

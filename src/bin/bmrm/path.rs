@@ -228,8 +228,8 @@ pub fn run(a: PathArgs) -> Result<(), String> {
         // `bcfw_path` is set for the BCFW algorithm only, so the handle exists.
         let result = match solver.bcfw_mut() {
             Some(mut bcfw) => bcfw.path(a.eps, a.lambda_min, a.max_breakpoints),
-            None => Err(bmrm::Error::InvalidArgument(
-                "the BCFW path needs --algorithm bcfw".into(),
+            None => Err(bmrm::Error::invalid_argument(
+                "the BCFW path needs --algorithm bcfw",
             )),
         };
         progress.finish(None);
