@@ -745,7 +745,7 @@ fn child(scenario: &str) {
                         stats.bytes_received
                     ),
                 );
-                let p1 = one.bcfw_path(0.05, 1e-3, 4).unwrap();
+                let p1 = one.bcfw_mut().unwrap().path(0.05, 1e-3, 4).unwrap();
                 let same_path = path.len() == p1.len()
                     && path.iter().zip(&p1).all(|(a, b)| {
                         a.lambda.to_bits() == b.lambda.to_bits()

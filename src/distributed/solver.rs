@@ -13,10 +13,12 @@ use rayon::prelude::*;
 
 use super::transport::{self as t, Message};
 use super::{num_parts_for, ExampleRange, Layout, Options, Shard};
-use crate::bcfw::{local_pass, on_oracle_thread, Breakpoint, PassItem, SparseVec};
+use crate::bcfw::Breakpoint;
 use crate::error::{Error, Result};
 use crate::linalg::first_non_finite;
+use crate::oracle::pass::{local_pass, on_oracle_thread};
 use crate::oracle::{Corner, ExampleParts, MaxOracle, PartValues, PartitionedRisk, Problem};
+use crate::oracle::{PassItem, SparseVec};
 use crate::solver::{Algorithm, Info, Iteration, Settings, Solver};
 
 /// Figures of the communication, kept by each rank over the solver's life.
@@ -731,10 +733,17 @@ impl DistributedSolver {
         match role {
             Role::Root(root) => {
                 let result = drive(comm, options, pool, root, stats, move |s| {
-                    s.bcfw_path(eps, lambda_min, max_breakpoints)
+                    let unsupported = s.path_unsupported();
+                    s.bcfw_mut()
+                        .ok_or(unsupported)?
+                        .path(eps, lambda_min, max_breakpoints)
                 });
                 let info = *root.solver.info();
-                let w = root.solver.bcfw_iterate().map(<[f64]>::to_vec);
+                let w = root
+                    .solver
+                    .bcfw()
+                    .and_then(crate::solver::Bcfw::iterate)
+                    .map(<[f64]>::to_vec);
                 end_run(
                     comm,
                     *dim,
@@ -755,7 +764,7 @@ impl DistributedSolver {
     /// BCFW's figures (rank 0, once BCFW has run; `None` on the other ranks).
     pub fn bcfw_stats(&self) -> Option<crate::bcfw::BcfwStats> {
         match &self.role {
-            Role::Root(r) => r.solver.bcfw_stats(),
+            Role::Root(r) => r.solver.bcfw().and_then(crate::solver::Bcfw::stats),
             Role::Worker(_) => None,
         }
     }
@@ -764,7 +773,13 @@ impl DistributedSolver {
     /// only rank 0's are used).
     pub fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
         match &mut self.role {
-            Role::Root(r) => r.solver.set_bounds(lower, upper),
+            Role::Root(r) => {
+                let unsupported = r.solver.bounds_unsupported();
+                r.solver
+                    .bcfw_mut()
+                    .ok_or(unsupported)?
+                    .set_bounds(lower, upper)
+            }
             Role::Worker(_) => Ok(()),
         }
     }

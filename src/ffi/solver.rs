@@ -68,14 +68,17 @@ impl Engine {
     }
     pub(super) fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
         match self {
-            Engine::Local(s) => s.set_bounds(lower, upper),
+            Engine::Local(s) => {
+                let unsupported = s.bounds_unsupported();
+                s.bcfw_mut().ok_or(unsupported)?.set_bounds(lower, upper)
+            }
             #[cfg(feature = "mpi")]
             Engine::Mpi(s) => s.set_bounds(lower, upper),
         }
     }
     pub(super) fn bcfw_stats(&self) -> Option<crate::bcfw::BcfwStats> {
         match self {
-            Engine::Local(s) => s.bcfw_stats(),
+            Engine::Local(s) => s.bcfw().and_then(crate::solver::Bcfw::stats),
             #[cfg(feature = "mpi")]
             Engine::Mpi(s) => s.bcfw_stats(),
         }
@@ -87,7 +90,12 @@ impl Engine {
         max_breakpoints: usize,
     ) -> Result<Vec<crate::bcfw::Breakpoint>> {
         match self {
-            Engine::Local(s) => s.bcfw_path(eps, lambda_min, max_breakpoints),
+            Engine::Local(s) => {
+                let unsupported = s.path_unsupported();
+                s.bcfw_mut()
+                    .ok_or(unsupported)?
+                    .path(eps, lambda_min, max_breakpoints)
+            }
             #[cfg(feature = "mpi")]
             Engine::Mpi(s) => s.bcfw_path(eps, lambda_min, max_breakpoints),
         }
