@@ -50,6 +50,38 @@ impl Error {
 }
 
 impl Error {
+    /// The error of a status code and a message: the inverse of
+    /// [`Error::status_code`] and [`Error::message`] (an unknown code is
+    /// `Internal`), for errors that cross a process boundary (MPI).
+    pub fn from_status(code: i32, message: String) -> Self {
+        match code {
+            1 => Error::NullArgument(message),
+            2 => Error::InvalidArgument(message),
+            3 => Error::DimensionMismatch(message),
+            4 => Error::NoOracle(message),
+            5 => Error::OracleFailed(message),
+            6 => Error::NonFinite(message),
+            7 => Error::OutOfMemory(message),
+            _ => Error::Internal(message),
+        }
+    }
+
+    /// The message, without the kind's prefix that `Display` adds.
+    pub fn message(&self) -> &str {
+        match self {
+            Error::NullArgument(m)
+            | Error::InvalidArgument(m)
+            | Error::DimensionMismatch(m)
+            | Error::NoOracle(m)
+            | Error::OracleFailed(m)
+            | Error::NonFinite(m)
+            | Error::OutOfMemory(m)
+            | Error::Internal(m) => m,
+        }
+    }
+}
+
+impl Error {
     /// A failed oracle call with the given message (what a user's oracle returns).
     pub fn oracle(msg: impl Into<String>) -> Self {
         Error::OracleFailed(msg.into())

@@ -41,7 +41,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bmrm::distributed::{DistributedSolver, ExampleRange, Layout, Options, Shard};
+use bmrm::distributed::{join, join_whole, ExampleRange, Layout, Options, Shard};
 use bmrm::models::{synthetic, Multiclass};
 use bmrm::oracle::{Corner, ExampleParts, MaxOracle, PartitionedRisk};
 use bmrm::{Algorithm, Error, Info, Problem, Settings, Solver};
@@ -559,13 +559,15 @@ fn child(scenario: &str) {
                 let layout = Layout::for_settings(&s, m, size).unwrap();
                 let mine = layout.examples_of(rank as usize);
                 let shard = Shard::from_max_oracle(ExampleRange::new(full.clone(), mine).unwrap());
-                let mut d =
-                    DistributedSolver::new(&world, shard, s.clone(), Options::default()).unwrap();
+                let mut d = join(&world, Ok(shard), s.clone(), Options::default()).unwrap();
                 let mut w = vec![0.0; full.dim()];
                 let info = d.run(&mut w).unwrap();
                 end_line(rank, name, &w, &info);
-                // Warm start at a smaller lambda, planes kept.
-                d.set_lambda(3e-3).unwrap();
+                // Warm start at a smaller lambda, planes kept: rank 0's
+                // ordinary solver.
+                if let Some(solver) = d.solver_mut() {
+                    solver.set_lambda(3e-3).unwrap();
+                }
                 let info2 = d.run(&mut w).unwrap();
                 end_line(rank, &format!("{name}_warm"), &w, &info2);
                 let stats = d.stats();
@@ -653,8 +655,7 @@ fn child(scenario: &str) {
                 range: first[r]..first[r + 1],
             });
             let s = settings(Algorithm::PBmrm, 0);
-            let mut d =
-                DistributedSolver::new(&world, shard, s.clone(), Options::default()).unwrap();
+            let mut d = join(&world, Ok(shard), s.clone(), Options::default()).unwrap();
             let mut w = vec![0.0; full.dim()];
             let info = d.run(&mut w).unwrap();
             end_line(rank, "parts", &w, &info);
@@ -673,9 +674,9 @@ fn child(scenario: &str) {
             }
             // The same from a partitioned risk every rank has whole.
             let s = settings(Algorithm::PBmrm, 0);
-            let mut d = DistributedSolver::from_problem(
+            let mut d = join_whole(
                 &world,
-                Problem::Partitioned(all.clone()),
+                &Problem::Partitioned(all.clone()),
                 s.clone(),
                 Options::default(),
             )
@@ -698,7 +699,7 @@ fn child(scenario: &str) {
             let s = settings(Algorithm::PBmrm, 7);
             let wrong = (rank as usize * 200)..(rank as usize * 200 + 200);
             let shard = Shard::from_max_oracle(ExampleRange::new(full.clone(), wrong).unwrap());
-            let e = DistributedSolver::new(&world, shard, s, Options::default()).err();
+            let e = join(&world, Ok(shard), s, Options::default()).err();
             let ok = matches!(&e, Some(Error::InvalidArgument(m)) if m.contains("rank 0 holds 200 examples"));
             report(rank, "bad_layout", ok, format!("{e:?}"));
             println!("LAYOUT {rank} {ok}");
@@ -711,10 +712,10 @@ fn child(scenario: &str) {
             s.num_threads = 1;
             s.gap_check = 2;
             s.max_iterations = 200;
-            // Every rank has the whole problem; from_problem keeps its share.
-            let mut d = DistributedSolver::from_problem(
+            // Every rank has the whole problem; join_whole keeps its share.
+            let mut d = join_whole(
                 &world,
-                Problem::Examples(full.clone()),
+                &Problem::Examples(full.clone()),
                 s.clone(),
                 Options::default(),
             )
@@ -787,8 +788,7 @@ fn child(scenario: &str) {
                 reply_timeout: Some(Duration::from_secs(2)),
                 command_timeout: None,
             };
-            let mut d =
-                DistributedSolver::new(&world, Shard::from_max_oracle(oracle), s, options).unwrap();
+            let mut d = join(&world, Ok(Shard::from_max_oracle(oracle)), s, options).unwrap();
             let mut w = vec![0.0; full.dim()];
             match d.run(&mut w) {
                 Ok(info) => println!("OK {rank} {} iterations", info.iterations),

@@ -7,15 +7,62 @@ use mpi::ffi::MPI_Comm;
 use mpi::raw::FromRaw;
 use mpi::topology::SimpleCommunicator;
 
-use crate::distributed::{DistributedSolver, Layout, Options, Shard};
+use crate::bcfw::Breakpoint;
+use crate::distributed::{self, Layout, Node, Options, Shard};
 use crate::error::{Error, Result};
 use crate::oracle::Problem;
+use crate::solver::{Info, Solver};
 
 use super::boundary::{non_null, status};
 use super::callbacks::observer;
 use super::problem::bmrm_problem;
-use super::solver::{bmrm_solver, Engine};
+use super::solver::{bmrm_solver, Held};
 use super::types::{bmrm_settings, bmrm_status};
+
+/// Rank 0's solver of a node (`None` on the other ranks).
+pub(super) fn root_solver(node: &Node) -> Option<&Solver> {
+    node.solver()
+}
+
+/// Rank 0's solver of a node, to change it.
+pub(super) fn root_solver_mut(node: &mut Node) -> Option<&mut Solver> {
+    node.solver_mut()
+}
+
+/// The summary of the last collective call: rank 0's, on every rank.
+pub(super) fn info(node: &Node) -> Info {
+    match node {
+        Node::Root(solver, _) => *solver.info(),
+        Node::Worker(worker) => *worker.info(),
+    }
+}
+
+/// `set_lambda` on every rank: rank 0's solver keeps its planes, the other
+/// ranks check the value as rank 0 does.
+pub(super) fn set_lambda(node: &mut Node, lambda: f64) -> Result<()> {
+    match node {
+        Node::Root(solver, _) => solver.set_lambda(lambda),
+        Node::Worker(worker) => worker.set_lambda(lambda),
+    }
+}
+
+/// The problem's dimension on this rank.
+pub(super) fn dim(node: &Node) -> usize {
+    match node {
+        Node::Root(solver, _) => solver.dim(),
+        Node::Worker(worker) => worker.dim(),
+    }
+}
+
+/// BCFW's path as a collective call.
+pub(super) fn bcfw_path(
+    node: &mut Node,
+    eps: f64,
+    lambda_min: f64,
+    max_breakpoints: usize,
+) -> Result<Vec<Breakpoint>> {
+    node.bcfw_path(eps, lambda_min, max_breakpoints)
+}
 
 /// The communicator of a Fortran handle, as a duplicate this library owns
 /// (freed when the solver is freed).
@@ -154,11 +201,11 @@ pub unsafe extern "C" fn bmrm_solver_new_mpi(
                 crate::solver::Settings::new(crate::Algorithm::Bmrm, 1.0),
             ),
         };
-        let mut solver = DistributedSolver::with_shard(&comm, shard, settings, options)?;
-        if let Some((f, user)) = progress {
+        let mut node = distributed::join(&comm, shard, settings, options)?;
+        if let (Some((f, user)), Some(solver)) = (progress, node.solver_mut()) {
             solver.set_observer(observer(f, user));
         }
-        let handle = bmrm_solver::boxed(solver.dim(), Engine::Mpi(Box::new(solver)));
+        let handle = bmrm_solver::boxed(dim(&node), Held::Mpi(node));
         // SAFETY: `out` is not NULL (checked in the set-up, which failed
         // otherwise) and valid for writing by the contract.
         unsafe { out.write(Box::into_raw(handle)) };
