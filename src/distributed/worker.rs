@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::wire::{self as t, Message};
 use super::{guarded, Options, Shard, Stats};
-use crate::bcfw::{local_pass, PassItem};
+use crate::bcfw::{local_pass, on_oracle_thread, PassItem};
 use crate::error::{Error, Result};
 use crate::oracle::adapters::block_bounds;
 use crate::oracle::{ExampleParts, MaxOracle, PartValues, PartitionedRisk};
@@ -20,7 +20,8 @@ use crate::solver::{Info, Settings};
 /// What one rank evaluates: its parts of the whole risk and, for shards of
 /// examples, its examples for BCFW's passes. Each value is computed by the
 /// code a single process runs for the same part or example, so it is the
-/// same bits.
+/// same bits. A thread-safe oracle is called on the share's threads, one
+/// that is not only on the thread that joined.
 pub(super) struct Share {
     parts: Arc<dyn PartitionedRisk>,
     /// The global number of `parts`' part 0.
@@ -56,7 +57,9 @@ impl Share {
         let local = self.parts.as_ref();
         let first = self.first_part;
         guarded("the oracle", || {
-            self.pool.install(|| eval_local(local, w, first))
+            on_oracle_thread(local.thread_safe(), &self.pool, || {
+                eval_local(local, w, first)
+            })
         })
     }
 
@@ -66,8 +69,9 @@ impl Share {
             Error::NoOracle("a pass over examples needs max-oracle shards".into())
         })?;
         guarded("the oracle", || {
-            self.pool
-                .install(|| local_pass(oracle.as_ref(), *offset, w, keep_psi))
+            on_oracle_thread(oracle.thread_safe(), &self.pool, || {
+                local_pass(oracle.as_ref(), *offset, w, keep_psi)
+            })
         })
     }
 }
