@@ -12,7 +12,9 @@
 //!   bit-identical `w`, iterations and figures to the single-process run
 //!   with the same parts, on every rank, also on a warm start after
 //!   `set_lambda`; distributed BMRM agrees with single-process BMRM over the
-//!   max-oracle (one block) in iterations and to 1e-9 in `w`;
+//!   max-oracle (one block) in iterations and to 1e-9 in `w`; rank 0's
+//!   solver run from another thread than the one that joined is refused
+//!   (MPI stays on that thread) with the same error on every rank;
 //! - `bcfw`: BCFW with rank 0 holding every example (its block steps) and
 //!   the exact gap passes and the regularisation path's lambda_max passes
 //!   spread over the 3 ranks gives the single-process `w`, passes and path
@@ -41,7 +43,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bmrm::distributed::{join, join_whole, ExampleRange, Layout, Options, Shard};
+use bmrm::distributed::{join, join_whole, ExampleRange, Layout, Node, Options, Shard};
 use bmrm::models::{synthetic, Multiclass};
 use bmrm::oracle::{Corner, ExampleParts, MaxOracle, PartitionedRisk};
 use bmrm::{Algorithm, Error, Info, Problem, Settings, Solver};
@@ -703,6 +705,27 @@ fn child(scenario: &str) {
             let ok = matches!(&e, Some(Error::InvalidArgument(m)) if m.contains("rank 0 holds 200 examples"));
             report(rank, "bad_layout", ok, format!("{e:?}"));
             println!("LAYOUT {rank} {ok}");
+            // Rank 0's solver run from a thread other than the one that
+            // joined cannot reach MPI: its oracle refuses (no MPI call from
+            // that thread), and the coordinator ends the call on every rank
+            // with that error.
+            let all = Problem::Partitioned(Arc::new(ExampleParts::new(full.clone(), 6)));
+            let s = settings(Algorithm::PBmrm, 0);
+            let mut w = vec![0.0; full.dim()];
+            let e = match join_whole(&world, &all, s, Options::default()).unwrap() {
+                Node::Root(mut solver, coordinator) => {
+                    let got = std::thread::scope(|t| t.spawn(|| solver.run(&mut w)).join());
+                    let got = got.expect("no panic");
+                    let e = got.as_ref().err().cloned();
+                    coordinator.finish(got.as_ref().map(|_| ()), solver.info(), &w);
+                    e
+                }
+                Node::Worker(mut worker) => worker.serve(&mut w).err(),
+            };
+            let ok =
+                matches!(&e, Some(Error::Internal(m)) if m.contains("from a thread other than"));
+            report(rank, "other_thread", ok, format!("{e:?}"));
+            println!("END {rank} other_thread {e:?}");
         }
         "bcfw" => {
             // Rank 0 holds every example (block steps), the others their share

@@ -23,6 +23,11 @@
 //! }; // the same w and info on every rank
 //! ```
 //!
+//! ([`Node::run`] does the same.) Between calls rank 0's solver is used as
+//! usual: `set_lambda` keeps its planes for a warm start, `history`,
+//! `bcfw_stats` report; only the calls that evaluate the risk are
+//! collective ([`Node::run`], [`Node::bcfw_path`]).
+//!
 //! Each time the solver evaluates the risk (through
 //! [`crate::oracle::PartitionedRisk::eval_all`]), rank 0 sends `w` to every
 //! rank, each rank evaluates its own parts (in parallel over its threads,

@@ -54,8 +54,9 @@ pub struct Trained {
     pub parts: usize,
     /// The dimension of `w`.
     pub dim: usize,
-    /// This rank's examples and communication figures.
+    /// This rank's examples.
     pub local_examples: std::ops::Range<usize>,
+    /// This rank's communication figures.
     pub stats: Stats,
     /// Seconds this rank took to read its data and build its oracle.
     pub load_seconds: f64,
