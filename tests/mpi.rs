@@ -717,7 +717,9 @@ fn child(scenario: &str) {
                     let got = std::thread::scope(|t| t.spawn(|| solver.run(&mut w)).join());
                     let got = got.expect("no panic");
                     let e = got.as_ref().err().cloned();
-                    coordinator.finish(got.as_ref().map(|_| ()), solver.info(), &w);
+                    coordinator
+                        .finish(got.as_ref().map(|_| ()), solver.info(), &w)
+                        .unwrap();
                     e
                 }
                 Node::Worker(mut worker) => worker.serve(&mut w).err(),

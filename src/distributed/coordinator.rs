@@ -208,7 +208,8 @@ impl Coordinator {
         Ok((solver?, Coordinator { remote }))
     }
 
-    /// This rank's communication figures.
+    /// This rank's communication figures (all zero when asked from a thread
+    /// other than the one that joined, which cannot see them).
     pub fn stats(&self) -> Stats {
         self.remote.with(|h| Ok(h.stats)).unwrap_or_default()
     }
@@ -226,7 +227,7 @@ impl Coordinator {
     /// every rank returns the same.
     pub fn run(&self, solver: &mut Solver, w: &mut [f64]) -> Result<Info> {
         let result = guarded("the solver", || solver.run(w));
-        self.finish(result.as_ref().map(|_| ()), solver.info(), w);
+        self.finish(result.as_ref().map(|_| ()), solver.info(), w)?;
         result
     }
 
@@ -244,7 +245,7 @@ impl Coordinator {
             solver.bcfw_path(eps, lambda_min, max_breakpoints)
         });
         let w = solver.bcfw_iterate().unwrap_or(&[]);
-        self.finish(result.as_ref().map(|_| ()), solver.info(), w);
+        self.finish(result.as_ref().map(|_| ()), solver.info(), w)?;
         result
     }
 
@@ -252,12 +253,18 @@ impl Coordinator {
     /// that still answers: their [`super::Worker::serve`] returns `outcome`
     /// (`Ok(info)` or the same error) and writes `w` (when it has the
     /// problem's length) into their point.
-    pub fn finish(&self, outcome: std::result::Result<(), &Error>, info: &Info, w: &[f64]) {
-        let sent = self.remote.with(|hub| {
+    /// Fails only when called from a thread other than the one that joined
+    /// (then nothing was sent).
+    pub fn finish(
+        &self,
+        outcome: std::result::Result<(), &Error>,
+        info: &Info,
+        w: &[f64],
+    ) -> Result<()> {
+        self.remote.with(|hub| {
             hub.finish(outcome, info, w);
             Ok(())
-        });
-        debug_assert!(sent.is_ok(), "finish called from another thread");
+        })
     }
 }
 
