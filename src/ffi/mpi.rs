@@ -7,27 +7,16 @@ use mpi::ffi::MPI_Comm;
 use mpi::raw::FromRaw;
 use mpi::topology::SimpleCommunicator;
 
-use crate::bcfw::Breakpoint;
 use crate::distributed::{self, Layout, Node, Options, Shard};
 use crate::error::{Error, Result};
 use crate::oracle::Problem;
-use crate::solver::{Info, Solver};
+use crate::solver::Info;
 
 use super::boundary::{non_null, status};
 use super::callbacks::observer;
 use super::problem::bmrm_problem;
 use super::solver::{bmrm_solver, Held};
 use super::types::{bmrm_settings, bmrm_status};
-
-/// Rank 0's solver of a node (`None` on the other ranks).
-pub(super) fn root_solver(node: &Node) -> Option<&Solver> {
-    node.solver()
-}
-
-/// Rank 0's solver of a node, to change it.
-pub(super) fn root_solver_mut(node: &mut Node) -> Option<&mut Solver> {
-    node.solver_mut()
-}
 
 /// The summary of the last collective call: rank 0's, on every rank.
 pub(super) fn info(node: &Node) -> Info {
@@ -52,16 +41,6 @@ pub(super) fn dim(node: &Node) -> usize {
         Node::Root(solver, _) => solver.dim(),
         Node::Worker(worker) => worker.dim(),
     }
-}
-
-/// BCFW's path as a collective call.
-pub(super) fn bcfw_path(
-    node: &mut Node,
-    eps: f64,
-    lambda_min: f64,
-    max_breakpoints: usize,
-) -> Result<Vec<Breakpoint>> {
-    node.bcfw_path(eps, lambda_min, max_breakpoints)
 }
 
 /// The communicator of a Fortran handle, as a duplicate this library owns

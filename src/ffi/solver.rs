@@ -39,14 +39,14 @@ impl Held {
         match self {
             Held::Local(s) => Some(s),
             #[cfg(feature = "mpi")]
-            Held::Mpi(node) => super::mpi::root_solver(node),
+            Held::Mpi(node) => node.solver(),
         }
     }
     fn solver_mut(&mut self) -> Option<&mut Solver> {
         match self {
             Held::Local(s) => Some(s),
             #[cfg(feature = "mpi")]
-            Held::Mpi(node) => super::mpi::root_solver_mut(node),
+            Held::Mpi(node) => node.solver_mut(),
         }
     }
     /// A run (collective over MPI).
@@ -83,7 +83,7 @@ impl Held {
         match self {
             Held::Local(s) => s.bcfw_path(eps, lambda_min, max_breakpoints),
             #[cfg(feature = "mpi")]
-            Held::Mpi(node) => super::mpi::bcfw_path(node, eps, lambda_min, max_breakpoints),
+            Held::Mpi(node) => node.bcfw_path(eps, lambda_min, max_breakpoints),
         }
     }
 
