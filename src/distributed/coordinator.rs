@@ -166,11 +166,10 @@ impl Coordinator {
             )));
         }
         let size = comm.size() as usize;
-        let bcfw = settings.algorithm == Algorithm::Bcfw;
         let prepared = verdict.and_then(|()| {
             let (shard, pool) = (shard?, pool?);
             let plan = Plan::new(&shard, &settings, size, &reports)?;
-            let share = own_share(&shard, &plan, pool, bcfw)?;
+            let share = own_share(&shard, &plan, pool)?;
             Ok((shard, plan, share))
         });
         let (shard, plan, share) = match prepared {
@@ -269,17 +268,15 @@ impl Coordinator {
 }
 
 /// Rank 0's own share of the evaluations: its parts, and for shards of
-/// examples its examples of a pass (for BCFW, whose rank 0 holds every
-/// example for the block steps, the front block of the plan).
-fn own_share(shard: &Shard, plan: &Plan, pool: rayon::ThreadPool, bcfw: bool) -> Result<Share> {
+/// examples its examples of the plan (all of its examples, except for BCFW,
+/// whose rank 0 holds every example for the block steps and evaluates the
+/// front block of a pass).
+fn own_share(shard: &Shard, plan: &Plan, pool: rayon::ThreadPool) -> Result<Share> {
     Ok(match shard {
         Shard::Parts(r) => Share::new(r.clone(), 0, None, pool),
         Shard::Examples(o) => {
-            let front: Arc<dyn MaxOracle> = if bcfw {
-                Arc::new(ExampleRange::new(o.clone(), plan.examples_of(0))?)
-            } else {
-                o.clone()
-            };
+            let front: Arc<dyn MaxOracle> =
+                Arc::new(ExampleRange::new(o.clone(), plan.examples_of(0))?);
             let parts = ExampleParts::shard(
                 front.clone(),
                 plan.num_examples(),
@@ -304,6 +301,7 @@ fn solver_over(shard: Shard, remote: &Remote, settings: Settings) -> Result<Solv
             Problem::from_max_oracle(DistributedOracle { full, remote }),
             settings,
         ),
+        // As for one process: BCFW without a max-oracle has no oracle.
         Shard::Parts(_) if settings.algorithm == Algorithm::Bcfw => Err(Error::NoOracle(
             "distributed BCFW needs max-oracle shards (Shard::Examples)".into(),
         )),
