@@ -1056,7 +1056,9 @@ enum bmrm_status bmrm_problem_dim(const struct bmrm_problem *p, size_t *out);
  * with the same status naming that rank: it cannot take part in MPI any
  * more, so end the job (exit with a non-zero status without MPI_Finalize,
  * or MPI_Abort). MPI must be initialised; MPI is called only from the
- * thread that calls these functions. Free the solver before MPI_Finalize.
+ * thread that calls these functions: use the solver on the thread that made
+ * it (a call from another thread fails with BMRM_ERROR_INVALID_ARGUMENT
+ * and makes no MPI call) and free it there, before MPI_Finalize.
  * Errors: those of `bmrm_solver_new`, BMRM_ERROR_NO_ORACLE for a full risk,
  * BMRM_ERROR_INVALID_ARGUMENT when the ranks' shards do not fit together
  * (the message names the rank and the examples it should hold).

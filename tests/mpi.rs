@@ -724,8 +724,7 @@ fn child(scenario: &str) {
                 }
                 Node::Worker(mut worker) => worker.serve(&mut w).err(),
             };
-            let ok =
-                matches!(&e, Some(Error::Internal(m)) if m.contains("from a thread other than"));
+            let ok = matches!(&e, Some(Error::InvalidArgument(m)) if m.contains("from a thread other than"));
             report(rank, "other_thread", ok, format!("{e:?}"));
             println!("END {rank} other_thread {e:?}");
         }

@@ -48,7 +48,7 @@ struct Remote(SendWrapper<Rc<RefCell<Hub>>>);
 impl Remote {
     fn with<T>(&self, f: impl FnOnce(&mut Hub) -> Result<T>) -> Result<T> {
         if !self.0.valid() {
-            return Err(Error::Internal(
+            return Err(Error::InvalidArgument(
                 "the distributed oracle was called from a thread other than the one that \
                  joined the communicator (MPI is called only from that thread)"
                     .into(),

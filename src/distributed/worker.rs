@@ -4,6 +4,7 @@
 
 use std::ops::Range;
 use std::sync::Arc;
+use std::thread::ThreadId;
 use std::time::Instant;
 
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -109,6 +110,8 @@ fn eval_local(local: &dyn PartitionedRisk, w: &[f64], first: usize) -> Result<Pa
 /// is finalised.
 pub struct Worker {
     comm: SimpleCommunicator,
+    /// The thread that joined: the only one that calls MPI.
+    owner: ThreadId,
     options: Options,
     share: Share,
     total_parts: usize,
@@ -170,6 +173,7 @@ impl Worker {
         };
         Ok(Worker {
             comm,
+            owner: std::thread::current().id(),
             options,
             share,
             total_parts: p,
@@ -220,6 +224,13 @@ impl Worker {
     /// ends the call. Then `w` holds rank 0's point (when it has the
     /// problem's length), and the result is rank 0's summary or error.
     pub fn serve(&mut self, w: &mut [f64]) -> Result<Info> {
+        if std::thread::current().id() != self.owner {
+            return Err(Error::InvalidArgument(
+                "a worker was asked to serve on a thread other than the one that joined the \
+                 communicator (MPI is called only from that thread)"
+                    .into(),
+            ));
+        }
         let result = self.serve_call(w);
         if let Ok(info) = &result {
             self.info = *info;
