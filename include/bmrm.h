@@ -109,6 +109,15 @@ typedef enum bmrm_status {
      * A caught panic or a broken invariant: a bug in the library.
      */
     BMRM_ERROR_INTERNAL = 8,
+    /**
+     * Reading or writing a file failed.
+     */
+    BMRM_ERROR_IO = 9,
+    /**
+     * An MPI rank died or stopped answering; the communicator cannot be used
+     * for another run (end the job).
+     */
+    BMRM_ERROR_RANK_LOST = 10,
 } bmrm_status;
 
 /**
@@ -853,7 +862,7 @@ void bmrm_corner_set_loss(struct bmrm_corner *c, double loss);
 void bmrm_corner_set_label(struct bmrm_corner *c, uint64_t label_id);
 
 /**
- * psi[index] += value (sparse psi; repeated indices add up, and add to the
+ * psi\[index\] += value (sparse psi; repeated indices add up, and add to the
  * dense buffer if one is used too). Returns BMRM_ERROR_NULL_ARGUMENT for a
  * NULL `c` and BMRM_ERROR_DIMENSION_MISMATCH for index >= dim; such a
  * failure also fails the oracle call (and so the solve) when the oracle
@@ -1053,7 +1062,7 @@ enum bmrm_status bmrm_problem_dim(const struct bmrm_problem *p, size_t *out);
  * returns the path on rank 0, an empty one elsewhere). A rank whose oracle fails ends the run on every
  * rank with BMRM_ERROR_ORACLE_FAILED naming the rank; a rank that does not
  * answer within `timeout_seconds` (0: 600 s; INFINITY: no limit) ends it
- * with the same status naming that rank: it cannot take part in MPI any
+ * with BMRM_ERROR_RANK_LOST naming that rank: it cannot take part in MPI any
  * more, so end the job (exit with a non-zero status without MPI_Finalize,
  * or MPI_Abort). MPI must be initialised; MPI is called only from the
  * thread that calls these functions: use the solver on the thread that made
@@ -1169,8 +1178,8 @@ void bmrm_problem_free(struct bmrm_problem *p);
 
 /**
  * The default settings for `algorithm`: the engine's defaults, lambda = 0
- * (no default: set it), the BCFW options at the values of DESIGN.md
- * section 6, no progress callback. Returned by value; there is nothing to
+ * (no default: set it), the BCFW options at the values of docs/bcfw.md,
+ * no progress callback. Returned by value; there is nothing to
  * free. An unknown `algorithm` value is kept in the struct, and
  * `bmrm_solver_new` rejects it.
  */

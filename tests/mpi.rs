@@ -702,7 +702,7 @@ fn child(scenario: &str) {
             let wrong = (rank as usize * 200)..(rank as usize * 200 + 200);
             let shard = Shard::from_max_oracle(ExampleRange::new(full.clone(), wrong).unwrap());
             let e = join(&world, Ok(shard), s, Options::default()).err();
-            let ok = matches!(&e, Some(Error::InvalidArgument(m)) if m.contains("rank 0 holds 200 examples"));
+            let ok = matches!(&e, Some(Error { kind: bmrm::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("rank 0 holds 200 examples"));
             report(rank, "bad_layout", ok, format!("{e:?}"));
             println!("LAYOUT {rank} {ok}");
             // Rank 0's solver run from a thread other than the one that
@@ -724,7 +724,7 @@ fn child(scenario: &str) {
                 }
                 Node::Worker(mut worker) => worker.serve(&mut w).err(),
             };
-            let ok = matches!(&e, Some(Error::InvalidArgument(m)) if m.contains("from a thread other than"));
+            let ok = matches!(&e, Some(Error { kind: bmrm::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("from a thread other than"));
             report(rank, "other_thread", ok, format!("{e:?}"));
             println!("END {rank} other_thread {e:?}");
         }

@@ -1,4 +1,4 @@
-//! The BCFW state and its block steps (DESIGN.md section 6).
+//! The BCFW state and its block steps (docs/bcfw.md).
 //!
 //! Dual (minimised): `f = lambda/2 (||v||^2 - ||v - clip(v)||^2) - l`, with
 //! `v = sum_i w_i`, `l = sum_i l_i` and the primal point `w = clip(v)` (the
@@ -111,7 +111,7 @@ impl BcfwState {
         let n = oracle.num_examples();
         let dim = oracle.dim();
         if dim > u32::MAX as usize {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "BCFW supports dimensions up to 2^32 - 1, got {dim}"
             )));
         }

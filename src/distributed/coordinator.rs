@@ -48,15 +48,15 @@ struct Remote(SendWrapper<Rc<RefCell<Hub>>>);
 impl Remote {
     fn with<T>(&self, f: impl FnOnce(&mut Hub) -> Result<T>) -> Result<T> {
         if !self.0.valid() {
-            return Err(Error::InvalidArgument(
+            return Err(Error::invalid_argument(
                 "the distributed oracle was called from a thread other than the one that \
-                 joined the communicator (MPI is called only from that thread)"
-                    .into(),
+                 joined the communicator (MPI is called only from that thread)",
             ));
         }
-        let mut hub = self.0.try_borrow_mut().map_err(|_| {
-            Error::Internal("the distributed oracle was called while it evaluated".into())
-        })?;
+        let mut hub = self
+            .0
+            .try_borrow_mut()
+            .map_err(|_| Error::internal("the distributed oracle was called while it evaluated"))?;
         f(&mut hub)
     }
 }
@@ -77,7 +77,7 @@ impl PartitionedRisk for DistributedRisk {
         self.num_parts
     }
     fn partial_risk(&self, part: usize, _w: &[f64], _subgrad: &mut [f64]) -> Result<f64> {
-        Err(Error::Internal(format!(
+        Err(Error::internal(format!(
             "part {part} of a distributed risk can only be evaluated with all the others"
         )))
     }
@@ -152,14 +152,14 @@ impl Coordinator {
                     reports.push((r, v));
                 }
                 Some(Message::Numbers(_)) => {
-                    verdict = verdict.and(Err(Error::Internal(format!(
+                    verdict = verdict.and(Err(Error::internal(format!(
                         "an unexpected set-up message from rank {r}"
                     ))))
                 }
             }
         }
         if !missing.is_empty() {
-            verdict = Err(Error::OracleFailed(format!(
+            verdict = Err(Error::oracle_failed(format!(
                 "{} did not answer the set-up within {}",
                 t::name_ranks(&missing),
                 t::seconds(options.reply_timeout)
@@ -302,8 +302,8 @@ fn solver_over(shard: Shard, remote: &Remote, settings: Settings) -> Result<Solv
             settings,
         ),
         // As for one process: BCFW without a max-oracle has no oracle.
-        Shard::Parts(_) if settings.algorithm == Algorithm::Bcfw => Err(Error::NoOracle(
-            "distributed BCFW needs max-oracle shards (Shard::Examples)".into(),
+        Shard::Parts(_) if settings.algorithm == Algorithm::Bcfw => Err(Error::no_oracle(
+            "distributed BCFW needs max-oracle shards (Shard::Examples)",
         )),
         shard => {
             let calls = match shard {
@@ -376,7 +376,7 @@ impl Hub {
         let missing = sort_answers(got, &mut self.stats, &mut errors, |r, v| {
             let n = plan.parts_of(r as usize).len();
             if v.len() != 1 + n * (1 + dim) || v[0] != seq as f64 {
-                return Err(Error::Internal(format!(
+                return Err(Error::internal(format!(
                     "a malformed answer ({} numbers for {n} parts, sequence {} instead of {seq})",
                     v.len(),
                     v.first().copied().unwrap_or(f64::NAN),
@@ -391,12 +391,12 @@ impl Hub {
         for (p, (r, g)) in risks.iter().zip(&grads).enumerate() {
             let rank = self.plan.rank_of_part(p);
             if !r.is_finite() {
-                return Err(Error::NonFinite(format!(
+                return Err(Error::non_finite(format!(
                     "risk is {r} (part {p}) (rank {rank})"
                 )));
             }
             if let Some((j, v)) = first_non_finite(g) {
-                return Err(Error::NonFinite(format!(
+                return Err(Error::non_finite(format!(
                     "subgradient[{j}] is {v} (part {p}) (rank {rank})"
                 )));
             }

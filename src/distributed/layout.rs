@@ -26,13 +26,13 @@ impl Layout {
     /// `num_examples` examples in `num_parts` blocks over `num_ranks` ranks.
     pub fn new(num_examples: usize, num_parts: usize, num_ranks: usize) -> Result<Self> {
         if num_examples == 0 || num_parts == 0 || num_ranks == 0 {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "a layout needs examples, parts and ranks, got {num_examples}, {num_parts} \
                  and {num_ranks}"
             )));
         }
         if num_parts > num_examples {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "num_parts = {num_parts} exceeds the number of examples {num_examples}"
             )));
         }
@@ -127,14 +127,14 @@ impl Plan {
         let mut counts = vec![mine[2] as usize];
         for (r, v) in reports {
             if v[0] != kind {
-                return Err(Error::InvalidArgument(format!(
+                return Err(Error::invalid_argument(format!(
                     "rank {r} holds {} but rank 0 holds {}",
                     name(v[0]),
                     name(kind)
                 )));
             }
             if v[1] as usize != dim {
-                return Err(Error::DimensionMismatch(format!(
+                return Err(Error::dimension_mismatch(format!(
                     "rank {r}'s shard has dimension {} but rank 0's has {dim}",
                     v[1]
                 )));
@@ -156,13 +156,13 @@ impl Plan {
         }
         let total = *first_part.last().unwrap_or(&0);
         if total == 0 {
-            return Err(Error::InvalidArgument("no rank holds a part".into()));
+            return Err(Error::invalid_argument("no rank holds a part"));
         }
         if settings.algorithm.is_partitioned()
             && settings.num_parts != 0
             && settings.num_parts != total
         {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "num_parts = {} but the ranks hold {total} parts together (use 0 or {total})",
                 settings.num_parts
             )));
@@ -180,13 +180,13 @@ impl Plan {
         let bcfw = settings.algorithm == Algorithm::Bcfw;
         let m: usize = if bcfw { counts[0] } else { counts.iter().sum() };
         if m == 0 {
-            return Err(Error::InvalidArgument("the ranks hold no example".into()));
+            return Err(Error::invalid_argument("the ranks hold no example"));
         }
         let layout = Layout::for_settings(settings, m, size)?;
         for (r, &c) in counts.iter().enumerate() {
             let want = layout.examples_of(r);
             if !(bcfw && r == 0) && c != want.len() {
-                return Err(Error::InvalidArgument(format!(
+                return Err(Error::invalid_argument(format!(
                     "rank {r} holds {c} examples, but {m} examples in {} parts over {size} \
                      ranks give it parts {:?}, examples {want:?} ({}); see \
                      bmrm::distributed::Layout",

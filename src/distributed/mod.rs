@@ -267,9 +267,9 @@ pub fn join(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(settings.num_threads)
         .build()
-        .map_err(|e| Error::Internal(format!("cannot build the thread pool: {e}")));
+        .map_err(|e| Error::internal(format!("cannot build the thread pool: {e}")));
     let shard = shard.and_then(|s| match s.dim() {
-        0 => Err(Error::InvalidArgument("the shard's dimension is 0".into())),
+        0 => Err(Error::invalid_argument("the shard's dimension is 0")),
         _ => Ok(s),
     });
     if comm.rank() == 0 {
@@ -375,7 +375,7 @@ impl ExampleRange {
     /// Examples `range` of `oracle` (a range of its examples).
     pub fn new(oracle: Arc<dyn MaxOracle>, range: Range<usize>) -> Result<Self> {
         if range.start > range.end || range.end > oracle.num_examples() {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "examples {range:?} are not a range of the oracle's {} examples",
                 oracle.num_examples()
             )));
@@ -451,10 +451,9 @@ pub fn shard_of(
                 range,
             })))
         }
-        Problem::Risk(_) => Err(Error::NoOracle(
+        Problem::Risk(_) => Err(Error::no_oracle(
             "a distributed solver needs a partitioned risk or a max-oracle, but the problem \
-             has a full risk"
-                .into(),
+             has a full risk",
         )),
     }
 }
@@ -468,20 +467,16 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
             .map(|s| s.to_string())
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        Err(Error::Internal(format!("a panic in {what}: {msg}")))
+        Err(Error::internal(format!("a panic in {what}: {msg}")))
     })
 }
 
-/// The text that marks the error of lost ranks (see [`ranks_lost`]).
-// TODO(integrator): when src/error.rs has a typed kind for lost ranks, make
-// `lost_ranks` build it and `ranks_lost` match it; these are the only two
-// places that know how the case is recognised.
-const LOST_MARK: &str = "it cannot take part in MPI any more";
-
-/// The error of a call that lost ranks: `what` happened to them.
+/// The error of a call that lost ranks ([`crate::ErrorKind::RankLost`]):
+/// `what` happened to them.
 fn lost_ranks(what: String) -> Error {
-    Error::OracleFailed(format!(
-        "{what} ({LOST_MARK}: end the job, e.g. exit without MPI_Finalize)"
+    Error::rank_lost(format!(
+        "{what} (it cannot take part in MPI any more: end the job, e.g. exit without \
+         MPI_Finalize)"
     ))
 }
 
@@ -489,5 +484,5 @@ fn lost_ranks(what: String) -> Error {
 /// cannot take part in MPI any more, so `MPI_Finalize` would wait for them;
 /// end the job instead (exit without it, or `MPI_Abort`).
 pub fn ranks_lost(e: &Error) -> bool {
-    matches!(e, Error::OracleFailed(m) if m.contains(LOST_MARK))
+    e.kind() == crate::ErrorKind::RankLost
 }

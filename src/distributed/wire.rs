@@ -34,7 +34,7 @@ use mpi::topology::{Communicator, Rank, SimpleCommunicator};
 use mpi::Tag;
 
 use crate::bcfw::{PassItem, SparseVec};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::solver::{Exit, Info};
 
 /// Commands from rank 0: `[kind, seq, payload...]`.
@@ -108,7 +108,7 @@ fn try_receive(comm: &SimpleCommunicator, from: Rank) -> Option<Message> {
         if status.tag() == TAG_CMD || status.tag() == TAG_DATA {
             Some(Message::Numbers(data))
         } else {
-            Some(Message::Failed(Error::Internal(format!(
+            Some(Message::Failed(Error::internal(format!(
                 "unexpected message tag {} from rank {from}",
                 status.tag()
             ))))
@@ -194,9 +194,10 @@ fn encode_error(e: &Error) -> Vec<u8> {
 fn decode_error(bytes: &[u8]) -> Error {
     match bytes.split_first() {
         Some((&code, text)) => {
-            Error::from_status(i32::from(code), String::from_utf8_lossy(text).into_owned())
+            let kind = ErrorKind::from_code(i32::from(code)).unwrap_or(ErrorKind::Internal);
+            Error::new(kind, String::from_utf8_lossy(text))
         }
-        None => Error::Internal("an empty error message".into()),
+        None => Error::internal("an empty error message"),
     }
 }
 
@@ -285,7 +286,7 @@ pub fn encode_items(seq: f64, items: &[PassItem], keep_psi: bool) -> Vec<f64> {
 
 /// The inverse of [`encode_items`], checking the sequence and the count.
 pub fn decode_items(v: &[f64], seq: u64, n: usize, keep_psi: bool) -> Result<Vec<PassItem>> {
-    let bad = |what: &str| Error::Internal(format!("a malformed pass answer: {what}"));
+    let bad = |what: &str| Error::internal(format!("a malformed pass answer: {what}"));
     if v.len() < 2 || v[0] != seq as f64 || v[1] as usize != n {
         return Err(bad("sequence or count"));
     }

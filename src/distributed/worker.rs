@@ -66,9 +66,10 @@ impl Share {
 
     /// BCFW's pass over the share's examples at `w`.
     pub(super) fn pass(&self, w: &[f64], keep_psi: bool) -> Result<Vec<PassItem>> {
-        let (oracle, offset) = self.examples.as_ref().ok_or_else(|| {
-            Error::NoOracle("a pass over examples needs max-oracle shards".into())
-        })?;
+        let (oracle, offset) = self
+            .examples
+            .as_ref()
+            .ok_or_else(|| Error::no_oracle("a pass over examples needs max-oracle shards"))?;
         guarded("the oracle", || {
             on_oracle_thread(oracle.thread_safe(), &self.pool, || {
                 local_pass(oracle.as_ref(), *offset, w, keep_psi)
@@ -145,11 +146,11 @@ impl Worker {
         let timeout = options.reply_timeout.map(|t| 2 * t);
         let verdict = match t::receive(&comm, 0, t::deadline(timeout)) {
             Some(Message::Numbers(v)) if v.len() == 6 && v[0] == t::CMD_SETUP => Ok(v),
-            Some(Message::Numbers(_)) => Err(Error::Internal(
-                "an unexpected message from rank 0 in the set-up".into(),
+            Some(Message::Numbers(_)) => Err(Error::internal(
+                "an unexpected message from rank 0 in the set-up",
             )),
             Some(Message::Failed(e)) => Err(e),
-            None => Err(Error::OracleFailed(format!(
+            None => Err(Error::oracle_failed(format!(
                 "rank 0 did not answer the set-up within {}",
                 t::seconds(timeout)
             ))),
@@ -225,10 +226,9 @@ impl Worker {
     /// problem's length), and the result is rank 0's summary or error.
     pub fn serve(&mut self, w: &mut [f64]) -> Result<Info> {
         if std::thread::current().id() != self.owner {
-            return Err(Error::InvalidArgument(
+            return Err(Error::invalid_argument(
                 "a worker was asked to serve on a thread other than the one that joined the \
-                 communicator (MPI is called only from that thread)"
-                    .into(),
+                 communicator (MPI is called only from that thread)",
             ));
         }
         let result = self.serve_call(w);
@@ -247,7 +247,7 @@ impl Worker {
             stats.wait_seconds += t0.elapsed().as_secs_f64();
             let v = match message {
                 None => {
-                    return Err(Error::OracleFailed(format!(
+                    return Err(Error::oracle_failed(format!(
                         "rank 0 sent nothing for {} (rank {})",
                         t::seconds(self.options.command_timeout),
                         comm.rank()
@@ -279,7 +279,7 @@ impl Worker {
             } else if kind == t::CMD_END && v.len() >= 3 + t::INFO_LEN {
                 return self.end(&v, w);
             } else {
-                return Err(Error::Internal(format!(
+                return Err(Error::internal(format!(
                     "an unexpected message from rank 0 (kind {kind}, {} numbers)",
                     v.len()
                 )));
@@ -309,12 +309,12 @@ impl Worker {
             return Err(
                 match t::receive(&self.comm, 0, t::deadline(self.options.reply_timeout)) {
                     Some(Message::Failed(e)) => e,
-                    _ => Error::Internal("rank 0 ended the run with no reason".into()),
+                    _ => Error::internal("rank 0 ended the run with no reason"),
                 },
             );
         }
         if !copied {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "w has length {} but the problem's dimension is {} (rank {})",
                 w.len(),
                 best.len(),

@@ -145,7 +145,7 @@ pub unsafe extern "C" fn bmrm_solver_set_bounds(
         let solver = unsafe { bmrm_solver::from_ptr(s) }?;
         let mut guard = solver.lock()?;
         if dim != guard.dim() {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "dim = {dim} but the problem's dimension is {}",
                 guard.dim()
             )));
@@ -181,7 +181,7 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_info(
         let stats = solver
             .lock()?
             .bcfw_stats()
-            .ok_or_else(|| Error::InvalidArgument("the solver has not run BCFW".into()))?;
+            .ok_or_else(|| Error::invalid_argument("the solver has not run BCFW"))?;
         // SAFETY: `out` is not NULL and writable by the contract.
         unsafe { out.write(stats.into()) };
         Ok(())
@@ -205,11 +205,11 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_pass(
         non_null(out, "out")?;
         let guard = solver.lock()?;
         if guard.bcfw_stats().is_none() {
-            return Err(Error::InvalidArgument("the solver has not run BCFW".into()));
+            return Err(Error::invalid_argument("the solver has not run BCFW"));
         }
         let history = guard.history();
         let row = history.get(k).ok_or_else(|| {
-            Error::InvalidArgument(format!("k = {k} but the run has {} passes", history.len()))
+            Error::invalid_argument(format!("k = {k} but the run has {} passes", history.len()))
         })?;
         // SAFETY: `out` is not NULL and writable by the contract.
         unsafe { out.write(row.into()) };
@@ -284,14 +284,14 @@ pub unsafe extern "C" fn bmrm_path_breakpoint(
         let path = unsafe { path_ref(p) }?;
         non_null(out, "out")?;
         let point = path.points.get(k).ok_or_else(|| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "k = {k} but the path has {} breakpoints",
                 path.points.len()
             ))
         })?;
         if !w.is_null() {
             if dim != point.w.len() {
-                return Err(Error::DimensionMismatch(format!(
+                return Err(Error::dimension_mismatch(format!(
                     "dim = {dim} but the problem's dimension is {}",
                     point.w.len()
                 )));

@@ -51,8 +51,8 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
     // MPI_Init; it writes one int.
     unsafe { mpi::ffi::MPI_Initialized(&mut initialised) };
     if initialised == 0 {
-        return Err(Error::InvalidArgument(
-            "MPI is not initialised: call MPI_Init first".into(),
+        return Err(Error::invalid_argument(
+            "MPI is not initialised: call MPI_Init first",
         ));
     }
     // SAFETY: MPI is initialised; MPI_Comm_f2c converts any integer (an
@@ -61,7 +61,7 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
     // SAFETY: `raw` is the caller's communicator; reading it as the null
     // handle is a plain comparison.
     if raw == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "comm = {comm} is MPI_COMM_NULL"
         )));
     }
@@ -71,7 +71,7 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
     // library then owns. The caller's handle is not taken over.
     let code = unsafe { mpi::ffi::MPI_Comm_dup(raw, &mut dup) };
     if code != 0 {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "MPI_Comm_dup failed with {code} for comm = {comm}"
         )));
     }
@@ -106,7 +106,7 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
 /// returns the path on rank 0, an empty one elsewhere). A rank whose oracle fails ends the run on every
 /// rank with BMRM_ERROR_ORACLE_FAILED naming the rank; a rank that does not
 /// answer within `timeout_seconds` (0: 600 s; INFINITY: no limit) ends it
-/// with the same status naming that rank: it cannot take part in MPI any
+/// with BMRM_ERROR_RANK_LOST naming that rank: it cannot take part in MPI any
 /// more, so end the job (exit with a non-zero status without MPI_Finalize,
 /// or MPI_Abort). MPI must be initialised; MPI is called only from the
 /// thread that calls these functions: use the solver on the thread that made
@@ -148,10 +148,9 @@ pub unsafe extern "C" fn bmrm_solver_new_mpi(
                 Problem::Partitioned(r) => Shard::Parts(r),
                 Problem::Examples(o) => Shard::Examples(o),
                 Problem::Risk(_) => {
-                    return Err(Error::NoOracle(
+                    return Err(Error::no_oracle(
                         "a distributed solver needs a partitioned risk or a max-oracle, but \
-                         the problem has a full risk"
-                            .into(),
+                         the problem has a full risk",
                     ))
                 }
             };
@@ -167,7 +166,7 @@ pub unsafe extern "C" fn bmrm_solver_new_mpi(
                 reply_timeout: Some(Duration::from_secs_f64(t)),
                 command_timeout: None,
             }),
-            t => Err(Error::InvalidArgument(format!(
+            t => Err(Error::invalid_argument(format!(
                 "timeout_seconds must be positive, 0 or INFINITY, got {t}"
             ))),
         };
@@ -222,7 +221,7 @@ pub unsafe extern "C" fn bmrm_mpi_examples_of(
         // SAFETY: `s` is not NULL and readable by the contract.
         let c_settings = unsafe { s.read() };
         let algorithm = crate::Algorithm::from_i32(c_settings.algorithm).ok_or_else(|| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "algorithm = {} is not a bmrm_algorithm",
                 c_settings.algorithm
             ))
@@ -230,7 +229,7 @@ pub unsafe extern "C" fn bmrm_mpi_examples_of(
         let mut settings = crate::solver::Settings::new(algorithm, 1.0);
         settings.num_parts = usize::try_from(c_settings.num_parts).unwrap_or(usize::MAX);
         if rank >= num_ranks {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "rank = {rank} but num_ranks = {num_ranks}"
             )));
         }
