@@ -23,7 +23,9 @@
 //!   every rank ends with the same `oracle failed` error naming rank 1 and
 //!   the iteration, and the job finishes normally;
 //! - `rank_hangs`: rank 2 hangs in its oracle: rank 0 ends the run after its
-//!   2 s reply timeout with an error naming rank 2 and aborts the job;
+//!   2 s reply timeout with a "rank lost" error naming rank 2 (the typed
+//!   kind `distributed::ranks_lost` recognises), and every rank that gets
+//!   it ends the job;
 //! - `rank_exits`: rank 2 exits in its oracle: the job ends (mpirun ends
 //!   every rank), no hang;
 //! - `c_abi`: tests/c/mpi_test.c, built with mpicc against the static
@@ -288,7 +290,7 @@ fn driver() {
             "rank_hangs",
             !o.timed_out
                 && o.status != Some(0)
-                && o.output.contains("ERROR 0 ")
+                && o.output.contains("ERROR 0 rank lost: ")
                 && o.output.contains("rank 2 did not answer within 2 s"),
             format!(
                 "status {:?} after {:.1} s\n{}",
@@ -818,11 +820,12 @@ fn child(scenario: &str) {
                 Ok(info) => println!("OK {rank} {} iterations", info.iterations),
                 Err(e) => {
                     println!("ERROR {rank} {e}");
-                    if scenario != "oracle_fails" && rank == 0 {
-                        // A rank that does not answer cannot finalise: end
-                        // the job. Exiting without MPI_Finalize makes mpirun
-                        // end every rank (Open MPI 4.1's mpirun sometimes
-                        // crashes or hangs after MPI_Abort in containers).
+                    if bmrm::distributed::ranks_lost(&e) {
+                        // A rank that does not answer cannot finalise: every
+                        // rank that learns it ends the job. Exiting without
+                        // MPI_Finalize makes mpirun end every rank (Open MPI
+                        // 4.1's mpirun sometimes crashes or hangs after
+                        // MPI_Abort in containers).
                         std::process::exit(3);
                     }
                 }
