@@ -7,15 +7,41 @@ use mpi::ffi::MPI_Comm;
 use mpi::raw::FromRaw;
 use mpi::topology::SimpleCommunicator;
 
-use crate::distributed::{DistributedSolver, Layout, Options, Shard};
+use crate::distributed::{self, Layout, Node, Options, Shard};
 use crate::error::{Error, Result};
 use crate::oracle::Problem;
+use crate::solver::Info;
 
 use super::boundary::{non_null, status};
 use super::callbacks::observer;
 use super::problem::bmrm_problem;
-use super::solver::{bmrm_solver, Engine};
+use super::solver::{bmrm_solver, Held};
 use super::types::{bmrm_settings, bmrm_status};
+
+/// The summary of the last collective call: rank 0's, on every rank.
+pub(super) fn info(node: &Node) -> Info {
+    match node {
+        Node::Root(solver, _) => *solver.info(),
+        Node::Worker(worker) => *worker.info(),
+    }
+}
+
+/// `set_lambda` on every rank: rank 0's solver keeps its planes, the other
+/// ranks check the value as rank 0 does.
+pub(super) fn set_lambda(node: &mut Node, lambda: f64) -> Result<()> {
+    match node {
+        Node::Root(solver, _) => solver.set_lambda(lambda),
+        Node::Worker(worker) => worker.set_lambda(lambda),
+    }
+}
+
+/// The problem's dimension on this rank.
+pub(super) fn dim(node: &Node) -> usize {
+    match node {
+        Node::Root(solver, _) => solver.dim(),
+        Node::Worker(worker) => worker.dim(),
+    }
+}
 
 /// The communicator of a Fortran handle, as a duplicate this library owns
 /// (freed when the solver is freed).
@@ -80,10 +106,12 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
 /// returns the path on rank 0, an empty one elsewhere). A rank whose oracle fails ends the run on every
 /// rank with BMRM_ERROR_ORACLE_FAILED naming the rank; a rank that does not
 /// answer within `timeout_seconds` (0: 600 s; INFINITY: no limit) ends it
-/// with the same status naming that rank: it cannot take part in MPI any
+/// with BMRM_ERROR_RANK_LOST naming that rank: it cannot take part in MPI any
 /// more, so end the job (exit with a non-zero status without MPI_Finalize,
 /// or MPI_Abort). MPI must be initialised; MPI is called only from the
-/// thread that calls these functions. Free the solver before MPI_Finalize.
+/// thread that calls these functions: use the solver on the thread that made
+/// it (a call from another thread fails with BMRM_ERROR_INVALID_ARGUMENT
+/// and makes no MPI call) and free it there, before MPI_Finalize.
 /// Errors: those of `bmrm_solver_new`, BMRM_ERROR_NO_ORACLE for a full risk,
 /// BMRM_ERROR_INVALID_ARGUMENT when the ranks' shards do not fit together
 /// (the message names the rank and the examples it should hold).
@@ -153,11 +181,11 @@ pub unsafe extern "C" fn bmrm_solver_new_mpi(
                 crate::solver::Settings::new(crate::Algorithm::Bmrm, 1.0),
             ),
         };
-        let mut solver = DistributedSolver::with_shard(&comm, shard, settings, options)?;
-        if let Some((f, user)) = progress {
+        let mut node = distributed::join(&comm, shard, settings, options)?;
+        if let (Some((f, user)), Some(solver)) = (progress, node.solver_mut()) {
             solver.set_observer(observer(f, user));
         }
-        let handle = bmrm_solver::boxed(solver.dim(), Engine::Mpi(Box::new(solver)));
+        let handle = bmrm_solver::boxed(dim(&node), Held::Mpi(node));
         // SAFETY: `out` is not NULL (checked in the set-up, which failed
         // otherwise) and valid for writing by the contract.
         unsafe { out.write(Box::into_raw(handle)) };
