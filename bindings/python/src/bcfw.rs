@@ -1,5 +1,5 @@
-//! The BCFW-only calls of the engine, in one place: they are moving behind
-//! a typed BCFW handle, and only this module has to follow.
+//! The BCFW-only calls of the engine (its typed handle `Solver::bcfw` /
+//! `Solver::bcfw_mut`), in one place.
 
 use bmrm::Breakpoint;
 use numpy::PyArray1;
@@ -8,12 +8,25 @@ use pyo3::types::PyDict;
 
 use crate::solver::exit_name;
 
+/// The error for a BCFW-only call on a solver that runs another algorithm.
+fn not_bcfw(solver: &bmrm::Solver, what: &str) -> bmrm::Error {
+    bmrm::Error::invalid_argument(format!(
+        "{what} is BCFW's; the solver runs {}",
+        solver.settings().algorithm.name()
+    ))
+}
+
 pub fn set_bounds(solver: &mut bmrm::Solver, lower: Vec<f64>, upper: Vec<f64>) -> bmrm::Result<()> {
-    solver.set_bounds(lower, upper)
+    if solver.bcfw().is_none() {
+        return Err(not_bcfw(solver, "set_bounds (box constraints)"));
+    }
+    solver
+        .bcfw_mut()
+        .map_or(Ok(()), |mut b| b.set_bounds(lower, upper))
 }
 
 pub fn iterate(solver: &bmrm::Solver) -> Option<Vec<f64>> {
-    solver.bcfw_iterate().map(<[f64]>::to_vec)
+    solver.bcfw().and_then(|b| b.iterate()).map(<[f64]>::to_vec)
 }
 
 pub fn path(
@@ -22,11 +35,17 @@ pub fn path(
     lambda_min: f64,
     max_breakpoints: usize,
 ) -> bmrm::Result<Vec<Breakpoint>> {
-    solver.bcfw_path(eps, lambda_min, max_breakpoints)
+    if solver.bcfw().is_none() {
+        return Err(not_bcfw(solver, "the regularisation path"));
+    }
+    match solver.bcfw_mut() {
+        Some(mut b) => b.path(eps, lambda_min, max_breakpoints),
+        None => Ok(Vec::new()),
+    }
 }
 
 pub fn stats<'py>(py: Python<'py>, solver: &bmrm::Solver) -> PyResult<Option<Bound<'py, PyDict>>> {
-    let Some(s) = solver.bcfw_stats() else {
+    let Some(s) = solver.bcfw().and_then(|b| b.stats()) else {
         return Ok(None);
     };
     let d = PyDict::new(py);
