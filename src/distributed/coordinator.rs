@@ -20,9 +20,10 @@ use super::layout::Plan;
 use super::wire::{self as t, Message};
 use super::worker::Share;
 use super::{guarded, lost_ranks, ExampleRange, Options, Shard, Stats};
-use crate::bcfw::{Breakpoint, PassItem};
+use crate::bcfw::Breakpoint;
 use crate::error::{Error, Result};
 use crate::linalg::first_non_finite;
+use crate::oracle::PassItem;
 use crate::oracle::{Corner, ExampleParts, MaxOracle, PartValues, PartitionedRisk, Problem};
 use crate::solver::{Algorithm, Info, Settings, Solver};
 
@@ -241,9 +242,11 @@ impl Coordinator {
         max_breakpoints: usize,
     ) -> Result<Vec<Breakpoint>> {
         let result = guarded("the solver", || {
-            solver.bcfw_path(eps, lambda_min, max_breakpoints)
+            let unsupported = solver.path_unsupported();
+            let mut bcfw = solver.bcfw_mut().ok_or(unsupported)?;
+            bcfw.path(eps, lambda_min, max_breakpoints)
         });
-        let w = solver.bcfw_iterate().unwrap_or(&[]);
+        let w = solver.bcfw().and_then(|b| b.iterate()).unwrap_or(&[]);
         self.finish(result.as_ref().map(|_| ()), solver.info(), w)?;
         result
     }

@@ -186,6 +186,31 @@ pub enum Node {
 }
 
 impl Node {
+    /// The summary of the last collective call: rank 0's, on every rank.
+    pub fn info(&self) -> Info {
+        match self {
+            Node::Root(solver, _) => *solver.info(),
+            Node::Worker(worker) => *worker.info(),
+        }
+    }
+
+    /// `set_lambda` on every rank: rank 0's solver keeps its planes, the
+    /// other ranks check the value as rank 0 does.
+    pub fn set_lambda(&mut self, lambda: f64) -> Result<()> {
+        match self {
+            Node::Root(solver, _) => solver.set_lambda(lambda),
+            Node::Worker(worker) => worker.set_lambda(lambda),
+        }
+    }
+
+    /// The problem's dimension on this rank.
+    pub fn dim(&self) -> usize {
+        match self {
+            Node::Root(solver, _) => solver.dim(),
+            Node::Worker(worker) => worker.dim(),
+        }
+    }
+
     /// One collective run from `w` on this rank: [`Coordinator::run`] on
     /// rank 0, [`Worker::serve`] on the others. Every rank ends with the same
     /// `w` and the same summary or error.

@@ -33,8 +33,8 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, Rank, SimpleCommunicator};
 use mpi::Tag;
 
-use crate::bcfw::{PassItem, SparseVec};
 use crate::error::{Error, ErrorKind, Result};
+use crate::oracle::{PassItem, SparseVec};
 use crate::solver::{Exit, Info};
 
 /// Commands from rank 0: `[kind, seq, payload...]`.

@@ -12,9 +12,10 @@ use rayon::prelude::*;
 
 use super::wire::{self as t, Message};
 use super::{guarded, Options, Shard, Stats};
-use crate::bcfw::{local_pass, on_oracle_thread, PassItem};
 use crate::error::{Error, Result};
 use crate::oracle::adapters::block_bounds;
+use crate::oracle::pass::{local_pass, on_oracle_thread};
+use crate::oracle::PassItem;
 use crate::oracle::{ExampleParts, MaxOracle, PartValues, PartitionedRisk};
 use crate::solver::{Info, Settings};
 

@@ -74,15 +74,6 @@ pub type bmrm_max_oracle_fn = Option<
     ) -> i32,
 >;
 
-/// Called after every iteration with the current summary (`info` is owned by
-/// the library and valid only during the call). Return 0 to go on, non-zero
-/// to stop: the run then ends with exit BMRM_EXIT_STOPPED_BY_USER and status
-/// BMRM_OK. Calls never overlap; they come from one of the solver's threads.
-/// It must not call `bmrm_solver_*` functions on the solver being run (they
-/// fail with BMRM_ERROR_INVALID_ARGUMENT: the solver is busy).
-pub type bmrm_progress_fn =
-    Option<unsafe extern "C" fn(user: *mut c_void, info: *const bmrm_info) -> i32>;
-
 /// The caller's opaque `user` pointer, passed back to its callbacks.
 #[derive(Clone, Copy)]
 pub(crate) struct UserPtr(*mut c_void);

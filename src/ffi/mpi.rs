@@ -7,41 +7,15 @@ use mpi::ffi::MPI_Comm;
 use mpi::raw::FromRaw;
 use mpi::topology::SimpleCommunicator;
 
-use crate::distributed::{self, Layout, Node, Options, Shard};
+use crate::distributed::{self, Layout, Options, Shard};
 use crate::error::{Error, Result};
 use crate::oracle::Problem;
-use crate::solver::Info;
 
 use super::boundary::{non_null, status};
 use super::callbacks::observer;
 use super::problem::bmrm_problem;
 use super::solver::{bmrm_solver, Held};
 use super::types::{bmrm_settings, bmrm_status};
-
-/// The summary of the last collective call: rank 0's, on every rank.
-pub(super) fn info(node: &Node) -> Info {
-    match node {
-        Node::Root(solver, _) => *solver.info(),
-        Node::Worker(worker) => *worker.info(),
-    }
-}
-
-/// `set_lambda` on every rank: rank 0's solver keeps its planes, the other
-/// ranks check the value as rank 0 does.
-pub(super) fn set_lambda(node: &mut Node, lambda: f64) -> Result<()> {
-    match node {
-        Node::Root(solver, _) => solver.set_lambda(lambda),
-        Node::Worker(worker) => worker.set_lambda(lambda),
-    }
-}
-
-/// The problem's dimension on this rank.
-pub(super) fn dim(node: &Node) -> usize {
-    match node {
-        Node::Root(solver, _) => solver.dim(),
-        Node::Worker(worker) => worker.dim(),
-    }
-}
 
 /// The communicator of a Fortran handle, as a duplicate this library owns
 /// (freed when the solver is freed).
@@ -185,7 +159,7 @@ pub unsafe extern "C" fn bmrm_solver_new_mpi(
         if let (Some((f, user)), Some(solver)) = (progress, node.solver_mut()) {
             solver.set_observer(observer(f, user));
         }
-        let handle = bmrm_solver::boxed(dim(&node), Held::Mpi(node));
+        let handle = bmrm_solver::boxed(node.dim(), Held::Mpi(node));
         // SAFETY: `out` is not NULL (checked in the set-up, which failed
         // otherwise) and valid for writing by the contract.
         unsafe { out.write(Box::into_raw(handle)) };

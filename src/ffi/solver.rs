@@ -62,14 +62,14 @@ impl Held {
         match self {
             Held::Local(s) => *s.info(),
             #[cfg(feature = "mpi")]
-            Held::Mpi(node) => super::mpi::info(node),
+            Held::Mpi(node) => node.info(),
         }
     }
     fn set_lambda(&mut self, lambda: f64) -> Result<()> {
         match self {
             Held::Local(s) => s.set_lambda(lambda),
             #[cfg(feature = "mpi")]
-            Held::Mpi(node) => super::mpi::set_lambda(node, lambda),
+            Held::Mpi(node) => node.set_lambda(lambda),
         }
     }
     /// BCFW's regularisation path (collective over MPI; empty on ranks other
@@ -81,7 +81,12 @@ impl Held {
         max_breakpoints: usize,
     ) -> Result<Vec<crate::bcfw::Breakpoint>> {
         match self {
-            Held::Local(s) => s.bcfw_path(eps, lambda_min, max_breakpoints),
+            Held::Local(s) => {
+                let unsupported = s.path_unsupported();
+                s.bcfw_mut()
+                    .ok_or(unsupported)?
+                    .path(eps, lambda_min, max_breakpoints)
+            }
             #[cfg(feature = "mpi")]
             Held::Mpi(node) => node.bcfw_path(eps, lambda_min, max_breakpoints),
         }
@@ -94,17 +99,21 @@ impl Held {
         match self {
             Held::Local(s) => s.dim(),
             #[cfg(feature = "mpi")]
-            Held::Mpi(node) => super::mpi::dim(node),
+            Held::Mpi(node) => node.dim(),
         }
     }
     /// BCFW's box constraints (on an MPI rank other than 0: nothing to set,
     /// only rank 0's are used).
     pub(super) fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
-        self.solver_mut()
-            .map_or(Ok(()), |s| s.set_bounds(lower, upper))
+        self.solver_mut().map_or(Ok(()), |s| {
+            let unsupported = s.bounds_unsupported();
+            s.bcfw_mut().ok_or(unsupported)?.set_bounds(lower, upper)
+        })
     }
     pub(super) fn bcfw_stats(&self) -> Option<crate::bcfw::BcfwStats> {
-        self.solver().and_then(Solver::bcfw_stats)
+        self.solver()
+            .and_then(Solver::bcfw)
+            .and_then(crate::solver::Bcfw::stats)
     }
 }
 

@@ -7,8 +7,6 @@ use std::ffi::c_void;
 use crate::error::{Error, ErrorKind, Result};
 use crate::solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, StepType};
 
-use super::callbacks::bmrm_progress_fn;
-
 /// The version of the binary interface described by this header. It changes
 /// whenever a type's layout, an enum value or a function's signature changes
 /// incompatibly; compare it with `bmrm_abi_version()` to check that the
@@ -192,6 +190,15 @@ pub type RawAlgorithm = i32;
 pub type RawSampling = i32;
 /// A `bmrm_step_type` received from C (see [`RawStatus`]); spelled `bmrm_step_type`.
 pub type RawStepType = i32;
+
+/// Called after every iteration with the current summary (`info` is owned by
+/// the library and valid only during the call). Return 0 to go on, non-zero
+/// to stop: the run then ends with exit BMRM_EXIT_STOPPED_BY_USER and status
+/// BMRM_OK. Calls never overlap; they come from one of the solver's threads.
+/// It must not call `bmrm_solver_*` functions on the solver being run (they
+/// fail with BMRM_ERROR_INVALID_ARGUMENT: the solver is busy).
+pub type bmrm_progress_fn =
+    Option<unsafe extern "C" fn(user: *mut c_void, info: *const bmrm_info) -> i32>;
 
 /// Every setting of the engine, as a plain struct of fixed-width fields.
 ///
