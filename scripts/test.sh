@@ -64,3 +64,18 @@ if git grep -n "DESIGN""[.]md" -- . ; then
   echo "a file refers to the design document outside the repository (see docs/)" >&2
   exit 1
 fi
+
+echo "== Python bindings (bindings/python): the wheel in a fresh virtual environment, pytest"
+# The Rust CLI is the reference of the bit-identity test (BMRM_CLI).
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+fi
+cargo fmt --manifest-path bindings/python/Cargo.toml -- --check
+cargo build --release --bin bmrm
+py_env=$(mktemp -d)
+python3 -m venv "$py_env"
+"$py_env/bin/pip" install -q maturin numpy scipy scikit-learn pytest
+"$py_env/bin/pip" install -q ./bindings/python
+BMRM_CLI="$PWD/target/release/bmrm" "$py_env/bin/python" -m pytest -q -p no:cacheprovider bindings/python/tests
+rm -rf "$py_env"
