@@ -112,6 +112,10 @@ if parts
 else
   data = first;
 end
+if ndims(subgrad) ~= 2 || (~isvector(subgrad) && ~isempty(subgrad))
+  error('bmrm:badOutput', 'bmrm: risk(data) must return a vector subgradient, not a %s array', ...
+        mat2str(size(subgrad)));
+end
 dim = numel(subgrad);
 if dim < 1
   error('bmrm:badOutput', 'bmrm: risk(data) returned an empty subgradient');
@@ -119,8 +123,16 @@ end
 
 % The toolbox's BufSize (MB) -> planes.
 bufsize_mb = opt('BufSize', 100);
+if ~isnumeric(bufsize_mb) || ~isscalar(bufsize_mb) || ~isreal(bufsize_mb) || ~(bufsize_mb > 0) || ~isfinite(bufsize_mb)
+  error('bmrm:badArgument', 'bmrm: options.BufSize must be a positive finite number of MB');
+end
+bufsize_cp = opt('BufSizeCP', 0);
+if ~isnumeric(bufsize_cp) || ~isscalar(bufsize_cp) || ~isreal(bufsize_cp) || ~(bufsize_cp >= 0) || ...
+   ~isfinite(bufsize_cp) || bufsize_cp ~= round(bufsize_cp)
+  error('bmrm:badArgument', 'bmrm: options.BufSizeCP must be a non-negative integer');
+end
 planes = round((-dim*8 + sqrt((dim*8)^2 + 4*8*1024^2*bufsize_mb)) / 16);
-planes = max(planes, opt('BufSizeCP', 0));
+planes = max(planes, bufsize_cp);
 planes = max(planes, 2);
 
 w0 = opt('W0', []);

@@ -135,6 +135,7 @@ static bool call(gate *g, const char *what, int nout, mxArray **out, int nin, mx
             if (out[k] != NULL) mxDestroyArray(out[k]);
             out[k] = NULL;
         }
+        if (msg[0] == '\0') snprintf(msg, MSG_LEN, "an error without a message");
         if (id[0] != '\0')
             fail(g, "bmrm:callbackError", "%s failed at iteration %llu: %s (%s)", what,
                  (unsigned long long)g->iteration, msg, id);
@@ -187,6 +188,11 @@ static bool vector_out(gate *g, const mxArray *v, const char *what, size_t dim, 
     if (!mxIsDouble(v) || mxIsComplex(v)) {
         fail(g, "bmrm:badOutput", "%s must be a real double vector, not %s%s", what,
              mxIsComplex(v) ? "complex " : "", mxGetClassName(v));
+        return false;
+    }
+    if (mxGetNumberOfDimensions(v) != 2) {
+        fail(g, "bmrm:badOutput", "%s must be a vector of %llu elements, not a %llu-D array", what,
+             (unsigned long long)dim, (unsigned long long)mxGetNumberOfDimensions(v));
         return false;
     }
     size_t rows = mxGetM(v), cols = mxGetN(v);
@@ -499,7 +505,42 @@ static void opt_str(arg_error *e, const mxArray *opts, const char *name, char *b
         arg_fail(e, "option %s must be a string", name);
 }
 
-static uint64_t count(double v) { return isinf(v) || v <= 0 ? 0 : (uint64_t)v; }
+/* A count option: a non-negative integer up to `max`; inf gives `inf_value`
+ * (or an error when `inf_ok` is false). Values out of range are errors, never
+ * truncated. */
+static uint64_t opt_count(arg_error *e, const mxArray *opts, const char *name, uint64_t dflt,
+                          uint64_t max, bool inf_ok, uint64_t inf_value) {
+    const mxArray *f = mxGetField(opts, 0, name);
+    if (f == NULL || mxIsEmpty(f)) return dflt;
+    double v = opt_num(e, opts, name, (double)dflt);
+    if (e->bad) return dflt;
+    if (isinf(v) && v > 0) {
+        if (!inf_ok) arg_fail(e, "option %s must be finite", name);
+        return inf_ok ? inf_value : dflt;
+    }
+    if (!(v >= 0) || v != floor(v)) {
+        arg_fail(e, "option %s must be a non-negative integer (got %g)", name, v);
+        return dflt;
+    }
+    /* (double)max rounds up to 2^64 for UINT64_MAX: compare with >=. */
+    if (max == UINT64_MAX ? v >= 18446744073709551616.0 : v > (double)max) {
+        arg_fail(e, "option %s = %.17g is above its largest value %llu", name, v,
+                 (unsigned long long)max);
+        return dflt;
+    }
+    return (uint64_t)v;
+}
+
+/* An enum option: an integer in [0, count). */
+static int opt_enum(arg_error *e, const mxArray *opts, const char *name, int dflt, int count) {
+    double v = opt_num(e, opts, name, (double)dflt);
+    if (e->bad) return dflt;
+    if (!(v >= 0 && v < count) || v != floor(v)) {
+        arg_fail(e, "option %s must be an integer from 0 to %d (got %.17g)", name, count - 1, v);
+        return dflt;
+    }
+    return (int)v;
+}
 
 static bool algorithm_of(const char *name, bmrm_algorithm *a) {
     static const struct {
@@ -528,30 +569,31 @@ static bmrm_settings settings_from(arg_error *e, const mxArray *opts, bmrm_algor
     s.lambda = lambda;
     s.tol_rel = opt_num(e, opts, "tol_rel", s.tol_rel);
     s.tol_abs = opt_num(e, opts, "tol_abs", s.tol_abs);
-    s.max_iterations = count(opt_num(e, opts, "max_iterations", 0));
+    s.max_iterations = opt_count(e, opts, "max_iterations", 0, UINT64_MAX, true, 0);
     double t = opt_num(e, opts, "time_limit", 0);
+    if (!e->bad && !(t >= 0)) arg_fail(e, "option time_limit must be >= 0 (got %g)", t);
     s.time_limit_seconds = isinf(t) ? 0.0 : t;
-    s.num_threads = count(opt_num(e, opts, "num_threads", 0));
-    s.seed = (uint64_t)opt_num(e, opts, "seed", 0);
-    s.num_parts = count(opt_num(e, opts, "num_parts", 0));
-    double b = opt_num(e, opts, "buffer_size", (double)s.buffer_size);
-    s.buffer_size = count(b);
-    double c = opt_num(e, opts, "clean_after", (double)s.clean_after);
-    s.clean_after = (uint32_t)(isinf(c) ? 0 : count(c));
+    s.num_threads = opt_count(e, opts, "num_threads", 0, UINT64_MAX, true, 0);
+    s.seed = opt_count(e, opts, "seed", 0, UINT64_MAX, false, 0);
+    s.num_parts = opt_count(e, opts, "num_parts", 0, UINT64_MAX, false, 0);
+    s.buffer_size = opt_count(e, opts, "buffer_size", s.buffer_size, UINT64_MAX, false, 0);
+    s.clean_after = (uint32_t)opt_count(e, opts, "clean_after", s.clean_after, UINT32_MAX, true, 0);
     s.prox_k = opt_num(e, opts, "prox_k", s.prox_k);
     s.prox_t = opt_num(e, opts, "prox_t", s.prox_t);
-    s.sgd_passes = (uint32_t)count(opt_num(e, opts, "sgd_passes", s.sgd_passes));
+    s.sgd_passes = (uint32_t)opt_count(e, opts, "sgd_passes", s.sgd_passes, UINT32_MAX, false, 0);
     /* BCFW */
-    s.num_passes = count(opt_num(e, opts, "num_passes", 0));
-    s.gap_check = (uint32_t)count(opt_num(e, opts, "gap_check", s.gap_check));
+    s.num_passes = opt_count(e, opts, "num_passes", 0, UINT64_MAX, true, 0);
+    /* gap_check inf: no exact pass but the one certifying the end. */
+    s.gap_check = (uint32_t)opt_count(e, opts, "gap_check", s.gap_check, UINT32_MAX, true,
+                                      UINT32_MAX);
     s.line_search = opt_num(e, opts, "line_search", s.line_search) != 0;
     s.weighted_averaging = opt_num(e, opts, "weighted_averaging", s.weighted_averaging) != 0;
     s.use_cache = opt_num(e, opts, "use_cache", s.use_cache) != 0;
     s.cache_nu = opt_num(e, opts, "cache_nu", s.cache_nu);
     s.cache_factor = opt_num(e, opts, "cache_factor", s.cache_factor);
-    s.cache_size = (uint32_t)count(opt_num(e, opts, "cache_size", s.cache_size));
-    s.sampling = (bmrm_sampling)(int)opt_num(e, opts, "sampling", s.sampling);
-    s.step_type = (bmrm_step_type)(int)opt_num(e, opts, "step_type", s.step_type);
+    s.cache_size = (uint32_t)opt_count(e, opts, "cache_size", s.cache_size, UINT32_MAX, false, 0);
+    s.sampling = (bmrm_sampling)opt_enum(e, opts, "sampling", s.sampling, 3);
+    s.step_type = (bmrm_step_type)opt_enum(e, opts, "step_type", s.step_type, 3);
     return s;
 }
 
@@ -701,8 +743,9 @@ static void do_bmrm(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
     double nout = opt_num(&e, opts, "nout", 3);
     double verb = opt_num(&e, opts, "verb", 0);
     bmrm_settings s = settings_from(&e, opts, a, lambda);
-    if (!e.bad && !(dim_d >= 1 && dim_d == floor(dim_d)))
-        arg_fail(&e, "the dimension must be a positive integer (got %g)", dim_d);
+    if (!e.bad && !(dim_d >= 1 && dim_d == floor(dim_d) && dim_d <= 9007199254740992.0 &&
+                    dim_d <= (double)(SIZE_MAX / sizeof(double))))
+        arg_fail(&e, "the dimension must be a positive integer of at most 2^53 (got %g)", dim_d);
     if (!e.bad && nout != 2 && nout != 3) arg_fail(&e, "nout must be 2 or 3");
     size_t parts = 0;
     if (mxIsCell(data)) {
@@ -753,28 +796,33 @@ static void do_bmrm(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
             snprintf(o.last_error, MSG_LEN, "%s", bmrm_last_error());
         bmrm_problem_free(problem);
     }
-    /* Outputs (also when raising: MATLAB frees them). */
-    mxArray *W = mxCreateDoubleMatrix((mwSize)dim, 1, mxREAL);
-    if (w != NULL) memcpy(mxGetPr(W), w, dim * sizeof(double));
-    const char *stat_fields[] = {"Fp", "Fd", "nIter", "exitflag", "hist", "exit", "nCP",
-                                 "nzA", "runtime", "oracle_calls"};
-    mxArray *stat = mxCreateStructMatrix(1, 1, 10, stat_fields);
-    mxSetField(stat, 0, "Fp", mxCreateDoubleScalar(o.info.primal));
-    mxSetField(stat, 0, "Fd", mxCreateDoubleScalar(o.info.lower_bound));
-    mxSetField(stat, 0, "nIter", mxCreateDoubleScalar((double)o.info.iterations));
-    mxSetField(stat, 0, "exitflag", mxCreateDoubleScalar(exitflag(o.info.exit)));
-    mxSetField(stat, 0, "exit", mxCreateString(bmrm_exit_string(o.info.exit)));
-    mxSetField(stat, 0, "nCP", mxCreateDoubleScalar((double)o.info.num_planes));
-    mxSetField(stat, 0, "nzA", mxCreateDoubleScalar((double)o.info.active_planes));
-    mxSetField(stat, 0, "runtime", mxCreateDoubleScalar(o.info.elapsed_seconds));
-    mxSetField(stat, 0, "oracle_calls", mxCreateDoubleScalar((double)o.info.oracle_calls));
-    const char *hist_fields[] = {"Fp", "Fd", "R", "runtime"};
-    mxArray *hist = mxCreateStructMatrix(1, 1, 4, hist_fields);
-    mxSetField(hist, 0, "Fp", history_column(&o, 0));
-    mxSetField(hist, 0, "Fd", history_column(&o, 1));
-    mxSetField(hist, 0, "R", history_column(&o, 2));
-    mxSetField(hist, 0, "runtime", history_column(&o, 3));
-    mxSetField(stat, 0, "hist", hist);
+    /* Outputs only on success: a failed run may be one whose W cannot even be
+     * allocated (dim 1e15), and the error must be ours, with its identifier. */
+    bool bad = g.interrupted || g.failed || o.status != BMRM_OK;
+    mxArray *W = NULL, *stat = NULL;
+    if (!bad) {
+        W = mxCreateDoubleMatrix((mwSize)dim, 1, mxREAL);
+        if (w != NULL) memcpy(mxGetPr(W), w, dim * sizeof(double));
+        const char *stat_fields[] = {"Fp", "Fd", "nIter", "exitflag", "hist", "exit", "nCP",
+                                     "nzA", "runtime", "oracle_calls"};
+        stat = mxCreateStructMatrix(1, 1, 10, stat_fields);
+        mxSetField(stat, 0, "Fp", mxCreateDoubleScalar(o.info.primal));
+        mxSetField(stat, 0, "Fd", mxCreateDoubleScalar(o.info.lower_bound));
+        mxSetField(stat, 0, "nIter", mxCreateDoubleScalar((double)o.info.iterations));
+        mxSetField(stat, 0, "exitflag", mxCreateDoubleScalar(exitflag(o.info.exit)));
+        mxSetField(stat, 0, "exit", mxCreateString(bmrm_exit_string(o.info.exit)));
+        mxSetField(stat, 0, "nCP", mxCreateDoubleScalar((double)o.info.num_planes));
+        mxSetField(stat, 0, "nzA", mxCreateDoubleScalar((double)o.info.active_planes));
+        mxSetField(stat, 0, "runtime", mxCreateDoubleScalar(o.info.elapsed_seconds));
+        mxSetField(stat, 0, "oracle_calls", mxCreateDoubleScalar((double)o.info.oracle_calls));
+        const char *hist_fields[] = {"Fp", "Fd", "R", "runtime"};
+        mxArray *hist = mxCreateStructMatrix(1, 1, 4, hist_fields);
+        mxSetField(hist, 0, "Fp", history_column(&o, 0));
+        mxSetField(hist, 0, "Fd", history_column(&o, 1));
+        mxSetField(hist, 0, "R", history_column(&o, 2));
+        mxSetField(hist, 0, "runtime", history_column(&o, 3));
+        mxSetField(stat, 0, "hist", hist);
+    }
     /* Free our state: the data the risk returned, W, the history. */
     if (g.current != NULL) {
         for (size_t p = 0; p < blocks; p++) {
@@ -787,11 +835,7 @@ static void do_bmrm(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
     free(o.history);
     free(o.passes);
     o.history = NULL;
-    if (g.interrupted || g.failed || o.status != BMRM_OK) {
-        mxDestroyArray(W);
-        mxDestroyArray(stat);
-        raise_if_failed(&g, &o, "bmrm");
-    }
+    if (bad) raise_if_failed(&g, &o, "bmrm");
     plhs[0] = W;
     if (nlhs > 1)
         plhs[1] = stat;
@@ -848,8 +892,9 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
     double dim_d = opt_num(&e, opts, "dim", 0);
     g.verb = opt_num(&e, opts, "verb", 0);
     bmrm_settings s = settings_from(&e, opts, a, lambda);
-    if (!e.bad && !(dim_d >= 1 && dim_d == floor(dim_d)))
-        arg_fail(&e, "the dimension must be a positive integer (got %g)", dim_d);
+    if (!e.bad && !(dim_d >= 1 && dim_d == floor(dim_d) && dim_d <= 9007199254740992.0 &&
+                    dim_d <= (double)(SIZE_MAX / sizeof(double))))
+        arg_fail(&e, "the dimension must be a positive integer of at most 2^53 (got %g)", dim_d);
     if (e.bad) mexErrMsgIdAndTxt("bmrm:badArgument", "bcfw: %s", e.message);
 
     size_t dim = (size_t)dim_d;

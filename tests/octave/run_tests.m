@@ -211,6 +211,9 @@ expect_error(@() bcfw(bad, struct()), 'bmrm:badArgument', 'featureFn');
 expect_error(@() bcfw(param, struct('sample', 'sometimes')), 'bmrm:badArgument', 'sample');
 expect_error(@() bcfw(param, struct('stepType', 0)), 'bmrm:badArgument', 'stepType');
 
+%% Input validation through the MEX (issue 17).
+mex_validation;
+
 fprintf('%d passed, %d failed\n', checks_passed, checks_failed);
 if checks_failed > 0
   exit(1);
