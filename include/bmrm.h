@@ -63,7 +63,7 @@
  * incompatibly; compare it with `bmrm_abi_version()` to check that the
  * library loaded at run time matches the header a program was compiled with.
  */
-#define BMRM_ABI_VERSION 1
+#define BMRM_ABI_VERSION 2
 
 /**
  * Did the call succeed. Every function that can fail returns one of these;
@@ -444,6 +444,22 @@ typedef struct bmrm_info {
 typedef int32_t (*bmrm_progress_fn)(void *user, const struct bmrm_info *info);
 
 /**
+ * BCFW: called after every pass with the iterate the BCFW MATLAB codes
+ * return (the weighted average under `weighted_averaging`, else the last
+ * iterate): `w` (`dim` doubles, owned by the library, valid during the call),
+ * the dual's loss term `ell` of that point and its dual value. Return 0 to
+ * go on, non-zero to stop (exit BMRM_EXIT_STOPPED_BY_USER). Called on the
+ * thread that called `bmrm_solver_run`, never concurrently; it must not call
+ * `bmrm_solver_*` on the solver being run.
+ */
+typedef int32_t (*bmrm_bcfw_iterate_fn)(void *user,
+                                        uint64_t pass,
+                                        const double *w,
+                                        size_t dim,
+                                        double ell,
+                                        double dual);
+
+/**
  * Every setting of the engine, as a plain struct of fixed-width fields.
  *
  * Get the defaults with `bmrm_settings_default(algorithm)`, change the
@@ -596,6 +612,15 @@ typedef struct bmrm_settings {
      * dereferenced or freed by the library. May be NULL.
      */
     void *progress_user;
+    /**
+     * BCFW: called after every pass with the iterate and its `ell` (see
+     * `bmrm_bcfw_iterate_fn`); NULL (the default) for none. (ABI 2)
+     */
+    bmrm_bcfw_iterate_fn bcfw_iterate;
+    /**
+     * Passed back unchanged as the first argument of `bcfw_iterate`.
+     */
+    void *bcfw_iterate_user;
 } bmrm_settings;
 
 /**

@@ -75,6 +75,8 @@ fn settings_offsets() -> Vec<(&'static str, usize)> {
         ("path_a", offset!(s, path_a)),
         ("progress", offset!(s, progress)),
         ("progress_user", offset!(s, progress_user)),
+        ("bcfw_iterate", offset!(s, bcfw_iterate)),
+        ("bcfw_iterate_user", offset!(s, bcfw_iterate_user)),
     ]
 }
 
@@ -224,14 +226,15 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
     ]
 }
 
-/// The promises of DESIGN.md section 3 and ABI version 1: changing any of
+/// The promises of DESIGN.md section 3 and ABI version 2 (1 + the BCFW
+/// iterate callback at the end of bmrm_settings): changing any of
 /// these numbers breaks compiled C programs, and needs a new
 /// BMRM_ABI_VERSION.
 #[test]
 fn abi_layout_and_values_are_pinned() {
-    assert_eq!(BMRM_ABI_VERSION, 1);
+    assert_eq!(BMRM_ABI_VERSION, 2);
     let expected_values: [(&str, i64); 29] = [
-        ("BMRM_ABI_VERSION", 1),
+        ("BMRM_ABI_VERSION", 2),
         ("BMRM_OK", 0),
         ("BMRM_ERROR_NULL_ARGUMENT", 1),
         ("BMRM_ERROR_INVALID_ARGUMENT", 2),
@@ -278,7 +281,7 @@ fn abi_layout_and_values_are_pinned() {
     }
     if cfg!(target_pointer_width = "64") {
         let expected = [
-            ("bmrm_settings", 184, 8),
+            ("bmrm_settings", 200, 8),
             ("bmrm_info", 96, 8),
             ("bmrm_iteration", 104, 8),
             ("bmrm_status", 4, 4),
@@ -322,6 +325,8 @@ fn abi_layout_and_values_are_pinned() {
             ("path_a", 160),
             ("progress", 168),
             ("progress_user", 176),
+            ("bcfw_iterate", 184),
+            ("bcfw_iterate_user", 192),
         ];
         assert_eq!(settings_offsets(), settings.to_vec());
         // bmrm_info: the exit, 4 bytes of padding, then 11 eight-byte fields.

@@ -248,6 +248,15 @@ impl BcfwState {
             .map(|vb| dual_value(self.lambda, vb, self.bounds.as_ref(), self.lbar))
     }
 
+    /// Calls `f(w, ell, dual, averaged)` with the iterate the BCFW codes
+    /// return: the averaged point under weighted averaging, else the last.
+    pub fn with_iterate<R>(&self, f: impl FnOnce(&[f64], f64, f64, bool) -> R) -> R {
+        match (self.average_point(), self.dual_of_average()) {
+            (Some(avg), Some(dual)) => f(&avg, self.lbar, dual, true),
+            _ => f(point!(self), self.l, self.dual(), false),
+        }
+    }
+
     /// The averaged primal point `clip(vbar)`, when averaging is on.
     pub fn average_point(&self) -> Option<Vec<f64>> {
         self.vbar.as_ref().map(|vb| match &self.bounds {

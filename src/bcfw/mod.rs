@@ -30,6 +30,7 @@
 mod blocks;
 mod bounds;
 mod engine;
+mod hook;
 mod pass;
 mod path;
 mod sampler;
@@ -38,6 +39,7 @@ mod sparse;
 use std::time::Instant;
 
 pub use bounds::Bounds;
+pub use hook::{IterateHook, IterateView};
 pub use pass::PassItem;
 pub use path::Breakpoint;
 pub use sparse::{BlockVec, SparseVec};
@@ -122,10 +124,25 @@ pub(crate) fn run_bcfw(
         }
         run.info.oracle_calls = state.oracle_calls - calls0;
         run.info.oracle_seconds = state.oracle_seconds - seconds0;
+        let stop = settings.iterate_hook.as_ref().is_some_and(|h| {
+            state.with_iterate(|w, ell, dual, averaged| {
+                h.call(&IterateView {
+                    pass: k,
+                    w,
+                    ell,
+                    dual,
+                    averaged,
+                })
+                .is_break()
+            })
+        });
         let mut row = engine::pass_row(state, exact.as_ref(), traced);
         row.iteration = k;
         if let Some(exit) = run.finish_iteration(row) {
             break exit;
+        }
+        if stop {
+            break Exit::StoppedByUser;
         }
         if limit.is_some_and(|m| k >= m) {
             break Exit::MaxIterations;

@@ -83,6 +83,43 @@ pub type bmrm_max_oracle_fn = Option<
 pub type bmrm_progress_fn =
     Option<unsafe extern "C" fn(user: *mut c_void, info: *const bmrm_info) -> i32>;
 
+/// BCFW: called after every pass with the iterate the BCFW MATLAB codes
+/// return (the weighted average under `weighted_averaging`, else the last
+/// iterate): `w` (`dim` doubles, owned by the library, valid during the call),
+/// the dual's loss term `ell` of that point and its dual value. Return 0 to
+/// go on, non-zero to stop (exit BMRM_EXIT_STOPPED_BY_USER). Called on the
+/// thread that called `bmrm_solver_run`, never concurrently; it must not call
+/// `bmrm_solver_*` on the solver being run.
+pub type bmrm_bcfw_iterate_fn = Option<
+    unsafe extern "C" fn(
+        user: *mut c_void,
+        pass: u64,
+        w: *const f64,
+        dim: usize,
+        ell: f64,
+        dual: f64,
+    ) -> i32,
+>;
+
+/// The C iterate callback as the engine's hook.
+pub(crate) fn iterate_hook(
+    f: unsafe extern "C" fn(*mut c_void, u64, *const f64, usize, f64, f64) -> i32,
+    user: *mut c_void,
+) -> crate::bcfw::IterateHook {
+    let user = UserPtr(user);
+    crate::bcfw::IterateHook::new(move |v: &crate::bcfw::IterateView<'_>| {
+        // SAFETY: `f` is the non-null iterate function of the settings the
+        // solver was made with; `v.w` is valid for `v.w.len()` doubles until
+        // the call returns, as the header promises.
+        let rc = unsafe { f(user.get(), v.pass, v.w.as_ptr(), v.w.len(), v.ell, v.dual) };
+        if rc == 0 {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(())
+        }
+    })
+}
+
 /// The caller's opaque `user` pointer, passed back to its callbacks.
 #[derive(Clone, Copy)]
 pub(crate) struct UserPtr(*mut c_void);

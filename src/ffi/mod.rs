@@ -39,7 +39,9 @@ pub use bcfw::{
     bmrm_path_free, bmrm_path_len, bmrm_solver_bcfw_info, bmrm_solver_bcfw_pass,
     bmrm_solver_bcfw_path, bmrm_solver_set_bounds,
 };
-pub use callbacks::{bmrm_max_oracle_fn, bmrm_partial_risk_fn, bmrm_progress_fn, bmrm_risk_fn};
+pub use callbacks::{
+    bmrm_bcfw_iterate_fn, bmrm_max_oracle_fn, bmrm_partial_risk_fn, bmrm_progress_fn, bmrm_risk_fn,
+};
 pub use corner::{
     bmrm_corner, bmrm_corner_add, bmrm_corner_dense, bmrm_corner_set_label, bmrm_corner_set_loss,
 };

@@ -7,13 +7,13 @@ use std::ffi::c_void;
 use crate::error::{Error, Result};
 use crate::solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, StepType};
 
-use super::callbacks::bmrm_progress_fn;
+use super::callbacks::{bmrm_bcfw_iterate_fn, bmrm_progress_fn};
 
 /// The version of the binary interface described by this header. It changes
 /// whenever a type's layout, an enum value or a function's signature changes
 /// incompatibly; compare it with `bmrm_abi_version()` to check that the
 /// library loaded at run time matches the header a program was compiled with.
-pub const BMRM_ABI_VERSION: u32 = 1;
+pub const BMRM_ABI_VERSION: u32 = 2;
 
 /// Did the call succeed. Every function that can fail returns one of these;
 /// on failure `bmrm_last_error()` gives a message naming what failed.
@@ -268,6 +268,11 @@ pub struct bmrm_settings {
     /// Passed back unchanged as the first argument of `progress`; never
     /// dereferenced or freed by the library. May be NULL.
     pub progress_user: *mut c_void,
+    /// BCFW: called after every pass with the iterate and its `ell` (see
+    /// `bmrm_bcfw_iterate_fn`); NULL (the default) for none. (ABI 2)
+    pub bcfw_iterate: bmrm_bcfw_iterate_fn,
+    /// Passed back unchanged as the first argument of `bcfw_iterate`.
+    pub bcfw_iterate_user: *mut c_void,
 }
 
 impl bmrm_settings {
@@ -309,6 +314,8 @@ impl bmrm_settings {
             path_a: engine.path_a,
             progress: None,
             progress_user: std::ptr::null_mut(),
+            bcfw_iterate: None,
+            bcfw_iterate_user: std::ptr::null_mut(),
         }
     }
 
@@ -366,6 +373,9 @@ impl bmrm_settings {
         s.cache_factor = self.cache_factor;
         s.num_passes = self.num_passes;
         s.path_a = self.path_a;
+        if let Some(f) = self.bcfw_iterate {
+            s.iterate_hook = Some(super::callbacks::iterate_hook(f, self.bcfw_iterate_user));
+        }
         Ok(s)
     }
 }

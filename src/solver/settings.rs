@@ -184,6 +184,9 @@ pub struct Settings {
     /// pass for the history (`Iteration::exact_gap`) without using it and
     /// without counting its oracle calls or time (default false).
     pub trace_gap: bool,
+    /// BCFW: called after every pass with the iterate (the averaged one
+    /// under weighted averaging) and its `ell` (default none).
+    pub iterate_hook: Option<crate::bcfw::IterateHook>,
 }
 
 impl Settings {
@@ -218,6 +221,7 @@ impl Settings {
             num_passes: 0,
             path_a: 0.9,
             trace_gap: false,
+            iterate_hook: None,
         }
     }
 

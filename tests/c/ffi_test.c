@@ -61,6 +61,8 @@ static void print_layout(void) {
     OFFSET(bmrm_settings, path_a);
     OFFSET(bmrm_settings, progress);
     OFFSET(bmrm_settings, progress_user);
+    OFFSET(bmrm_settings, bcfw_iterate);
+    OFFSET(bmrm_settings, bcfw_iterate_user);
     OFFSET(bmrm_info, exit);
     OFFSET(bmrm_info, iterations);
     OFFSET(bmrm_info, oracle_calls);
