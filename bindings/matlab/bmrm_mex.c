@@ -72,6 +72,9 @@ typedef struct {
     /* bcfw: the param struct's fields */
     const mxArray *param, *patterns, *labels, *loss_fn, *oracle_fn, *feature_fn, *hash_fn;
     sparse_vec *truth;      /* phi(x_i, y_i), computed once per example */
+    int hash_args;          /* hashFn(param, y) (2) or hashFn(y) (1, gapBCFW) */
+    struct lambda_result *current_result; /* where the iterate hook writes */
+    double log_every;       /* keep the model of every log_every-th pass (0: none) */
     /* reporting */
     double verb;            /* print every verb iterations (0: never) */
     int bcfw;
@@ -306,7 +309,11 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t len) {
 static bool label_id(gate *g, const mxArray *y, uint64_t *id) {
     uint64_t h = FNV_OFFSET;
     mxArray *hashed = NULL;
-    if (g->hash_fn != NULL) {
+    if (g->hash_fn != NULL && g->hash_args == 1) {
+        mxArray *in[2] = {(mxArray *)g->hash_fn, (mxArray *)y};
+        if (!call(g, "param.hashFn(y)", 1, &hashed, 2, in)) return false;
+        y = hashed;
+    } else if (g->hash_fn != NULL) {
         mxArray *in[3] = {(mxArray *)g->hash_fn, (mxArray *)g->param, (mxArray *)y};
         if (!call(g, "param.hashFn(param, y)", 1, &hashed, 3, in)) return false;
         y = hashed;
@@ -611,6 +618,8 @@ typedef struct {
     bmrm_bcfw_pass *passes;  /* rows of them */
 } outcome;
 
+static void collect(bmrm_solver *solver, const bmrm_settings *s, outcome *o);
+
 static void solve(gate *g, bmrm_problem *p, bmrm_settings *s, double *w, outcome *o) {
     memset(o, 0, sizeof *o);
     s->progress = progress_cb;
@@ -624,18 +633,7 @@ static void solve(gate *g, bmrm_problem *p, bmrm_settings *s, double *w, outcome
     g->iteration = 1;
     o->status = bmrm_solver_run(solver, w, g->dim);
     if (o->status != BMRM_OK) snprintf(o->last_error, MSG_LEN, "%s", bmrm_last_error());
-    bmrm_solver_info(solver, &o->info);
-    o->rows = bmrm_solver_history_len(solver);
-    o->history = calloc(o->rows > 0 ? o->rows : 1, sizeof(bmrm_iteration));
-    if (o->history == NULL) o->rows = 0;
-    for (size_t k = 0; k < o->rows; k++) bmrm_solver_history(solver, k, &o->history[k]);
-    if (s->algorithm == BMRM_ALGORITHM_BCFW &&
-        bmrm_solver_bcfw_info(solver, &o->bcfw_info) == BMRM_OK) {
-        o->passes = calloc(o->rows > 0 ? o->rows : 1, sizeof(bmrm_bcfw_pass));
-        o->bcfw = o->passes != NULL;
-        for (size_t k = 0; o->bcfw && k < o->rows; k++)
-            if (bmrm_solver_bcfw_pass(solver, k, &o->passes[k]) != BMRM_OK) o->bcfw = false;
-    }
+    collect(solver, s, o);
     bmrm_solver_free(solver);
 }
 
@@ -860,12 +858,143 @@ static const mxArray *handle_field(arg_error *e, const mxArray *param, const cha
     return f;
 }
 
+/* One lambda's results of a BCFW solve. */
+typedef struct lambda_result {
+    outcome o;
+    double lambda;
+    double *w;            /* the iterate the BCFW codes return (averaged under averaging) */
+    double ell, dual;     /* ell and the dual value of that same point */
+    bool have_iterate;
+    double *models;       /* logged models: dim doubles each */
+    double *models_ell, *models_dual, *models_pass;
+    size_t num_models, cap_models;
+} lambda_result;
+
+static void free_result(lambda_result *r) {
+    free(r->o.history);
+    free(r->o.passes);
+    free(r->w);
+    free(r->models);
+    free(r->models_ell);
+    free(r->models_dual);
+    free(r->models_pass);
+}
+
+/* The engine's iterate hook: keeps the point, its ell and dual, and logs it. */
+static int32_t iterate_cb(void *user, uint64_t pass, const double *w, size_t dim, double ell,
+                          double dual) {
+    gate *g = user;
+    lambda_result *r = g->current_result;
+    if (r == NULL || r->w == NULL) return 0;
+    memcpy(r->w, w, dim * sizeof(double));
+    r->ell = ell;
+    r->dual = dual;
+    r->have_iterate = true;
+    if (g->log_every > 0 && fmod((double)pass, g->log_every) == 0.0) {
+        if (r->num_models == r->cap_models) {
+            size_t cap = r->cap_models > 0 ? 2 * r->cap_models : 16;
+            double *m = realloc(r->models, cap * dim * sizeof(double));
+            if (m != NULL) r->models = m;
+            double *e = realloc(r->models_ell, cap * sizeof(double));
+            if (e != NULL) r->models_ell = e;
+            double *d = realloc(r->models_dual, cap * sizeof(double));
+            if (d != NULL) r->models_dual = d;
+            double *p = realloc(r->models_pass, cap * sizeof(double));
+            if (p != NULL) r->models_pass = p;
+            if (m == NULL || e == NULL || d == NULL || p == NULL) {
+                fail(g, "bmrm:outOfMemory", "cannot keep the model of pass %llu",
+                     (unsigned long long)pass);
+                return 1;
+            }
+            r->cap_models = cap;
+        }
+        memcpy(r->models + r->num_models * dim, w, dim * sizeof(double));
+        r->models_ell[r->num_models] = ell;
+        r->models_dual[r->num_models] = dual;
+        r->models_pass[r->num_models] = (double)pass;
+        r->num_models++;
+    }
+    return 0;
+}
+
+/* After a run: the summary, the history and BCFW's pass rows. */
+static void collect(bmrm_solver *solver, const bmrm_settings *s, outcome *o) {
+    bmrm_solver_info(solver, &o->info);
+    o->rows = bmrm_solver_history_len(solver);
+    o->history = calloc(o->rows > 0 ? o->rows : 1, sizeof(bmrm_iteration));
+    if (o->history == NULL) o->rows = 0;
+    for (size_t k = 0; k < o->rows; k++) bmrm_solver_history(solver, k, &o->history[k]);
+    if (s->algorithm == BMRM_ALGORITHM_BCFW &&
+        bmrm_solver_bcfw_info(solver, &o->bcfw_info) == BMRM_OK) {
+        o->passes = calloc(o->rows > 0 ? o->rows : 1, sizeof(bmrm_bcfw_pass));
+        o->bcfw = o->passes != NULL;
+        for (size_t k = 0; o->bcfw && k < o->rows; k++)
+            if (bmrm_solver_bcfw_pass(solver, k, &o->passes[k]) != BMRM_OK) o->bcfw = false;
+    }
+}
+
+static mxArray *result_model(const lambda_result *r, size_t dim, const double *best) {
+    const char *fields[] = {"w", "ell", "dual", "lambda"};
+    mxArray *model = mxCreateStructMatrix(1, 1, 4, fields);
+    /* BCFW: the iterate and its own ell; a bundle method: its best point. */
+    bool bcfw = r->o.bcfw && r->have_iterate;
+    mxSetField(model, 0, "w", column(bcfw ? r->w : best, dim));
+    mxSetField(model, 0, "ell", mxCreateDoubleScalar(bcfw ? r->ell : NAN));
+    mxSetField(model, 0, "dual", mxCreateDoubleScalar(bcfw ? r->dual : r->o.info.lower_bound));
+    mxSetField(model, 0, "lambda", mxCreateDoubleScalar(r->lambda));
+    return model;
+}
+
+static void set_progress(mxArray *prog, size_t k, const lambda_result *r, size_t dim) {
+    const outcome *o = &r->o;
+    if (o->bcfw) {
+        mxSetField(prog, k, "primal", pass_column(o, 0));
+        mxSetField(prog, k, "dual", pass_column(o, 1));
+        mxSetField(prog, k, "gap", pass_column(o, 2));
+        mxSetField(prog, k, "eff_pass", pass_column(o, 3));
+        mxSetField(prog, k, "time", pass_column(o, 4));
+        mxSetField(prog, k, "oracle_calls", pass_column(o, 5));
+        mxSetField(prog, k, "gap_estimate", pass_column(o, 6));
+        mxSetField(prog, k, "exact_gap", pass_column(o, 7));
+    } else {
+        mxSetField(prog, k, "primal", history_column(o, 0));
+        mxSetField(prog, k, "dual", history_column(o, 1));
+        mxSetField(prog, k, "gap", history_column(o, 4));
+        mxSetField(prog, k, "eff_pass", history_column(o, 5));
+        mxSetField(prog, k, "time", history_column(o, 3));
+        mxSetField(prog, k, "oracle_calls", history_column(o, 6));
+    }
+    mxSetField(prog, k, "exitflag", mxCreateDoubleScalar(exitflag(o->info.exit)));
+    mxSetField(prog, k, "exit", mxCreateString(bmrm_exit_string(o->info.exit)));
+    mxSetField(prog, k, "lambda", mxCreateDoubleScalar(r->lambda));
+    /* The logged models: a dim x m matrix and their ell, dual and pass. */
+    mxArray *W = mxCreateDoubleMatrix((mwSize)dim, (mwSize)r->num_models, mxREAL);
+    if (r->num_models > 0) memcpy(mxGetPr(W), r->models, r->num_models * dim * sizeof(double));
+    mxSetField(prog, k, "model_w", W);
+    mxArray *E = mxCreateDoubleMatrix((mwSize)r->num_models, 1, mxREAL);
+    mxArray *D = mxCreateDoubleMatrix((mwSize)r->num_models, 1, mxREAL);
+    mxArray *P = mxCreateDoubleMatrix((mwSize)r->num_models, 1, mxREAL);
+    if (r->num_models > 0) {
+        memcpy(mxGetPr(E), r->models_ell, r->num_models * sizeof(double));
+        memcpy(mxGetPr(D), r->models_dual, r->num_models * sizeof(double));
+        memcpy(mxGetPr(P), r->models_pass, r->num_models * sizeof(double));
+    }
+    mxSetField(prog, k, "model_ell", E);
+    mxSetField(prog, k, "model_dual", D);
+    mxSetField(prog, k, "model_pass", P);
+}
+
+/* [model, progress] = bmrm_mex('bcfw', param, opts); with opts.lambdas a
+ * vector, one solve per lambda (warm: the solver moves to the next lambda
+ * keeping w and the w_i, gapBCFW's 'keep_primal'; else a fresh start) and
+ * 1 x K struct arrays. */
 static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
     if (nrhs != 3) mexErrMsgIdAndTxt("bmrm:badArgument", "bcfw: 3 arguments expected");
     const mxArray *param = prhs[1], *opts = prhs[2];
     if (!mxIsStruct(param) || mxGetNumberOfElements(param) != 1)
         mexErrMsgIdAndTxt("bmrm:badArgument", "bcfw: param must be a scalar struct");
-    if (!mxIsStruct(opts)) mexErrMsgIdAndTxt("bmrm:badArgument", "bcfw: options must be a struct");
+    if (!mxIsStruct(opts) || mxGetNumberOfElements(opts) != 1)
+        mexErrMsgIdAndTxt("bmrm:badArgument", "bcfw: options must be a scalar struct");
     arg_error e = {"", false};
     gate g;
     memset(&g, 0, sizeof g);
@@ -891,62 +1020,138 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
     double lambda = opt_num(&e, opts, "lambda", n > 0 ? 1.0 / (double)n : 1.0);
     double dim_d = opt_num(&e, opts, "dim", 0);
     g.verb = opt_num(&e, opts, "verb", 0);
+    g.hash_args = (int)opt_count(&e, opts, "hash_args", 2, 2, false, 0);
+    if (!e.bad && g.hash_args < 1) arg_fail(&e, "option hash_args must be 1 or 2");
+    g.log_every = (double)opt_count(&e, opts, "log_every", 0, UINT32_MAX, false, 0);
+    bool warm = opt_num(&e, opts, "warm", 1) != 0;
     bmrm_settings s = settings_from(&e, opts, a, lambda);
     if (!e.bad && !(dim_d >= 1 && dim_d == floor(dim_d) && dim_d <= 9007199254740992.0 &&
                     dim_d <= (double)(SIZE_MAX / sizeof(double))))
         arg_fail(&e, "the dimension must be a positive integer of at most 2^53 (got %g)", dim_d);
+    size_t dim = e.bad ? 0 : (size_t)dim_d;
+    /* lambdas: the path of regularisation constants (default: lambda). */
+    const mxArray *lams = mxGetField(opts, 0, "lambdas");
+    size_t num_lambdas = 1;
+    if (!e.bad && lams != NULL && !mxIsEmpty(lams)) {
+        if (!mxIsDouble(lams) || mxIsComplex(lams) || mxIsSparse(lams))
+            arg_fail(&e, "option lambdas must be a real double vector");
+        else
+            num_lambdas = mxGetNumberOfElements(lams);
+        for (size_t k = 0; !e.bad && k < num_lambdas; k++) {
+            double l = mxGetPr(lams)[k];
+            if (!(l > 0) || !isfinite(l)) arg_fail(&e, "lambdas(%llu) = %g: must be positive and finite",
+                                                    (unsigned long long)k + 1, l);
+        }
+    } else {
+        lams = NULL;
+    }
+    /* positivity: w_j >= 0 where positivity(j) is non-zero (gapBCFW). */
+    const mxArray *pos = mxGetField(opts, 0, "positivity");
+    if (!e.bad && pos != NULL && !mxIsEmpty(pos)) {
+        if (!(mxIsNumeric(pos) || mxIsLogical(pos)) || mxIsComplex(pos) || mxIsSparse(pos) ||
+            mxGetNumberOfElements(pos) != dim)
+            arg_fail(&e, "positivity must be a full real or logical vector of %llu elements",
+                     (unsigned long long)dim);
+        else if (a != BMRM_ALGORITHM_BCFW)
+            arg_fail(&e, "positivity needs the BCFW algorithm");
+    } else {
+        pos = NULL;
+    }
+    if (!e.bad && lams != NULL && a != BMRM_ALGORITHM_BCFW)
+        arg_fail(&e, "lambdas needs the BCFW algorithm");
     if (e.bad) mexErrMsgIdAndTxt("bmrm:badArgument", "bcfw: %s", e.message);
 
-    size_t dim = (size_t)dim_d;
     g.dim = dim;
     g.truth = calloc(n, sizeof(sparse_vec));
     double *w = calloc(dim, sizeof(double));
-    outcome o;
-    memset(&o, 0, sizeof o);
-    if (g.truth == NULL || w == NULL) {
-        fail(&g, "bmrm:outOfMemory", "cannot allocate the model");
+    double *lower = pos != NULL ? malloc(dim * sizeof(double)) : NULL;
+    lambda_result *res = calloc(num_lambdas, sizeof(lambda_result));
+    bool ok = g.truth != NULL && w != NULL && res != NULL && (pos == NULL || lower != NULL);
+    for (size_t k = 0; ok && k < num_lambdas; k++) {
+        res[k].lambda = lams != NULL ? mxGetPr(lams)[k] : lambda;
+        res[k].w = calloc(dim, sizeof(double));
+        ok = res[k].w != NULL;
+    }
+    size_t done = 0;
+    bmrm_status status = BMRM_OK;
+    char last_error[MSG_LEN] = "";
+    if (!ok) {
+        fail(&g, "bmrm:outOfMemory", "cannot allocate the model (dimension %llu)",
+             (unsigned long long)dim);
     } else {
+        if (pos != NULL) {
+            mxArray *as_double = NULL;
+            mxArray *in[1] = {(mxArray *)pos};
+            /* any numeric class: compare each element with 0 through double */
+            if (mexCallMATLAB(1, &as_double, 1, in, "double") != 0 || as_double == NULL) {
+                fail(&g, "bmrm:badArgument", "positivity: cannot convert to double");
+            } else {
+                const double *pv = mxGetPr(as_double);
+                for (size_t j = 0; j < dim; j++) lower[j] = pv[j] != 0.0 ? 0.0 : -INFINITY;
+                mxDestroyArray(as_double);
+            }
+        }
         bmrm_problem *problem = NULL;
-        o.status = bmrm_problem_new(dim, &problem);
-        if (o.status == BMRM_OK)
-            o.status = bmrm_problem_set_max_oracle(problem, n, bcfw_oracle_cb, &g, false);
-        if (o.status == BMRM_OK)
-            solve(&g, problem, &s, w, &o);
-        else
-            snprintf(o.last_error, MSG_LEN, "%s", bmrm_last_error());
+        status = bmrm_problem_new(dim, &problem);
+        if (status == BMRM_OK)
+            status = bmrm_problem_set_max_oracle(problem, n, bcfw_oracle_cb, &g, false);
+        if (status != BMRM_OK) snprintf(last_error, MSG_LEN, "%s", bmrm_last_error());
+        s.progress = progress_cb;
+        s.progress_user = &g;
+        if (a == BMRM_ALGORITHM_BCFW) {
+            s.bcfw_iterate = iterate_cb;
+            s.bcfw_iterate_user = &g;
+        }
+        bmrm_solver *solver = NULL;
+        for (size_t k = 0; status == BMRM_OK && !g.failed && k < num_lambdas; k++) {
+            if (solver == NULL || !warm) {
+                bmrm_solver_free(solver);
+                solver = NULL;
+                s.lambda = res[k].lambda;
+                memset(w, 0, dim * sizeof(double));
+                status = bmrm_solver_new(problem, &s, &solver);
+                if (status == BMRM_OK && pos != NULL)
+                    status = bmrm_solver_set_bounds(solver, lower, NULL, dim);
+            } else {
+                status = bmrm_solver_set_lambda(solver, res[k].lambda);
+            }
+            if (status != BMRM_OK) {
+                snprintf(last_error, MSG_LEN, "%s", bmrm_last_error());
+                break;
+            }
+            g.current_result = &res[k];
+            g.iteration = 1;
+            status = bmrm_solver_run(solver, w, dim);
+            if (status != BMRM_OK) snprintf(last_error, MSG_LEN, "%s", bmrm_last_error());
+            collect(solver, &s, &res[k].o);
+            g.current_result = NULL;
+            done = k + 1;
+        }
+        bmrm_solver_free(solver);
         bmrm_problem_free(problem);
     }
-    const char *model_fields[] = {"w", "ell"};
-    mxArray *model = mxCreateStructMatrix(1, 1, 2, model_fields);
-    mxArray *W = mxCreateDoubleMatrix((mwSize)dim, 1, mxREAL);
-    if (w != NULL) memcpy(mxGetPr(W), w, dim * sizeof(double));
-    mxSetField(model, 0, "w", W);
-    /* ell = sum_i l_i, the dual's loss term (BCFW only). */
-    mxSetField(model, 0, "ell", mxCreateDoubleScalar(o.bcfw ? o.bcfw_info.ell : NAN));
-    const char *prog_fields[] = {"primal", "dual", "gap", "eff_pass", "time", "oracle_calls",
-                                 "gap_estimate", "exact_gap", "exitflag", "exit"};
-    mxArray *prog = mxCreateStructMatrix(1, 1, 10, prog_fields);
-    if (o.bcfw) {
-        /* One row per pass. */
-        mxSetField(prog, 0, "primal", pass_column(&o, 0));
-        mxSetField(prog, 0, "dual", pass_column(&o, 1));
-        mxSetField(prog, 0, "gap", pass_column(&o, 2));
-        mxSetField(prog, 0, "eff_pass", pass_column(&o, 3));
-        mxSetField(prog, 0, "time", pass_column(&o, 4));
-        mxSetField(prog, 0, "oracle_calls", pass_column(&o, 5));
-        mxSetField(prog, 0, "gap_estimate", pass_column(&o, 6));
-        mxSetField(prog, 0, "exact_gap", pass_column(&o, 7));
-    } else {
-        /* A bundle method: one row per iteration. */
-        mxSetField(prog, 0, "primal", history_column(&o, 0));
-        mxSetField(prog, 0, "dual", history_column(&o, 1));
-        mxSetField(prog, 0, "gap", history_column(&o, 4));
-        mxSetField(prog, 0, "eff_pass", history_column(&o, 5));
-        mxSetField(prog, 0, "time", history_column(&o, 3));
-        mxSetField(prog, 0, "oracle_calls", history_column(&o, 6));
+    bool bad = g.interrupted || g.failed || status != BMRM_OK;
+    mxArray *model = NULL, *prog = NULL;
+    if (!bad) {
+        const char *prog_fields[] = {"primal", "dual", "gap", "eff_pass", "time", "oracle_calls",
+                                     "gap_estimate", "exact_gap", "exitflag", "exit", "lambda",
+                                     "model_w", "model_ell", "model_dual", "model_pass"};
+        prog = mxCreateStructMatrix(1, (mwSize)done, 15, prog_fields);
+        const char *model_fields[] = {"w", "ell", "dual", "lambda"};
+        model = mxCreateStructMatrix(1, (mwSize)done, 4, model_fields);
+        for (size_t k = 0; k < done; k++) {
+            mxArray *one = result_model(&res[k], dim, w);
+            for (int f = 0; f < 4; f++) {
+                mxSetField(model, k, model_fields[f], mxDuplicateArray(mxGetField(one, 0, model_fields[f])));
+            }
+            mxDestroyArray(one);
+            set_progress(prog, k, &res[k], dim);
+        }
     }
-    mxSetField(prog, 0, "exitflag", mxCreateDoubleScalar(exitflag(o.info.exit)));
-    mxSetField(prog, 0, "exit", mxCreateString(bmrm_exit_string(o.info.exit)));
+    outcome last;
+    memset(&last, 0, sizeof last);
+    last.status = status;
+    snprintf(last.last_error, MSG_LEN, "%s", last_error);
     if (g.truth != NULL) {
         for (size_t i = 0; i < n; i++) {
             free(g.truth[i].index);
@@ -954,16 +1159,13 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
         }
         free(g.truth);
     }
-    free(w);
-    free(o.history);
-    free(o.passes);
-    o.history = NULL;
-    o.passes = NULL;
-    if (g.interrupted || g.failed || o.status != BMRM_OK) {
-        mxDestroyArray(model);
-        mxDestroyArray(prog);
-        raise_if_failed(&g, &o, "bcfw");
+    if (res != NULL) {
+        for (size_t k = 0; k < num_lambdas; k++) free_result(&res[k]);
+        free(res);
     }
+    free(w);
+    free(lower);
+    if (bad) raise_if_failed(&g, &last, "bcfw");
     plhs[0] = model;
     if (nlhs > 1)
         plhs[1] = prog;
