@@ -214,6 +214,9 @@ expect_error(@() bcfw(param, struct('stepType', 0)), 'bmrm:badArgument', 'stepTy
 %% Input validation through the MEX (issue 17).
 mex_validation;
 
+%% The BCFW codes' front ends (issue 15).
+front_ends;
+
 fprintf('%d passed, %d failed\n', checks_passed, checks_failed);
 if checks_failed > 0
   exit(1);

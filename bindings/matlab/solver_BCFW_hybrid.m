@@ -1,0 +1,71 @@
+function [model, gap_vec_heuristic, num_passes, progress, cache, exact_gap_flag] = solver_BCFW_hybrid(param, options, model, gap_vec_heuristic, cache)
+%SOLVER_BCFW_HYBRID gapBCFW's calling convention (Osokin et al. 2016) over bmrm.
+%
+%   [model, gap_vec_heuristic, num_passes, progress, cache, exact_gap_flag] = ...
+%       solver_BCFW_hybrid(param, options)
+%
+% param as gapBCFW's: patterns, labels, lossFn(param, ytruth, ypred),
+% oracleFn(param, model, x, y), featureFn(param, x, y), hashFn(y) (ONE
+% argument, gapBCFW's convention), optional n, d, positivity (d elements,
+% non-zero: w_j >= 0), using_sparse_features and cache_type_single (storage
+% hints; bmrm picks sparse or dense per block itself).
+%
+% options, gapBCFW's names and defaults: lambda (1/n), gap_threshold (0.1),
+% num_passes (200), time_budget (minutes, inf), sample ('gap'; 'uniform',
+% 'perm'), gapDegree (1), useCache (true), cacheNu (0.01), cacheFactor (0.25),
+% maxCacheSize (100), stepType (2; 1 FW, 3 FW and away), gap_check (10; inf:
+% only the final check), rand_seed (1), logging_level (1: the model of every
+% pass in progress.models; 0.5: at the gap checks; 0: none),
+% doCacheConsistencyCheck (false), do_batch_step (false),
+% output_model_before_batch_step (no effect without batch steps),
+% quit_passes_heuristic_gap (only false: bmrm stops on exact gaps),
+% true_gap_when_converged (only true). Not supported, an error naming them:
+% sample 'maxGap', gapDegree ~= 1, stepType 0, do_batch_step true,
+% logging_level 2 or 3, init_gap_value_for_cache, a warm start (model,
+% gap_vec_heuristic, cache inputs).
+%
+% Outputs: model.w (the last iterate), model.ell (its b'*alpha: the dual is
+% model.ell - lambda/2*||model.w||^2 = model.dual); gap_vec_heuristic: NaN(n, 1)
+% (bmrm does not expose per-block gaps); num_passes: effective passes
+% (oracle calls / n); progress.models, time, numPasses, verifiedGap,
+% verifiedGapModelId, verifiedGapNumPasses, lambda, and bmrm's primal, dual
+% (certified bounds per pass); cache: [] (no warm start); exact_gap_flag:
+% whether the last gap was computed exactly.
+who = 'solver_BCFW_hybrid';
+if nargin < 1 || ~isstruct(param) || numel(param) ~= 1
+  error('bmrm:badArgument', '%s: param must be a struct', who);
+end
+if nargin < 2 || isempty(options)
+  options = struct();
+end
+if nargin >= 3 && (~isempty(model) || (nargin >= 4 && ~isempty(gap_vec_heuristic)) || (nargin >= 5 && ~isempty(cache)))
+  unsupported(who, 'a warm start from model, gap_vec_heuristic or cache');
+end
+[o, level, param] = hybrid_options(who, param, options);
+n = numel(param.patterns);
+[m, p] = bcfw_call(who, param, o);
+model = struct('w', m.w, 'ell', m.ell, 'dual', m.dual);
+gap_vec_heuristic = NaN(n, 1);
+num_passes = p.eff_pass(end);
+progress = struct();
+if level > 0
+  progress.models = cell(numel(p.model_pass), 1);
+  for k = 1:numel(p.model_pass)
+    progress.models{k} = struct('w', p.model_w(:, k), 'ell', p.model_ell(k));
+  end
+  progress.time = p.time(p.model_pass);
+  progress.numPasses = p.eff_pass(p.model_pass);
+  checked = find(isfinite(p.exact_gap));
+  progress.verifiedGap = p.exact_gap(checked);
+  % The model of the pass whose iterate the exact gap was computed at.
+  [~, progress.verifiedGapModelId] = ismember(checked, p.model_pass);
+  progress.verifiedGapNumPasses = p.eff_pass(checked);
+  progress.lambda = o.lambda;
+end
+progress.primal = p.primal;
+progress.dual = p.dual;
+progress.exit = p.exit;
+cache = [];
+exact_gap_flag = isfinite(p.exact_gap(end)) || any(p.exitflag == [1 2]);
+end
+

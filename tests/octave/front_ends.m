@@ -1,0 +1,114 @@
+% The three BCFW front ends (gapBCFW, BCFWstruct, gapBCFW's multi-lambda)
+% on a multiclass SVM, in each code's own calling style, against bcfw.m and
+% BMRM's certified bounds on the same problem. Run from run_tests.m.
+K = 3; d = 6; m = 90;
+[X, y] = mc_data(m, d, K, 11);
+lambda_sum = 1.2;
+lam = lambda_sum / m;
+[Wm, sm] = bmrm(struct('X', X, 'y', y, 'K', K), @mc_risk, lambda_sum, struct('TolRel', 1e-9));
+Fp = sm.Fp / m; Fd = sm.Fd / m;   % min F is in [Fd, Fp]
+
+%% gapBCFW: demo_ocr.m's style (param.n, param.d, a one-argument hashFn).
+param = mc_param(X, y, K);
+param.hashFn = @(label) sprintf('%d', label);
+param.n = numel(param.patterns);
+phi1 = param.featureFn(param, param.patterns{1}, param.labels{1});
+param.d = length(phi1);
+param.using_sparse_features = issparse(phi1);
+options = struct;
+options.lambda = lam;
+options.gap_threshold = 1e-4;
+options.num_passes = 400;
+[model, gap_vec, num_passes, progress, cache, exact_gap_flag] = solver_BCFW_hybrid(param, options);
+check(isfield(model, 'w') && isfield(model, 'ell') && numel(model.w) == param.d, 'gapBCFW model fields');
+for f = {'models', 'time', 'numPasses', 'verifiedGap', 'verifiedGapModelId', 'verifiedGapNumPasses', 'lambda'}
+  check(isfield(progress, f{1}), 'gapBCFW progress.%s exists', f{1});
+end
+check(numel(gap_vec) == m && isempty(cache) && exact_gap_flag, 'gapBCFW outputs 2, 5, 6');
+check(progress.verifiedGap(end) <= 1e-4 && num_passes == progress.numPasses(end), ...
+      'gapBCFW converged: verified gap %g, %g effective passes', progress.verifiedGap(end), num_passes);
+check(numel(progress.models) == numel(progress.time) && all(progress.verifiedGapModelId >= 1), 'one model per pass');
+last = progress.models{progress.verifiedGapModelId(end)};
+check(isequal(last.w, model.w) && last.ell == model.ell, 'the verified model is the returned one');
+dual = model.ell - 0.5 * lam * (model.w' * model.w);
+check(dual <= Fp + 1e-12 && dual >= Fd - 1e-4 - 1e-12, 'gapBCFW dual %.12g within [%.12g - gap, %.12g]', dual, Fd, Fp);
+primal = 0.5 * lam * (model.w' * model.w) + mean(arrayfun(@(i) hinge(param, model, i), 1:m));
+check(primal - dual <= 1e-4 + 1e-12 && primal >= Fd - 1e-12, 'gapBCFW: primal %.12g - dual %.12g', primal, dual);
+% The same problem through bcfw.m (two-argument hash): the same run.
+p2 = param; p2.hashFn = @(p, label) sprintf('%d', label);
+p2 = rmfield(p2, {'n', 'd', 'using_sparse_features'});
+[mb, pb] = bcfw(p2, struct('lambda', lam, 'gap_threshold', 1e-4, 'num_passes', 400, 'maxCacheSize', 100));
+check(isequal(mb.w, model.w) && mb.ell == model.ell, 'gapBCFW and bcfw.m give the same w and ell');
+fprintf('bcfw gapBCFW front end: %d passes, %.1f effective, dual %.10g, bmrm [%.10g, %.10g]\n', ...
+        numel(progress.time), num_passes, dual, Fd, Fp);
+% Positivity: the constrained weights are >= 0 exactly; without it some are negative.
+pos = zeros(param.d, 1); pos(1:2:end) = 1;
+[free_model] = solver_BCFW_hybrid(param, setfield(options, 'logging_level', 0));
+check(any(free_model.w(pos == 1) < 0), 'without positivity some constrained weights are negative');
+pp = param; pp.positivity = pos;
+[pm, ~, ~, pprog] = solver_BCFW_hybrid(pp, options);
+check(all(pm.w(pos == 1) >= 0), 'positivity: min constrained weight %g', min(pm.w(pos == 1)));
+check(pm.dual <= pprog.primal(end) + 1e-12 && pprog.primal(end) - pm.dual <= 1e-3, 'positivity: dual %g <= primal %g', ...
+      pm.dual, pprog.primal(end));
+check(pprog.primal(end) >= Fd - 1e-12, 'the constrained optimum is above the free one');
+% Options: unknown, and accepted-but-unsupported, are errors naming them.
+expect_error(@() solver_BCFW_hybrid(param, struct('lambda', lam, 'sampel', 'gap')), 'bmrm:badArgument', 'sampel');
+expect_error(@() solver_BCFW_hybrid(param, struct('stepType', 0)), 'bmrm:unsupported', 'stepType = 0');
+expect_error(@() solver_BCFW_hybrid(param, struct('sample', 'maxGap')), 'bmrm:unsupported', 'maxGap');
+expect_error(@() solver_BCFW_hybrid(param, struct('gapDegree', 2)), 'bmrm:unsupported', 'gapDegree');
+expect_error(@() solver_BCFW_hybrid(param, struct('do_batch_step', true)), 'bmrm:unsupported', 'do_batch_step');
+expect_error(@() solver_BCFW_hybrid(param, options, model, gap_vec, cache), 'bmrm:unsupported', 'warm start');
+expect_error(@() solver_BCFW_hybrid(setfield(param, 'positivity', [1 0]), options), 'bmrm:badArgument', 'positivity');
+
+%% BCFWstruct: its defaults (uniform, FW, weighted averaging), debug and test_data.
+[Xt, yt] = mc_data(40, d, K, 12);
+test = mc_param(Xt, yt, K);
+bp = mc_param(X, y, K);
+bp.constraintFn = bp.oracleFn;   % svm-struct's name, as BCFWstruct accepts
+bp = rmfield(bp, 'oracleFn');
+opts = struct('lambda', lam, 'num_passes', 30, 'debug', 1, 'gap_threshold', 0, ...
+              'test_data', struct('patterns', {test.patterns}, 'labels', {test.labels}));
+[model, progress] = solverBCFW(bp, opts);
+for f = {'primal', 'dual', 'eff_pass', 'train_error', 'test_error'}
+  check(isfield(progress, f{1}) && numel(progress.(f{1})) == 30, 'BCFWstruct progress.%s per pass', f{1});
+end
+check(all(progress.dual <= Fp + 1e-12) && all(progress.primal >= Fd - 1e-12), 'BCFWstruct bounds per pass');
+check(all(progress.train_error >= 0 & progress.train_error <= 1) && progress.test_error(end) < 0.5, ...
+      'BCFWstruct errors: train %g, test %g', progress.train_error(end), progress.test_error(end));
+% The certificate of the returned (averaged) w: its own ell.
+dual = model.ell - 0.5 * lam * (model.w' * model.w);
+check(dual <= Fp + 1e-12, 'averaged ell gives dual %.12g <= certified optimum %.12g', dual, Fp);
+check(abs(dual - progress.dual(end)) <= 1e-12 * max(1, abs(dual)), 'model.ell matches the last logged dual');
+primal = 0.5 * lam * (model.w' * model.w) + mean(arrayfun(@(i) hinge(mc_param(X, y, K), model, i), 1:m));
+check(abs(primal - progress.primal(end)) <= 1e-12, 'progress.primal is the primal of the returned w');
+fprintf('bcfw BCFWstruct front end: primal %.10g, dual %.10g after 30 passes, test error %.3f\n', ...
+        progress.primal(end), dual, progress.test_error(end));
+[mf, pf] = bcfw(mc_param(X, y, K), struct('lambda', lam, 'num_passes', 30, 'gap_threshold', 0, ...
+         'sample', 'uniform', 'stepType', 1, 'useCache', 0, 'do_weighted_averaging', 1));
+check(isequal(mf.w, model.w), 'BCFWstruct defaults = bcfw.m with uniform, FW, no cache, averaging');
+expect_error(@() solverBCFW(bp, struct('debug_multiplier', 10)), 'bmrm:unsupported', 'debug_multiplier');
+expect_error(@() solverBCFW(bp, struct('sample', 'gap')), 'bmrm:badArgument', 'sample');
+expect_error(@() solverBCFW(bp, struct('useCache', 1)), 'bmrm:badArgument', 'useCache');
+
+%% gapBCFW's multi-lambda grid, warm-started (keep_primal) and not.
+lams = lam * [10 1 0.3];
+mo = struct('lambda_values', lams, 'gap_threshold', 1e-4, 'logging_level', 0);
+[model, ~, np_warm, progress] = solver_multiLambda_BCFW_hybrid(param, mo);
+[~, ~, np_cold, pc] = solver_multiLambda_BCFW_hybrid(param, setfield(mo, 'warm_start_type', 'none'));
+check(numel(progress) == 3 && progress{end}.lambda == min(lams), 'one progress cell per lambda, decreasing');
+for k = 1:3
+  lk = progress{k}.lambda;
+  [~, sk] = bmrm(struct('X', X, 'y', y, 'K', K), @mc_risk, lk * m, struct('TolRel', 1e-9));
+  mk = progress{k}.model;
+  dk = mk.ell - 0.5 * lk * (mk.w' * mk.w);
+  check(dk <= sk.Fp / m + 1e-12 && dk >= sk.Fd / m - 1e-4 - 1e-12, 'lambda %g: dual %.12g vs bmrm [%.12g, %.12g]', ...
+        lk, dk, sk.Fd / m, sk.Fp / m);
+  check(abs(pc{k}.primal(end) - progress{k}.primal(end)) <= 2e-4, 'lambda %g: warm and cold agree', lk);
+end
+fprintf('bcfw multi-lambda: %.1f effective passes warm, %.1f cold\n', np_warm, np_cold);
+expect_error(@() solver_multiLambda_BCFW_hybrid(param, setfield(mo, 'warm_start_type', 'keep_dual')), ...
+             'bmrm:unsupported', 'keep_dual');
+expect_error(@() solver_multiLambda_BCFW_hybrid(param, setfield(mo, 'regularization_path', true)), ...
+             'bmrm:unsupported', 'regularization_path');
+expect_error(@() solver_multiLambda_BCFW_hybrid(param, setfield(mo, 'lambda_valuez', 1)), ...
+             'bmrm:badArgument', 'lambda_valuez');
