@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::blocks::{Atom, Block};
 use super::bounds::Bounds;
-use super::pass::{check_not_below_truth, oracle_pass};
+use super::pass::{check_not_below_truth, on_oracle_thread, oracle_pass};
 use super::sampler::Sampler;
 use super::sparse::{merge, BlockVec, SparseVec};
 use super::BcfwStats;
@@ -197,26 +197,49 @@ impl BcfwState {
         self.reset_average();
     }
 
-    /// Moves to a new lambda keeping `w_i` and `w`: `alpha_i(y != y_i)` and
-    /// `l_i` scale by `rho = lambda_new / lambda_old`, the ground truth takes
-    /// the rest (the regularisation path's warm start).
+    /// Moves to a new lambda. The dual weights `alpha_i(y != y_i)` and `l_i`
+    /// scale by `c_i` and the ground truth takes the rest. `c_i = rho =
+    /// lambda_new / lambda_old` keeps `w_i` and `w` (the regularisation
+    /// path's warm start); it is feasible while `rho (1 - alpha_i(y_i)) <= 1`,
+    /// always when lambda decreases. When lambda grows past that, `c_i =
+    /// 1 / (1 - alpha_i(y_i))` (the truth's weight becomes 0) is the largest
+    /// feasible scale and `w_i` shrinks by `c_i / rho`: an infeasible `alpha`
+    /// would give a dual value above the optimum, a false certificate.
     pub fn set_lambda(&mut self, lambda: f64) {
         let rho = lambda / self.lambda;
+        let mut shrunk = false;
         for (i, b) in self.blocks.iter_mut().enumerate() {
-            // The block gap moves by (1 - rho)(l_i - lambda <w_i, w>) exactly.
+            let mass = 1.0 - b.truth_alpha;
+            let c = if rho * mass <= 1.0 { rho } else { 1.0 / mass };
+            // The block gap moves by (1 - c)(l_i - lambda <w_i, w>) at a fixed
+            // w: exact when every block keeps its w_i, an estimate otherwise.
             if b.gap_estimate.is_finite() {
                 let u = b.l - self.lambda * b.w.dot_dense(point!(self));
-                b.gap_estimate += (1.0 - rho) * u;
-                self.estimate_sum += (1.0 - rho) * u;
+                b.gap_estimate += (1.0 - c) * u;
+                self.estimate_sum += (1.0 - c) * u;
                 self.sampler.set_gap(i, b.gap_estimate);
             }
-            b.l *= rho;
-            b.truth_alpha = 1.0 - rho * (1.0 - b.truth_alpha);
+            b.l *= c;
             for a in &mut b.atoms {
-                a.alpha *= rho;
+                a.alpha *= c;
+            }
+            if c == rho {
+                b.truth_alpha = 1.0 - rho * mass;
+            } else {
+                b.truth_alpha = 0.0;
+                let f = c / rho;
+                b.w.add_to(f - 1.0, &mut self.v);
+                b.w.scale(f);
+                b.w_norm2 *= f * f;
+                shrunk = true;
             }
         }
-        self.l *= rho;
+        if shrunk {
+            self.l = self.blocks.iter().map(|b| b.l).sum();
+            self.refresh_w();
+        } else {
+            self.l *= rho;
+        }
         self.lambda = lambda;
         self.last_exact_gap = f64::INFINITY;
         self.reset_average();
@@ -314,7 +337,9 @@ impl BcfwState {
     ) -> Result<ExactPass> {
         let context = format!("in the exact gap pass after pass {}", self.passes);
         let t = std::time::Instant::now();
-        let items = pool.install(|| oracle_pass(oracle, point!(self), false, &context))?;
+        let items = on_oracle_thread(oracle.thread_safe(), pool, || {
+            oracle_pass(oracle, point!(self), false, &context)
+        })?;
         self.oracle_seconds += t.elapsed().as_secs_f64();
         if refresh {
             self.oracle_calls += self.n as u64;
@@ -694,6 +719,8 @@ impl BcfwState {
         b.w_norm2 = b.w.norm2();
         if self.keep_atoms {
             update_weights(b, kind, gamma, s, a);
+        } else {
+            track_truth(b, gamma, s);
         }
     }
 
@@ -753,6 +780,8 @@ impl BcfwState {
         self.l += gamma * dl;
         if self.keep_atoms {
             update_weights(b, StepKind::FrankWolfe, gamma, s, CornerRef::Truth);
+        } else {
+            track_truth(b, gamma, s);
         }
     }
 }
@@ -762,6 +791,14 @@ static EMPTY: SparseVec = SparseVec {
     idx: Vec::new(),
     val: Vec::new(),
 };
+
+/// A FW step when corners are not kept: only the truth's weight is
+/// tracked, as it bounds how far lambda may grow with `w_i` kept
+/// (`set_lambda`).
+fn track_truth(b: &mut Block, gamma: f64, s: CornerRef) {
+    let to_truth = if s == CornerRef::Truth { gamma } else { 0.0 };
+    b.truth_alpha = (1.0 - gamma) * b.truth_alpha + to_truth;
+}
 
 /// Moves the dual weights of block `b` as the step did.
 fn update_weights(b: &mut Block, kind: StepKind, gamma: f64, s: CornerRef, a: CornerRef) {

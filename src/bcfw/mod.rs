@@ -46,7 +46,7 @@ pub use sparse::{BlockVec, SparseVec};
 
 pub(crate) use engine::BcfwState;
 #[cfg_attr(not(feature = "mpi"), allow(unused_imports))]
-pub(crate) use pass::local_pass;
+pub(crate) use pass::{local_pass, on_oracle_thread};
 pub(crate) use path::{regularization_path, PathTarget};
 
 use crate::error::Result;
@@ -174,8 +174,9 @@ fn evaluate_average(
     avg: &[f64],
 ) -> Result<()> {
     let t = Instant::now();
-    let items = pool
-        .install(|| pass::oracle_pass(oracle, avg, false, "in the pass at the averaged point"))?;
+    let items = pass::on_oracle_thread(oracle.thread_safe(), pool, || {
+        pass::oracle_pass(oracle, avg, false, "in the pass at the averaged point")
+    })?;
     state.oracle_seconds += t.elapsed().as_secs_f64();
     state.oracle_calls += items.len() as u64;
     let risk = items.iter().map(|x| x.hinge).sum::<f64>() / items.len() as f64;

@@ -38,6 +38,22 @@ pub fn oracle_pass(
     .map_err(|e| e.context(context.to_string()))
 }
 
+/// Runs `f`, which calls an oracle, in `pool` when the oracle may be called
+/// from any thread, and on the caller's thread otherwise: an oracle that is
+/// not thread-safe (MATLAB's, Python's) must only ever see the thread that
+/// called the solver, also in BCFW's exact, averaged and path passes.
+pub fn on_oracle_thread<R: Send>(
+    thread_safe: bool,
+    pool: &rayon::ThreadPool,
+    f: impl FnOnce() -> R + Send,
+) -> R {
+    if thread_safe {
+        pool.install(f)
+    } else {
+        f()
+    }
+}
+
 /// The pass over the examples of `oracle` in this process; its example `i`
 /// is named `offset + i` in errors (a shard of a larger problem).
 pub fn local_pass(

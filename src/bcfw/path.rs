@@ -19,7 +19,7 @@
 //!   eps-optimal for every smaller lambda and the path ends.
 
 use super::engine::BcfwState;
-use super::pass::oracle_pass;
+use super::pass::{on_oracle_thread, oracle_pass};
 use super::sparse::SparseVec;
 use crate::error::{Error, Result};
 use crate::oracle::MaxOracle;
@@ -68,8 +68,9 @@ pub fn lambda_max(
     let n = oracle.num_examples();
     let dim = oracle.dim();
     let zero = vec![0.0; dim];
-    let items =
-        pool.install(|| oracle_pass(oracle, &zero, true, "in the lambda_max pass at w = 0"))?;
+    let items = on_oracle_thread(oracle.thread_safe(), pool, || {
+        oracle_pass(oracle, &zero, true, "in the lambda_max pass at w = 0")
+    })?;
     let mut u = vec![0.0; dim];
     let mut l_max: f64 = 0.0;
     for it in &items {
@@ -92,8 +93,9 @@ pub fn lambda_max(
     }
     let t = 100.0 * l_max.max(f64::MIN_POSITIVE) / uu;
     let tu: Vec<f64> = u.iter().map(|x| t * x).collect();
-    let items =
-        pool.install(|| oracle_pass(oracle, &tu, false, "in the lambda_max pass at T u"))?;
+    let items = on_oracle_thread(oracle.thread_safe(), pool, || {
+        oracle_pass(oracle, &tu, false, "in the lambda_max pass at T u")
+    })?;
     let theta_mean = items.iter().map(|it| it.hinge / t).sum::<f64>() / n as f64;
     let lmax = (uu + theta_mean.max(0.0)) / (a * eps);
     if !lmax.is_finite() {

@@ -199,6 +199,14 @@ impl BlockVec {
         }
     }
 
+    /// `self <- a * self`.
+    pub fn scale(&mut self, a: f64) {
+        match self {
+            BlockVec::Dense(d) => d.scale(a),
+            BlockVec::Sparse(s) => s.val.iter_mut().for_each(|v| *v *= a),
+        }
+    }
+
     /// `self <- a * self + b * x` for a sparse `x`; `merged` is scratch.
     /// Turns dense when the result fills a third of `dim` coordinates.
     pub fn combine(&mut self, a: f64, b: f64, x: &SparseVec, dim: usize, merged: &mut SparseVec) {

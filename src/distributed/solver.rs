@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::transport::{self as t, Message};
 use super::{num_parts_for, ExampleRange, Layout, Options, Shard};
-use crate::bcfw::{local_pass, Breakpoint, PassItem, SparseVec};
+use crate::bcfw::{local_pass, on_oracle_thread, Breakpoint, PassItem, SparseVec};
 use crate::error::{Error, Result};
 use crate::linalg::first_non_finite;
 use crate::oracle::{Corner, ExampleParts, MaxOracle, PartValues, PartitionedRisk, Problem};
@@ -914,7 +914,9 @@ impl Exchange {
             stats.bytes_sent += 8 * msg.len() as u64;
         }
         let t1 = Instant::now();
-        let local = pool.install(|| eval_local(self.local.as_ref(), w, 0));
+        let local = on_oracle_thread(self.local.thread_safe(), pool, || {
+            eval_local(self.local.as_ref(), w, 0)
+        });
         let t2 = Instant::now();
         let got = t::gather(comm, &workers, t::deadline(options.reply_timeout));
         stats.local_seconds += (t2 - t1).as_secs_f64();
@@ -997,7 +999,9 @@ impl Exchange {
             stats.bytes_sent += 8 * msg.len() as u64;
         }
         let t1 = Instant::now();
-        let local = pool.install(|| local_pass(share.as_ref(), 0, w, keep_psi));
+        let local = on_oracle_thread(share.thread_safe(), pool, || {
+            local_pass(share.as_ref(), 0, w, keep_psi)
+        });
         let t2 = Instant::now();
         let got = t::gather(comm, &workers, t::deadline(options.reply_timeout));
         stats.local_seconds += (t2 - t1).as_secs_f64();
@@ -1200,7 +1204,9 @@ fn serve(
             stats.evaluations += 1;
             let t1 = Instant::now();
             let result = catch_unwind(AssertUnwindSafe(|| {
-                pool.install(|| eval_local(local.as_ref(), x, worker.first_part))
+                on_oracle_thread(local.thread_safe(), pool, || {
+                    eval_local(local.as_ref(), x, worker.first_part)
+                })
             }))
             .unwrap_or_else(|_| Err(Error::Internal("a panic in the oracle".into())));
             stats.local_seconds += t1.elapsed().as_secs_f64();
@@ -1224,7 +1230,9 @@ fn serve(
             let t1 = Instant::now();
             let result = match &worker.examples {
                 Some((o, offset)) => catch_unwind(AssertUnwindSafe(|| {
-                    pool.install(|| local_pass(o.as_ref(), *offset, x, keep))
+                    on_oracle_thread(o.thread_safe(), pool, || {
+                        local_pass(o.as_ref(), *offset, x, keep)
+                    })
                 }))
                 .unwrap_or_else(|_| Err(Error::Internal("a panic in the oracle".into()))),
                 None => Err(Error::NoOracle(
