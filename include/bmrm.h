@@ -193,6 +193,10 @@ typedef enum bmrm_sampling {
      * Proportionally to the last computed block gaps (gap sampling).
      */
     BMRM_SAMPLING_GAP = 2,
+    /**
+     * The block with the largest gap estimate, deterministically (ABI 2).
+     */
+    BMRM_SAMPLING_MAX_GAP = 3,
 } bmrm_sampling;
 
 /**
@@ -211,6 +215,10 @@ typedef enum bmrm_step_type {
      * FW or away steps, whichever improves the dual more.
      */
     BMRM_STEP_AWAY = 2,
+    /**
+     * The best of a FW, a pairwise and an away step (ABI 2).
+     */
+    BMRM_STEP_ALL = 3,
 } bmrm_step_type;
 
 /**
@@ -621,6 +629,11 @@ typedef struct bmrm_settings {
      * Passed back unchanged as the first argument of `bcfw_iterate`.
      */
     void *bcfw_iterate_user;
+    /**
+     * BCFW gap sampling: blocks drawn proportionally to gap^gap_degree
+     * (default 1; positive and finite). (ABI 2)
+     */
+    double gap_degree;
 } bmrm_settings;
 
 /**

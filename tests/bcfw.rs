@@ -98,10 +98,24 @@ fn check_variants_against_bmrm(problem: Problem, lambda: f64, tol: f64) {
     let mut w = vec![0.0; bmrm.dim()];
     let reference = bmrm.run(&mut w).unwrap();
     assert_eq!(reference.exit, Exit::ConvergedRel);
-    for sampling in [Sampling::Uniform, Sampling::Permutation, Sampling::Gap] {
-        for step in [StepType::FrankWolfe, StepType::Pairwise, StepType::Away] {
+    let samplings = [
+        Sampling::Uniform,
+        Sampling::Permutation,
+        Sampling::Gap,
+        Sampling::MaxGap,
+    ];
+    let steps = [
+        StepType::FrankWolfe,
+        StepType::Pairwise,
+        StepType::Away,
+        StepType::All,
+    ];
+    for sampling in samplings {
+        for step in steps {
             for cache in [false, true] {
                 let mut s = bcfw_settings(lambda);
+                // gapBCFW's gapDegree: gap sampling by the squared gaps.
+                s.gap_degree = if cache { 2.0 } else { 1.0 };
                 s.tol_rel = tol;
                 s.sampling = sampling;
                 s.step_type = step;

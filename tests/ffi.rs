@@ -77,6 +77,7 @@ fn settings_offsets() -> Vec<(&'static str, usize)> {
         ("progress_user", offset!(s, progress_user)),
         ("bcfw_iterate", offset!(s, bcfw_iterate)),
         ("bcfw_iterate_user", offset!(s, bcfw_iterate_user)),
+        ("gap_degree", offset!(s, gap_degree)),
     ]
 }
 
@@ -220,9 +221,11 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
         ("BMRM_SAMPLING_UNIFORM", BMRM_SAMPLING_UNIFORM as i64),
         ("BMRM_SAMPLING_PERM", BMRM_SAMPLING_PERM as i64),
         ("BMRM_SAMPLING_GAP", BMRM_SAMPLING_GAP as i64),
+        ("BMRM_SAMPLING_MAX_GAP", BMRM_SAMPLING_MAX_GAP as i64),
         ("BMRM_STEP_FW", BMRM_STEP_FW as i64),
         ("BMRM_STEP_PAIRWISE", BMRM_STEP_PAIRWISE as i64),
         ("BMRM_STEP_AWAY", BMRM_STEP_AWAY as i64),
+        ("BMRM_STEP_ALL", BMRM_STEP_ALL as i64),
     ]
 }
 
@@ -233,7 +236,7 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
 #[test]
 fn abi_layout_and_values_are_pinned() {
     assert_eq!(BMRM_ABI_VERSION, 2);
-    let expected_values: [(&str, i64); 29] = [
+    let expected_values: [(&str, i64); 31] = [
         ("BMRM_ABI_VERSION", 2),
         ("BMRM_OK", 0),
         ("BMRM_ERROR_NULL_ARGUMENT", 1),
@@ -260,9 +263,11 @@ fn abi_layout_and_values_are_pinned() {
         ("BMRM_SAMPLING_UNIFORM", 0),
         ("BMRM_SAMPLING_PERM", 1),
         ("BMRM_SAMPLING_GAP", 2),
+        ("BMRM_SAMPLING_MAX_GAP", 3),
         ("BMRM_STEP_FW", 0),
         ("BMRM_STEP_PAIRWISE", 1),
         ("BMRM_STEP_AWAY", 2),
+        ("BMRM_STEP_ALL", 3),
     ];
     assert_eq!(rust_enum_values(), expected_values.to_vec());
 
@@ -281,7 +286,7 @@ fn abi_layout_and_values_are_pinned() {
     }
     if cfg!(target_pointer_width = "64") {
         let expected = [
-            ("bmrm_settings", 200, 8),
+            ("bmrm_settings", 208, 8),
             ("bmrm_info", 96, 8),
             ("bmrm_iteration", 104, 8),
             ("bmrm_status", 4, 4),
@@ -327,6 +332,7 @@ fn abi_layout_and_values_are_pinned() {
             ("progress_user", 176),
             ("bcfw_iterate", 184),
             ("bcfw_iterate_user", 192),
+            ("gap_degree", 200),
         ];
         assert_eq!(settings_offsets(), settings.to_vec());
         // bmrm_info: the exit, 4 bytes of padding, then 11 eight-byte fields.

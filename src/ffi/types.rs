@@ -147,6 +147,8 @@ pub enum bmrm_sampling {
     BMRM_SAMPLING_PERM = 1,
     /// Proportionally to the last computed block gaps (gap sampling).
     BMRM_SAMPLING_GAP = 2,
+    /// The block with the largest gap estimate, deterministically (ABI 2).
+    BMRM_SAMPLING_MAX_GAP = 3,
 }
 
 /// Which step BCFW takes on a block.
@@ -160,6 +162,8 @@ pub enum bmrm_step_type {
     BMRM_STEP_PAIRWISE = 1,
     /// FW or away steps, whichever improves the dual more.
     BMRM_STEP_AWAY = 2,
+    /// The best of a FW, a pairwise and an away step (ABI 2).
+    BMRM_STEP_ALL = 3,
 }
 
 /// A `bmrm_status` received from C, as a plain integer so that an
@@ -273,6 +277,9 @@ pub struct bmrm_settings {
     pub bcfw_iterate: bmrm_bcfw_iterate_fn,
     /// Passed back unchanged as the first argument of `bcfw_iterate`.
     pub bcfw_iterate_user: *mut c_void,
+    /// BCFW gap sampling: blocks drawn proportionally to gap^gap_degree
+    /// (default 1; positive and finite). (ABI 2)
+    pub gap_degree: f64,
 }
 
 impl bmrm_settings {
@@ -316,6 +323,7 @@ impl bmrm_settings {
             progress_user: std::ptr::null_mut(),
             bcfw_iterate: None,
             bcfw_iterate_user: std::ptr::null_mut(),
+            gap_degree: engine.gap_degree,
         }
     }
 
@@ -330,15 +338,15 @@ impl bmrm_settings {
                 self.algorithm
             ))
         })?;
-        if !(0..=2).contains(&self.sampling) {
+        if !(0..=3).contains(&self.sampling) {
             return Err(Error::InvalidArgument(format!(
-                "sampling = {} is not a bmrm_sampling (0..=2)",
+                "sampling = {} is not a bmrm_sampling (0..=3)",
                 self.sampling
             )));
         }
-        if !(0..=2).contains(&self.step_type) {
+        if !(0..=3).contains(&self.step_type) {
             return Err(Error::InvalidArgument(format!(
-                "step_type = {} is not a bmrm_step_type (0..=2)",
+                "step_type = {} is not a bmrm_step_type (0..=3)",
                 self.step_type
             )));
         }
@@ -373,6 +381,7 @@ impl bmrm_settings {
         s.cache_factor = self.cache_factor;
         s.num_passes = self.num_passes;
         s.path_a = self.path_a;
+        s.gap_degree = self.gap_degree;
         if let Some(f) = self.bcfw_iterate {
             s.iterate_hook = Some(super::callbacks::iterate_hook(f, self.bcfw_iterate_user));
         }
@@ -515,7 +524,7 @@ mod tests {
         c.sampling = -1;
         assert!(matches!(c.to_engine(), Err(Error::InvalidArgument(m)) if m.contains("sampling")));
         let mut c = bmrm_settings::defaults(0);
-        c.step_type = 3;
+        c.step_type = 4;
         assert!(matches!(c.to_engine(), Err(Error::InvalidArgument(m)) if m.contains("step_type")));
         for code in 0..=9 {
             let s = bmrm_status::from_code(code);

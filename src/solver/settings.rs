@@ -73,6 +73,9 @@ pub enum Sampling {
     /// Proportionally to the last computed block gaps; blocks never visited
     /// first (gap sampling).
     Gap = 2,
+    /// Deterministically the block with the largest gap estimate (ties: the
+    /// lowest index); blocks never visited first (gapBCFW's 'maxGap').
+    MaxGap = 3,
 }
 
 impl Sampling {
@@ -81,6 +84,7 @@ impl Sampling {
             0 => Sampling::Uniform,
             1 => Sampling::Permutation,
             2 => Sampling::Gap,
+            3 => Sampling::MaxGap,
             _ => return None,
         })
     }
@@ -98,6 +102,8 @@ pub enum StepType {
     Pairwise = 1,
     /// The better of a FW step and an away step (BCAFW).
     Away = 2,
+    /// The best of a FW, a pairwise and an away step (gapBCFW's "all steps").
+    All = 3,
 }
 
 impl StepType {
@@ -106,6 +112,7 @@ impl StepType {
             0 => StepType::FrankWolfe,
             1 => StepType::Pairwise,
             2 => StepType::Away,
+            3 => StepType::All,
             _ => return None,
         })
     }
@@ -187,6 +194,9 @@ pub struct Settings {
     /// BCFW: called after every pass with the iterate (the averaged one
     /// under weighted averaging) and its `ell` (default none).
     pub iterate_hook: Option<crate::bcfw::IterateHook>,
+    /// BCFW gap sampling: blocks drawn proportionally to `gap^gap_degree`
+    /// (default 1; > 0 and finite).
+    pub gap_degree: f64,
 }
 
 impl Settings {
@@ -222,6 +232,7 @@ impl Settings {
             path_a: 0.9,
             trace_gap: false,
             iterate_hook: None,
+            gap_degree: 1.0,
         }
     }
 
@@ -274,6 +285,12 @@ impl Settings {
             return bad(format!(
                 "cache_factor must be >= 0, got {}",
                 self.cache_factor
+            ));
+        }
+        if !(self.gap_degree > 0.0 && self.gap_degree.is_finite()) {
+            return bad(format!(
+                "gap_degree must be positive and finite, got {}",
+                self.gap_degree
             ));
         }
         if !(self.path_a > 0.0 && self.path_a < 1.0) {
