@@ -599,8 +599,9 @@ static bmrm_settings settings_from(arg_error *e, const mxArray *opts, bmrm_algor
     s.cache_nu = opt_num(e, opts, "cache_nu", s.cache_nu);
     s.cache_factor = opt_num(e, opts, "cache_factor", s.cache_factor);
     s.cache_size = (uint32_t)opt_count(e, opts, "cache_size", s.cache_size, UINT32_MAX, false, 0);
-    s.sampling = (bmrm_sampling)opt_enum(e, opts, "sampling", s.sampling, 3);
-    s.step_type = (bmrm_step_type)opt_enum(e, opts, "step_type", s.step_type, 3);
+    s.sampling = (bmrm_sampling)opt_enum(e, opts, "sampling", s.sampling, 4);
+    s.step_type = (bmrm_step_type)opt_enum(e, opts, "step_type", s.step_type, 4);
+    s.gap_degree = opt_num(e, opts, "gap_degree", s.gap_degree);
     return s;
 }
 

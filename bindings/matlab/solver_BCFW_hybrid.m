@@ -12,15 +12,16 @@ function [model, gap_vec_heuristic, num_passes, progress, cache, exact_gap_flag]
 %
 % options, gapBCFW's names and defaults: lambda (1/n), gap_threshold (0.1),
 % num_passes (200), time_budget (minutes, inf), sample ('gap'; 'uniform',
-% 'perm'), gapDegree (1), useCache (true), cacheNu (0.01), cacheFactor (0.25),
-% maxCacheSize (100), stepType (2; 1 FW, 3 FW and away), gap_check (10; inf:
+% 'perm', 'maxGap'), gapDegree (1), useCache (true), cacheNu (0.01), cacheFactor (0.25),
+% maxCacheSize (100), stepType (2 pairwise; 0 all steps, 1 FW, 3 FW and
+% away), gap_check (10; inf:
 % only the final check), rand_seed (1), logging_level (1: the model of every
 % pass in progress.models; 0.5: at the gap checks; 0: none),
 % doCacheConsistencyCheck (false), do_batch_step (false),
 % output_model_before_batch_step (no effect without batch steps),
 % quit_passes_heuristic_gap (only false: bmrm stops on exact gaps),
 % true_gap_when_converged (only true). Not supported, an error naming them:
-% sample 'maxGap', gapDegree ~= 1, stepType 0, do_batch_step true,
+% do_batch_step true, doCacheConsistencyCheck true,
 % logging_level 2 or 3, init_gap_value_for_cache, a warm start (model,
 % gap_vec_heuristic, cache inputs).
 %

@@ -41,6 +41,26 @@ p2 = rmfield(p2, {'n', 'd', 'using_sparse_features'});
 check(isequal(mb.w, model.w) && mb.ell == model.ell, 'gapBCFW and bcfw.m give the same w and ell');
 fprintf('bcfw gapBCFW front end: %d passes, %.1f effective, dual %.10g, bmrm [%.10g, %.10g]\n', ...
         numel(progress.time), num_passes, dual, Fd, Fp);
+% gapBCFW's other variants: all steps, maxGap sampling, gapDegree 2; each
+% gives bounds consistent with BMRM's and differs from the default run;
+% maxGap, which gapBCFW warns stalls on stale estimates, gets 300 passes.
+variants = {struct('stepType', 0), struct('sample', 'maxGap'), struct('gapDegree', 2), ...
+            struct('stepType', 3, 'sample', 'perm', 'useCache', false)};
+for k = 1:numel(variants)
+  vo = variants{k};
+  vo.lambda = lam; vo.gap_threshold = 1e-4; vo.num_passes = 2000; vo.logging_level = 0;
+  tol = 1e-4;
+  if isfield(vo, 'sample') && strcmp(vo.sample, 'maxGap')
+    vo.num_passes = 300; tol = 1e-2;
+  end
+  [vm, ~, vnp, vp, ~, vflag] = solver_BCFW_hybrid(param, vo);
+  vd = vm.ell - 0.5 * lam * (vm.w' * vm.w);
+  vprimal = 0.5 * lam * (vm.w' * vm.w) + mean(arrayfun(@(i) hinge(param, vm, i), 1:m));
+  check(vflag && vprimal - vd <= tol + 1e-12 && vd <= Fp + 1e-12 && vprimal >= Fd - 1e-12, ...
+        'gapBCFW variant %d: primal %.12g, dual %.12g, bmrm [%.12g, %.12g]', k, vprimal, vd, Fd, Fp);
+  check(~isequal(vm.w, model.w), 'gapBCFW variant %d runs differently from the default', k);
+  fprintf('bcfw gapBCFW variant %d: %.1f effective passes, gap %.2e\n', k, vnp, vprimal - vd);
+end
 % Positivity: the constrained weights are >= 0 exactly; without it some are negative.
 pos = zeros(param.d, 1); pos(1:2:end) = 1;
 [free_model] = solver_BCFW_hybrid(param, setfield(options, 'logging_level', 0));
@@ -53,9 +73,9 @@ check(pm.dual <= pprog.primal(end) + 1e-12 && pprog.primal(end) - pm.dual <= 1e-
 check(pprog.primal(end) >= Fd - 1e-12, 'the constrained optimum is above the free one');
 % Options: unknown, and accepted-but-unsupported, are errors naming them.
 expect_error(@() solver_BCFW_hybrid(param, struct('lambda', lam, 'sampel', 'gap')), 'bmrm:badArgument', 'sampel');
-expect_error(@() solver_BCFW_hybrid(param, struct('stepType', 0)), 'bmrm:unsupported', 'stepType = 0');
-expect_error(@() solver_BCFW_hybrid(param, struct('sample', 'maxGap')), 'bmrm:unsupported', 'maxGap');
-expect_error(@() solver_BCFW_hybrid(param, struct('gapDegree', 2)), 'bmrm:unsupported', 'gapDegree');
+expect_error(@() solver_BCFW_hybrid(param, struct('stepType', 4)), 'bmrm:badArgument', 'stepType');
+expect_error(@() solver_BCFW_hybrid(param, struct('gapDegree', -1)), 'bmrm:badArgument', 'gap_degree');
+expect_error(@() solver_BCFW_hybrid(param, struct('logging_level', 2)), 'bmrm:unsupported', 'logging_level');
 expect_error(@() solver_BCFW_hybrid(param, struct('do_batch_step', true)), 'bmrm:unsupported', 'do_batch_step');
 expect_error(@() solver_BCFW_hybrid(param, options, model, gap_vec, cache), 'bmrm:unsupported', 'warm start');
 expect_error(@() solver_BCFW_hybrid(setfield(param, 'positivity', [1 0]), options), 'bmrm:badArgument', 'positivity');

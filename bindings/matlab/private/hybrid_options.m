@@ -21,15 +21,13 @@ switch sample
   case 'uniform', o.sampling = 0;
   case 'perm', o.sampling = 1;
   case 'gap', o.sampling = 2;
-  case 'maxGap', unsupported(who, 'options.sample = ''maxGap''');
+  case 'maxGap', o.sampling = 3;
   otherwise, error('bmrm:badArgument', '%s: unknown options.sample ''%s''', who, sample);
 end
-if opt('gapDegree', 1) ~= 1
-  unsupported(who, sprintf('options.gapDegree = %g (only 1)', opt('gapDegree', 1)));
-end
+o.gap_degree = opt('gapDegree', 1);
 step = opt('stepType', 2);
 switch step
-  case 0, unsupported(who, 'options.stepType = 0 (all steps)');
+  case 0, o.step_type = 3;   % all steps: FW, pairwise and away compared
   case {1, 2, 3}, o.step_type = step - 1;
   otherwise, error('bmrm:badArgument', '%s: unknown options.stepType %g', who, step);
 end
