@@ -214,6 +214,9 @@ expect_error(@() bcfw(param, struct('stepType', 0)), 'bmrm:badArgument', 'stepTy
 %% Input validation through the MEX (issue 17).
 mex_validation;
 
+%% The flandmark/clandmark toolbox code (issue 15).
+toolbox_compat;
+
 %% The BCFW codes' front ends (issue 15).
 front_ends;
 
