@@ -209,7 +209,9 @@ check(abs(prog.primal(end) - sm.Fp / m) <= max(gap_b, prog.gap(end)) + 1e-12, ..
 bad = param; bad = rmfield(bad, 'featureFn');
 expect_error(@() bcfw(bad, struct()), 'bmrm:badArgument', 'featureFn');
 expect_error(@() bcfw(param, struct('sample', 'sometimes')), 'bmrm:badArgument', 'sample');
-expect_error(@() bcfw(param, struct('stepType', 0)), 'bmrm:badArgument', 'stepType');
+expect_error(@() bcfw(param, struct('stepType', 5)), 'bmrm:badArgument', 'stepType');
+expect_error(@() bcfw(param, struct('debug', 1)), 'bmrm:badArgument', 'unknown option ''debug''');
+expect_error(@() bcfw(param, struct('gapDegree', 0)), 'bmrm:badArgument', 'gapDegree');
 
 %% Input validation through the MEX (issue 17).
 mex_validation;
