@@ -385,6 +385,25 @@ typedef struct bmrm_breakpoint {
 } bmrm_breakpoint;
 
 /**
+ * The sizes of one block's BCFW dual state (`bmrm_solver_bcfw_block`).
+ */
+typedef struct bmrm_bcfw_block {
+    /**
+     * Corners kept other than the ground truth, each with a label id, a
+     * loss, a dual weight and psi.
+     */
+    size_t num_corners;
+    /**
+     * Non-zeros of the corners' psi together.
+     */
+    size_t psi_nnz;
+    /**
+     * The block's last gap estimate (INFINITY: unknown).
+     */
+    double gap_estimate;
+} bmrm_bcfw_block;
+
+/**
  * The summary of a solve: what `bmrm_solver_info` returns and what the
  * progress callback sees after every iteration.
  */
@@ -870,6 +889,60 @@ enum bmrm_status bmrm_path_breakpoint(const struct bmrm_path *p,
  * `p` is NULL or a live path, not used again.
  */
 void bmrm_path_free(struct bmrm_path *p);
+
+/**
+ * Block `i`'s BCFW dual state, once BCFW has run with corners kept (a cache
+ * or pairwise/away steps): the sizes into `*out` and, when the arrays are
+ * not NULL (all or none), the corners: `labels`, `losses`, `alphas`
+ * (`num_corners` each), `psi_start` (`num_corners + 1` offsets into
+ * `psi_index`/`psi_value`, `psi_nnz` each; 0-based indices). The ground
+ * truth holds `1 - sum alphas`. Errors: BMRM_ERROR_INVALID_ARGUMENT (no
+ * BCFW state, corners not kept, `i` out of range, some arrays NULL).
+ *
+ * # Safety
+ * `s` is NULL or a live solver; `out` NULL or writable; the arrays NULL or
+ * writable for the sizes above.
+ */
+enum bmrm_status bmrm_solver_bcfw_block(const struct bmrm_solver *s,
+                                        size_t i,
+                                        struct bmrm_bcfw_block *out,
+                                        uint64_t *labels,
+                                        double *losses,
+                                        double *alphas,
+                                        size_t *psi_start,
+                                        size_t *psi_index,
+                                        double *psi_value);
+
+/**
+ * Replaces the BCFW dual state of all `n` blocks (a warm start from a
+ * state saved with `bmrm_solver_bcfw_block`): block b has `num_corners[b]`
+ * corners, taken in order from `labels`, `losses`, `alphas` and
+ * `psi_start` (`sum num_corners + 1` offsets into `psi_index`/`psi_value`),
+ * and the gap estimate `gap_estimates[b]` (INFINITY: unknown). Every w_i
+ * and l_i is recomputed from the corners at the solver's lambda, so the
+ * state is a feasible dual point. Writes into `w` (`dim` doubles) the
+ * iterate the next `bmrm_solver_run` must be given as its start. Errors:
+ * BMRM_ERROR_INVALID_ARGUMENT (not BCFW, corners not kept, n not the number
+ * of examples, a weight < 0 or weights summing above 1, a non-finite
+ * value, indices not increasing or >= dim, a label id twice in a block),
+ * BMRM_ERROR_DIMENSION_MISMATCH.
+ *
+ * # Safety
+ * `s` is NULL or a live solver; the arrays NULL or readable for the sizes
+ * above; `w` NULL or writable for `dim` doubles.
+ */
+enum bmrm_status bmrm_solver_bcfw_set_dual(struct bmrm_solver *s,
+                                           size_t n,
+                                           const size_t *num_corners,
+                                           const double *gap_estimates,
+                                           const uint64_t *labels,
+                                           const double *losses,
+                                           const double *alphas,
+                                           const size_t *psi_start,
+                                           const size_t *psi_index,
+                                           const double *psi_value,
+                                           double *w,
+                                           size_t dim);
 
 /**
  * Sets the loss L_i(y^) of the corner (0 until set). A NULL `c` is ignored

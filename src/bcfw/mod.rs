@@ -29,6 +29,7 @@
 
 mod blocks;
 mod bounds;
+mod dual_io;
 mod engine;
 mod hook;
 mod pass;
@@ -39,6 +40,7 @@ mod sparse;
 use std::time::Instant;
 
 pub use bounds::Bounds;
+pub use dual_io::{BlockDual, CornerDual};
 pub use hook::{IterateHook, IterateView};
 pub use pass::PassItem;
 pub use path::Breakpoint;

@@ -35,9 +35,10 @@ pub mod types;
 use std::ffi::c_char;
 
 pub use bcfw::{
-    bmrm_bcfw_info, bmrm_bcfw_pass, bmrm_breakpoint, bmrm_path, bmrm_path_breakpoint,
-    bmrm_path_free, bmrm_path_len, bmrm_solver_bcfw_info, bmrm_solver_bcfw_pass,
-    bmrm_solver_bcfw_path, bmrm_solver_set_bounds,
+    bmrm_bcfw_block, bmrm_bcfw_info, bmrm_bcfw_pass, bmrm_breakpoint, bmrm_path,
+    bmrm_path_breakpoint, bmrm_path_free, bmrm_path_len, bmrm_solver_bcfw_block,
+    bmrm_solver_bcfw_info, bmrm_solver_bcfw_pass, bmrm_solver_bcfw_path, bmrm_solver_bcfw_set_dual,
+    bmrm_solver_set_bounds,
 };
 pub use callbacks::{
     bmrm_bcfw_iterate_fn, bmrm_max_oracle_fn, bmrm_partial_risk_fn, bmrm_progress_fn, bmrm_risk_fn,

@@ -31,6 +31,17 @@ pub(crate) enum Engine {
 }
 
 impl Engine {
+    /// The solver of this process (a BCFW dual state is not carried across
+    /// ranks).
+    pub(super) fn local_mut(&mut self) -> Result<&mut Solver> {
+        match self {
+            Engine::Local(s) => Ok(s),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi(_) => Err(crate::error::Error::InvalidArgument(
+                "a BCFW dual state is not available in distributed mode".into(),
+            )),
+        }
+    }
     fn run(&mut self, w: &mut [f64]) -> Result<crate::solver::Info> {
         match self {
             Engine::Local(s) => s.run(w),

@@ -240,6 +240,34 @@ impl Solver {
         self.bcfw.as_ref().map(BcfwState::stats)
     }
 
+    /// Block `i`'s BCFW dual state (its corners and weights), once BCFW has
+    /// run with corners kept (a cache or pairwise/away steps).
+    pub fn bcfw_block_dual(&self, i: usize) -> Option<crate::bcfw::BlockDual> {
+        self.bcfw.as_ref().and_then(|s| s.block_dual(i))
+    }
+
+    /// Replaces BCFW's dual state by `blocks` (a warm start from a saved
+    /// state, recomputed at this solver's lambda) and returns the iterate the
+    /// next run must be given as its start.
+    pub fn bcfw_set_dual(&mut self, blocks: Vec<crate::bcfw::BlockDual>) -> Result<&[f64]> {
+        let Problem::Examples(oracle) = &self.problem else {
+            return Err(Error::NoOracle("BCFW needs an example max-oracle".into()));
+        };
+        if self.settings.algorithm != Algorithm::Bcfw {
+            return Err(Error::InvalidArgument(
+                "a BCFW dual state needs the BCFW algorithm".into(),
+            ));
+        }
+        let mut state = match self.bcfw.take() {
+            Some(s) => s,
+            None => BcfwState::new(oracle.as_ref(), &self.settings, self.bounds.clone())?,
+        };
+        let result = state.set_dual(blocks);
+        self.bcfw = Some(state);
+        result?;
+        Ok(self.bcfw.as_ref().map(BcfwState::w).unwrap_or_default())
+    }
+
     /// BCFW's current iterate `clip(sum_i w_i)`, whose exact gap the last
     /// exact pass measured (the run returns the best point seen, which may be
     /// an earlier iterate or the averaged one).
