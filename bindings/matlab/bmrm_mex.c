@@ -859,6 +859,186 @@ static const mxArray *handle_field(arg_error *e, const mxArray *param, const cha
     return f;
 }
 
+/* BCFW's per-block dual state, flat: block b has counts[b] corners; corner c
+ * has labels[c], losses[c], alphas[c] and psi in index/value[start[c] ..
+ * start[c + 1]). */
+typedef struct {
+    size_t n, total, nnz;
+    size_t *counts;
+    double *gaps;
+    uint64_t *labels;
+    double *losses, *alphas;
+    size_t *start, *index;
+    double *value;
+} dual_state;
+
+static void free_dual(dual_state *d) {
+    free(d->counts);
+    free(d->gaps);
+    free(d->labels);
+    free(d->losses);
+    free(d->alphas);
+    free(d->start);
+    free(d->index);
+    free(d->value);
+    memset(d, 0, sizeof *d);
+}
+
+static bool alloc_dual(dual_state *d, size_t n, size_t total, size_t nnz) {
+    d->n = n;
+    d->total = total;
+    d->nnz = nnz;
+    d->counts = calloc(n > 0 ? n : 1, sizeof(size_t));
+    d->gaps = calloc(n > 0 ? n : 1, sizeof(double));
+    d->labels = calloc(total > 0 ? total : 1, sizeof(uint64_t));
+    d->losses = calloc(total > 0 ? total : 1, sizeof(double));
+    d->alphas = calloc(total > 0 ? total : 1, sizeof(double));
+    d->start = calloc(total + 1, sizeof(size_t));
+    d->index = calloc(nnz > 0 ? nnz : 1, sizeof(size_t));
+    d->value = calloc(nnz > 0 ? nnz : 1, sizeof(double));
+    return d->counts && d->gaps && d->labels && d->losses && d->alphas && d->start && d->index &&
+           d->value;
+}
+
+/* Reads the solver's state; false (and nothing allocated) when corners are
+ * not kept, or on a failure recorded in g. */
+static bool export_dual(gate *g, bmrm_solver *solver, size_t n, dual_state *d) {
+    memset(d, 0, sizeof *d);
+    size_t total = 0, nnz = 0;
+    bmrm_bcfw_block b;
+    for (size_t i = 0; i < n; i++) {
+        if (bmrm_solver_bcfw_block(solver, i, &b, NULL, NULL, NULL, NULL, NULL, NULL) != BMRM_OK)
+            return false; /* corners not kept: no state to save */
+        total += b.num_corners;
+        nnz += b.psi_nnz;
+    }
+    if (!alloc_dual(d, n, total, nnz)) {
+        free_dual(d);
+        fail(g, "bmrm:outOfMemory", "cannot save the dual state (%llu corners)",
+             (unsigned long long)total);
+        return false;
+    }
+    size_t c = 0, at = 0;
+    size_t *start = malloc((total + 1) * sizeof(size_t));
+    for (size_t i = 0; start != NULL && i < n; i++) {
+        bmrm_solver_bcfw_block(solver, i, &b, NULL, NULL, NULL, NULL, NULL, NULL);
+        if (bmrm_solver_bcfw_block(solver, i, &b, d->labels + c, d->losses + c, d->alphas + c,
+                                   start, d->index + at, d->value + at) != BMRM_OK) {
+            fail(g, "bmrm:internal", "%s", bmrm_last_error());
+            break;
+        }
+        d->counts[i] = b.num_corners;
+        d->gaps[i] = b.gap_estimate;
+        for (size_t k = 0; k <= b.num_corners; k++) d->start[c + k] = at + start[k];
+        c += b.num_corners;
+        at += b.psi_nnz;
+    }
+    free(start);
+    if (start == NULL && !g->failed) fail(g, "bmrm:outOfMemory", "cannot save the dual state");
+    if (g->failed) {
+        free_dual(d);
+        return false;
+    }
+    return true;
+}
+
+/* The state as MATLAB data: a struct of flat arrays (gapBCFW's `cache`). */
+static mxArray *dual_to_mx(const dual_state *d, size_t dim, double lambda) {
+    const char *fields[] = {"num_corners", "gap_estimate", "labels", "loss", "alpha", "psi",
+                            "lambda"};
+    mxArray *m = mxCreateStructMatrix(1, 1, 7, fields);
+    mxArray *counts = mxCreateDoubleMatrix((mwSize)d->n, 1, mxREAL);
+    mxArray *gaps = mxCreateDoubleMatrix((mwSize)d->n, 1, mxREAL);
+    for (size_t i = 0; i < d->n; i++) {
+        mxGetPr(counts)[i] = (double)d->counts[i];
+        mxGetPr(gaps)[i] = d->gaps[i];
+    }
+    mxArray *labels = mxCreateNumericMatrix((mwSize)d->total, 1, mxUINT64_CLASS, mxREAL);
+    if (d->total > 0) memcpy(mxGetData(labels), d->labels, d->total * sizeof(uint64_t));
+    mxArray *loss = mxCreateDoubleMatrix((mwSize)d->total, 1, mxREAL);
+    mxArray *alpha = mxCreateDoubleMatrix((mwSize)d->total, 1, mxREAL);
+    if (d->total > 0) {
+        memcpy(mxGetPr(loss), d->losses, d->total * sizeof(double));
+        memcpy(mxGetPr(alpha), d->alphas, d->total * sizeof(double));
+    }
+    mxArray *psi = mxCreateSparse((mwSize)dim, (mwSize)d->total, (mwSize)(d->nnz > 0 ? d->nnz : 1),
+                                  mxREAL);
+    mwIndex *jc = mxGetJc(psi), *ir = mxGetIr(psi);
+    double *pr = mxGetPr(psi);
+    for (size_t c = 0; c <= d->total; c++) jc[c] = (mwIndex)d->start[c];
+    for (size_t k = 0; k < d->nnz; k++) {
+        ir[k] = (mwIndex)d->index[k];
+        pr[k] = d->value[k];
+    }
+    mxSetField(m, 0, "num_corners", counts);
+    mxSetField(m, 0, "gap_estimate", gaps);
+    mxSetField(m, 0, "labels", labels);
+    mxSetField(m, 0, "loss", loss);
+    mxSetField(m, 0, "alpha", alpha);
+    mxSetField(m, 0, "psi", psi);
+    mxSetField(m, 0, "lambda", mxCreateDoubleScalar(lambda));
+    return m;
+}
+
+/* opts.dual (a state dual_to_mx made) back into flat arrays. */
+static void dual_from_mx(arg_error *e, const mxArray *m, size_t n, size_t dim, dual_state *d) {
+    memset(d, 0, sizeof *d);
+    const mxArray *counts = mxGetField(m, 0, "num_corners"), *gaps = mxGetField(m, 0, "gap_estimate"),
+                  *labels = mxGetField(m, 0, "labels"), *loss = mxGetField(m, 0, "loss"),
+                  *alpha = mxGetField(m, 0, "alpha"), *psi = mxGetField(m, 0, "psi");
+    if (!mxIsStruct(m) || mxGetNumberOfElements(m) != 1 || !counts || !gaps || !labels || !loss ||
+        !alpha || !psi) {
+        arg_fail(e, "the warm-start state must be the cache a previous run returned");
+        return;
+    }
+    if (!mxIsDouble(counts) || mxGetNumberOfElements(counts) != n || !mxIsDouble(gaps) ||
+        mxGetNumberOfElements(gaps) != n) {
+        arg_fail(e, "the warm-start state is for %llu examples, not %llu",
+                 (unsigned long long)mxGetNumberOfElements(counts), (unsigned long long)n);
+        return;
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        double c = mxGetPr(counts)[i];
+        if (!(c >= 0 && c == floor(c) && c < 1e15)) {
+            arg_fail(e, "the warm-start state's num_corners(%llu) = %g is not a count",
+                     (unsigned long long)i + 1, c);
+            return;
+        }
+        total += (size_t)c;
+    }
+    if (mxGetClassID(labels) != mxUINT64_CLASS || mxGetNumberOfElements(labels) != total ||
+        !mxIsDouble(loss) || mxGetNumberOfElements(loss) != total || !mxIsDouble(alpha) ||
+        mxGetNumberOfElements(alpha) != total || !mxIsSparse(psi) || !mxIsDouble(psi) ||
+        mxGetM(psi) != dim || mxGetN(psi) != total) {
+        arg_fail(e, "the warm-start state's labels, loss, alpha and psi must have %llu corners "
+                    "(psi %llu x %llu sparse)",
+                 (unsigned long long)total, (unsigned long long)dim, (unsigned long long)total);
+        return;
+    }
+    const mwIndex *jc = mxGetJc(psi), *ir = mxGetIr(psi);
+    size_t nnz = (size_t)jc[total];
+    if (!alloc_dual(d, n, total, nnz)) {
+        free_dual(d);
+        arg_fail(e, "cannot allocate the warm-start state");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        d->counts[i] = (size_t)mxGetPr(counts)[i];
+        d->gaps[i] = mxGetPr(gaps)[i];
+    }
+    if (total > 0) {
+        memcpy(d->labels, mxGetData(labels), total * sizeof(uint64_t));
+        memcpy(d->losses, mxGetPr(loss), total * sizeof(double));
+        memcpy(d->alphas, mxGetPr(alpha), total * sizeof(double));
+    }
+    for (size_t c = 0; c <= total; c++) d->start[c] = (size_t)jc[c];
+    for (size_t k = 0; k < nnz; k++) {
+        d->index[k] = (size_t)ir[k];
+        d->value[k] = mxGetPr(psi)[k];
+    }
+}
+
 /* One lambda's results of a BCFW solve. */
 typedef struct lambda_result {
     outcome o;
@@ -869,6 +1049,8 @@ typedef struct lambda_result {
     double *models;       /* logged models: dim doubles each */
     double *models_ell, *models_dual, *models_pass;
     size_t num_models, cap_models;
+    dual_state state;     /* the dual state after the run (export_dual) */
+    bool have_state;
 } lambda_result;
 
 static void free_result(lambda_result *r) {
@@ -879,6 +1061,7 @@ static void free_result(lambda_result *r) {
     free(r->models_ell);
     free(r->models_dual);
     free(r->models_pass);
+    free_dual(&r->state);
 }
 
 /* The engine's iterate hook: keeps the point, its ell and dual, and logs it. */
@@ -1024,7 +1207,10 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
     g.hash_args = (int)opt_count(&e, opts, "hash_args", 2, 2, false, 0);
     if (!e.bad && g.hash_args < 1) arg_fail(&e, "option hash_args must be 1 or 2");
     g.log_every = (double)opt_count(&e, opts, "log_every", 0, UINT32_MAX, false, 0);
-    bool warm = opt_num(&e, opts, "warm", 1) != 0;
+    /* 0: a fresh start per lambda; 1: keep w and the w_i (set_lambda,
+     * gapBCFW's keep_primal); 2: keep the dual weights (keep_dual). */
+    int warm = (int)opt_count(&e, opts, "warm", 1, 2, false, 0);
+    bool want_state = opt_num(&e, opts, "export_dual", 0) != 0;
     bmrm_settings s = settings_from(&e, opts, a, lambda);
     if (!e.bad && !(dim_d >= 1 && dim_d == floor(dim_d) && dim_d <= 9007199254740992.0 &&
                     dim_d <= (double)(SIZE_MAX / sizeof(double))))
@@ -1060,7 +1246,19 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
     }
     if (!e.bad && lams != NULL && a != BMRM_ALGORITHM_BCFW)
         arg_fail(&e, "lambdas needs the BCFW algorithm");
-    if (e.bad) mexErrMsgIdAndTxt("bmrm:badArgument", "bcfw: %s", e.message);
+    const mxArray *init_mx = mxGetField(opts, 0, "dual");
+    dual_state init;
+    memset(&init, 0, sizeof init);
+    bool have_init = false;
+    if (!e.bad && init_mx != NULL && !mxIsEmpty(init_mx)) {
+        if (a != BMRM_ALGORITHM_BCFW) arg_fail(&e, "a warm-start state needs the BCFW algorithm");
+        if (!e.bad) dual_from_mx(&e, init_mx, n, dim, &init);
+        have_init = !e.bad;
+    }
+    if (e.bad) {
+        free_dual(&init);
+        mexErrMsgIdAndTxt("bmrm:badArgument", "bcfw: %s", e.message);
+    }
 
     g.dim = dim;
     g.truth = calloc(n, sizeof(sparse_vec));
@@ -1105,7 +1303,7 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
         }
         bmrm_solver *solver = NULL;
         for (size_t k = 0; status == BMRM_OK && !g.failed && k < num_lambdas; k++) {
-            if (solver == NULL || !warm) {
+            if (solver == NULL || warm != 1) {
                 bmrm_solver_free(solver);
                 solver = NULL;
                 s.lambda = res[k].lambda;
@@ -1113,6 +1311,21 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
                 status = bmrm_solver_new(problem, &s, &solver);
                 if (status == BMRM_OK && pos != NULL)
                     status = bmrm_solver_set_bounds(solver, lower, NULL, dim);
+                const dual_state *start = NULL;
+                if (k == 0 && have_init) start = &init;
+                if (k > 0 && warm == 2) {
+                    if (!res[k - 1].have_state) {
+                        fail(&g, "bmrm:unsupported",
+                             "keeping the dual needs the corners kept (useCache or pairwise/away "
+                             "steps)");
+                        break;
+                    }
+                    start = &res[k - 1].state;
+                }
+                if (status == BMRM_OK && start != NULL)
+                    status = bmrm_solver_bcfw_set_dual(
+                        solver, n, start->counts, start->gaps, start->labels, start->losses,
+                        start->alphas, start->start, start->index, start->value, w, dim);
             } else {
                 status = bmrm_solver_set_lambda(solver, res[k].lambda);
             }
@@ -1127,13 +1340,18 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
             collect(solver, &s, &res[k].o);
             g.current_result = NULL;
             done = k + 1;
+            if (status == BMRM_OK && !g.failed && (want_state || warm == 2))
+                res[k].have_state = export_dual(&g, solver, n, &res[k].state);
         }
         bmrm_solver_free(solver);
         bmrm_problem_free(problem);
     }
     bool bad = g.interrupted || g.failed || status != BMRM_OK;
-    mxArray *model = NULL, *prog = NULL;
+    mxArray *model = NULL, *prog = NULL, *states = NULL;
     if (!bad) {
+        states = mxCreateCellMatrix(1, (mwSize)done);
+        for (size_t k = 0; k < done; k++)
+            if (res[k].have_state) mxSetCell(states, k, dual_to_mx(&res[k].state, dim, res[k].lambda));
         const char *prog_fields[] = {"primal", "dual", "gap", "eff_pass", "time", "oracle_calls",
                                      "gap_estimate", "exact_gap", "exitflag", "exit", "lambda",
                                      "model_w", "model_ell", "model_dual", "model_pass"};
@@ -1166,12 +1384,17 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
     }
     free(w);
     free(lower);
+    free_dual(&init);
     if (bad) raise_if_failed(&g, &last, "bcfw");
     plhs[0] = model;
     if (nlhs > 1)
         plhs[1] = prog;
     else
         mxDestroyArray(prog);
+    if (nlhs > 2)
+        plhs[2] = states;
+    else
+        mxDestroyArray(states);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -22,16 +22,25 @@ function [model, gap_vec_heuristic, num_passes, progress, cache, exact_gap_flag]
 % quit_passes_heuristic_gap (only false: bmrm stops on exact gaps),
 % true_gap_when_converged (only true). Not supported, an error naming them:
 % do_batch_step true, doCacheConsistencyCheck true,
-% logging_level 2 or 3, init_gap_value_for_cache, a warm start (model,
-% gap_vec_heuristic, cache inputs).
+% logging_level 2 or 3, init_gap_value_for_cache, a warm start without
+% the cache (model or gap_vec_heuristic alone), a model at another lambda
+% than its cache.
+%
+% Warm start: solver_BCFW_hybrid(param, options, model, gap_vec_heuristic,
+% cache) with the outputs of a previous run continues from its dual state;
+% with a cache alone (model = []) at a new options.lambda, the dual weights
+% are kept and the model rebuilt from them (gapBCFW's behaviour).
 %
 % Outputs: model.w (the last iterate), model.ell (its b'*alpha: the dual is
-% model.ell - lambda/2*||model.w||^2 = model.dual); gap_vec_heuristic: NaN(n, 1)
-% (bmrm does not expose per-block gaps); num_passes: effective passes
+% model.ell - lambda/2*||model.w||^2 = model.dual), model.wMat, model.ellMat,
+% model.v (sum of the w_i, before positivity's truncation); gap_vec_heuristic
+% the block-gap estimates; num_passes: effective passes
 % (oracle calls / n); progress.models, time, numPasses, verifiedGap,
 % verifiedGapModelId, verifiedGapNumPasses, lambda, and bmrm's primal, dual
-% (certified bounds per pass); cache: [] (no warm start); exact_gap_flag:
-% whether the last gap was computed exactly.
+% (certified bounds per pass); cache: the dual state (corners, weights,
+% gap estimates; bmrm's own layout) for a warm start; exact_gap_flag:
+% whether the last gap was computed exactly. With FW steps and no cache
+% no block state is kept: cache is [], gap_vec_heuristic NaN, and no wMat.
 who = 'solver_BCFW_hybrid';
 if nargin < 1 || ~isstruct(param) || numel(param) ~= 1
   error('bmrm:badArgument', '%s: param must be a struct', who);
@@ -39,14 +48,55 @@ end
 if nargin < 2 || isempty(options)
   options = struct();
 end
-if nargin >= 3 && (~isempty(model) || (nargin >= 4 && ~isempty(gap_vec_heuristic)) || (nargin >= 5 && ~isempty(cache)))
-  unsupported(who, 'a warm start from model, gap_vec_heuristic or cache');
-end
+if nargin < 3, model = []; end
+if nargin < 4, gap_vec_heuristic = []; end
+if nargin < 5, cache = []; end
 [o, level, param] = hybrid_options(who, param, options);
 n = numel(param.patterns);
-[m, p] = bcfw_call(who, param, o);
+o.export_dual = 1;
+% A warm start: the cache a previous run returned is the dual state (gapBCFW
+% rebuilds the model from it at options.lambda when no model is given);
+% a model given with it must be the one the cache implies.
+if ~isempty(cache)
+  if ~isstruct(cache) || ~isfield(cache, 'psi') || ~isfield(cache, 'lambda')
+    error('bmrm:badArgument', '%s: cache must be the cache output of a previous run', who);
+  end
+  if ~isempty(gap_vec_heuristic)
+    if numel(gap_vec_heuristic) ~= n
+      error('bmrm:badArgument', '%s: gap_vec_heuristic has %d entries for %d examples', who, numel(gap_vec_heuristic), n);
+    end
+    g = double(gap_vec_heuristic(:));
+    g(~isfinite(g)) = inf;   % unknown
+    cache.gap_estimate = g;
+  end
+  if ~isempty(model)
+    if cache.lambda ~= o.lambda
+      unsupported(who, ['a model from lambda ' num2str(cache.lambda) ' with its cache at lambda ' ...
+                  num2str(o.lambda) ' (pass the cache alone: the model is rebuilt from it)']);
+    end
+    implied = block_model(struct(), cache, o.lambda, n);
+    w = implied.v;
+    if isfield(o, 'positivity')
+      w(o.positivity(:) ~= 0) = max(w(o.positivity(:) ~= 0), 0);
+    end
+    if ~isfield(model, 'w') || numel(model.w) ~= numel(w) || ...
+       norm(model.w(:) - w) > 1e-9 * max(1, norm(w))
+      error('bmrm:badArgument', '%s: model is not the one its cache gives (pass them unchanged)', who);
+    end
+  end
+  o.dual = cache;
+elseif ~isempty(model) || ~isempty(gap_vec_heuristic)
+  unsupported(who, 'a warm start from model or gap_vec_heuristic without the cache');
+end
+[m, p, states] = bcfw_call(who, param, o);
 model = struct('w', m.w, 'ell', m.ell, 'dual', m.dual);
-gap_vec_heuristic = NaN(n, 1);
+cache = states{end};
+if isempty(cache)
+  gap_vec_heuristic = NaN(n, 1);   % FW steps without a cache keep no block state
+else
+  gap_vec_heuristic = cache.gap_estimate;
+  model = block_model(model, cache, o.lambda, n);
+end
 num_passes = p.eff_pass(end);
 progress = struct();
 if level > 0
@@ -66,7 +116,6 @@ end
 progress.primal = p.primal;
 progress.dual = p.dual;
 progress.exit = p.exit;
-cache = [];
 exact_gap_flag = isfinite(p.exact_gap(end)) || any(p.exitflag == [1 2]);
 end
 

@@ -8,11 +8,13 @@ function [model, gap_vec_heuristic, num_passes, progress] = solver_multiLambda_B
 % decreasing order) to options.gap_threshold (0.1), each solve warm-started
 % as options.warm_start_type says: 'keep_primal' (default; w and the w_i are
 % kept, the dual weights of the non-truth labels scale by
-% lambda_new/lambda_old) or 'none' (a fresh start). The per-lambda options
+% lambda_new/lambda_old), 'keep_dual' (the dual weights are kept and w
+% rebuilt from them at the new lambda; needs the corners: useCache or
+% pairwise/away steps) or 'none' (a fresh start). The per-lambda options
 % are solver_BCFW_hybrid's (sample, gapDegree, gap_check, stepType, useCache,
 % cacheNu, cacheFactor, maxCacheSize, rand_seed, logging_level, ...) with the
-% same restrictions. Not supported, an error naming them: warm_start_type
-% 'keep_dual', regularization_path true (and its regularization_path_*
+% same restrictions. Not supported, an error naming them:
+% regularization_path true (and its regularization_path_*
 % options), a joint num_passes or time_budget, check_lambda_change true.
 %
 % Outputs: model (at the last lambda: w, ell, dual), gap_vec_heuristic
@@ -50,7 +52,7 @@ end
 switch warm
   case 'keep_primal', is_warm = 1;
   case 'none', is_warm = 0;
-  case 'keep_dual', unsupported(who, 'options.warm_start_type = ''keep_dual''');
+  case 'keep_dual', is_warm = 2;
   otherwise, error('bmrm:badArgument', '%s: unknown options.warm_start_type ''%s''', who, warm);
 end
 lambdas = 10.^(4:-1:-3);
@@ -92,8 +94,8 @@ for k = 1:numel(m)
     q.verifiedGapNumPasses = p(k).eff_pass(checked);
   end
   progress{k} = q;
-  % eff_pass is cumulative over the solver's runs when warm-started.
-  if is_warm
+  % eff_pass is cumulative over the solver's runs when it is kept.
+  if is_warm == 1
     num_passes = p(k).eff_pass(end);
   else
     num_passes = num_passes + p(k).eff_pass(end);

@@ -24,7 +24,11 @@ check(isfield(model, 'w') && isfield(model, 'ell') && numel(model.w) == param.d,
 for f = {'models', 'time', 'numPasses', 'verifiedGap', 'verifiedGapModelId', 'verifiedGapNumPasses', 'lambda'}
   check(isfield(progress, f{1}), 'gapBCFW progress.%s exists', f{1});
 end
-check(numel(gap_vec) == m && isempty(cache) && exact_gap_flag, 'gapBCFW outputs 2, 5, 6');
+check(numel(gap_vec) == m && all(gap_vec >= -1e-12) && isstruct(cache) && exact_gap_flag, 'gapBCFW outputs 2, 5, 6 (min gap %g)', min(gap_vec));
+check(abs(sum(gap_vec) - progress.verifiedGap(end)) <= 1e-9, 'gap_vec_heuristic sums to the verified gap %g (%g)', ...
+      progress.verifiedGap(end), sum(gap_vec));
+check(size(model.wMat, 2) == m && numel(model.ellMat) == m && norm(sum(model.wMat, 2) - model.w) <= 1e-12 && ...
+      abs(sum(model.ellMat) - model.ell) <= 1e-12, 'model.wMat and model.ellMat add up to w and ell');
 check(progress.verifiedGap(end) <= 1e-4 && num_passes == progress.numPasses(end), ...
       'gapBCFW converged: verified gap %g, %g effective passes', progress.verifiedGap(end), num_passes);
 check(numel(progress.models) == numel(progress.time) && all(progress.verifiedGapModelId >= 1), 'one model per pass');
@@ -34,6 +38,27 @@ dual = model.ell - 0.5 * lam * (model.w' * model.w);
 check(dual <= Fp + 1e-12 && dual >= Fd - 1e-4 - 1e-12, 'gapBCFW dual %.12g within [%.12g - gap, %.12g]', dual, Fd, Fp);
 primal = 0.5 * lam * (model.w' * model.w) + mean(arrayfun(@(i) hinge(param, model, i), 1:m));
 check(primal - dual <= 1e-4 + 1e-12 && primal >= Fd - 1e-12, 'gapBCFW: primal %.12g - dual %.12g', primal, dual);
+% A warm start (gapBCFW's outputs passed back) after a short run: it
+% continues from the dual state, and needs fewer passes than a fresh start.
+short = setfield(options, 'num_passes', 5);
+short.gap_threshold = 0;
+[m1, g1, n1, p1, c1] = solver_BCFW_hybrid(param, short);
+[m2, g2, n2, p2, c2, f2] = solver_BCFW_hybrid(param, options, m1, g1, c1);
+check(f2 && p2.verifiedGap(end) <= 1e-4, 'warm start converges: gap %g', p2.verifiedGap(end));
+check(p2.dual(1) >= m1.dual - 1e-12, 'the warm start begins at the saved dual %.12g (first %.12g)', m1.dual, p2.dual(1));
+check(n1 + n2 < num_passes + 5, 'warm start: %.1f + %.1f effective passes vs %.1f from scratch', n1, n2, num_passes);
+d2 = m2.ell - 0.5 * lam * (m2.w' * m2.w);
+check(d2 <= Fp + 1e-12, 'warm start: dual %.12g <= %.12g', d2, Fp);
+bad = m1; bad.w = bad.w + 1;
+expect_error(@() solver_BCFW_hybrid(param, options, bad, g1, c1), 'bmrm:badArgument', 'model is not the one');
+badc = c1; badc.alpha = 2 * badc.alpha + 1;
+expect_error(@() solver_BCFW_hybrid(param, options, [], [], badc), 'bmrm:badArgument', 'weights sum');
+% The cache alone at another lambda (gapBCFW rebuilds the model): a valid bound.
+[m3, ~, ~, p3] = solver_BCFW_hybrid(param, setfield(options, 'lambda', 3 * lam), [], [], c1);
+[~, s3] = bmrm(struct('X', X, 'y', y, 'K', K), @mc_risk, 3 * lam * m, struct('TolRel', 1e-9));
+check(p3.dual(1) <= s3.Fp / m + 1e-12 && m3.dual <= s3.Fp / m + 1e-12, 'cache at 3 lambda: dual %.12g <= %.12g', ...
+      p3.dual(1), s3.Fp / m);
+fprintf('bcfw gapBCFW warm start: %.1f + %.1f effective passes (%.1f fresh)\n', n1, n2, num_passes);
 % The same problem through bcfw.m (two-argument hash): the same run.
 p2 = param; p2.hashFn = @(p, label) sprintf('%d', label);
 p2 = rmfield(p2, {'n', 'd', 'using_sparse_features'});
@@ -77,7 +102,7 @@ expect_error(@() solver_BCFW_hybrid(param, struct('stepType', 4)), 'bmrm:badArgu
 expect_error(@() solver_BCFW_hybrid(param, struct('gapDegree', -1)), 'bmrm:badArgument', 'gap_degree');
 expect_error(@() solver_BCFW_hybrid(param, struct('logging_level', 2)), 'bmrm:unsupported', 'logging_level');
 expect_error(@() solver_BCFW_hybrid(param, struct('do_batch_step', true)), 'bmrm:unsupported', 'do_batch_step');
-expect_error(@() solver_BCFW_hybrid(param, options, model, gap_vec, cache), 'bmrm:unsupported', 'warm start');
+expect_error(@() solver_BCFW_hybrid(param, options, model, gap_vec), 'bmrm:unsupported', 'without the cache');
 expect_error(@() solver_BCFW_hybrid(setfield(param, 'positivity', [1 0]), options), 'bmrm:badArgument', 'positivity');
 
 %% BCFWstruct: its defaults (uniform, FW, weighted averaging), debug and test_data.
@@ -126,8 +151,15 @@ for k = 1:3
   check(abs(pc{k}.primal(end) - progress{k}.primal(end)) <= 2e-4, 'lambda %g: warm and cold agree', lk);
 end
 fprintf('bcfw multi-lambda: %.1f effective passes warm, %.1f cold\n', np_warm, np_cold);
-expect_error(@() solver_multiLambda_BCFW_hybrid(param, setfield(mo, 'warm_start_type', 'keep_dual')), ...
-             'bmrm:unsupported', 'keep_dual');
+[~, ~, np_dual, pd] = solver_multiLambda_BCFW_hybrid(param, setfield(mo, 'warm_start_type', 'keep_dual'));
+for k = 1:3
+  check(abs(pd{k}.primal(end) - progress{k}.primal(end)) <= 2e-4 && pd{k}.dual(end) <= progress{k}.primal(end) + 1e-4, ...
+        'keep_dual at lambda %g agrees with keep_primal', pd{k}.lambda);
+end
+fprintf('bcfw multi-lambda keep_dual: %.1f effective passes\n', np_dual);
+fw = setfield(setfield(mo, 'warm_start_type', 'keep_dual'), 'stepType', 1);
+expect_error(@() solver_multiLambda_BCFW_hybrid(param, setfield(fw, 'useCache', false)), ...
+             'bmrm:unsupported', 'keeping the dual');
 expect_error(@() solver_multiLambda_BCFW_hybrid(param, setfield(mo, 'regularization_path', true)), ...
              'bmrm:unsupported', 'regularization_path');
 expect_error(@() solver_multiLambda_BCFW_hybrid(param, setfield(mo, 'lambda_valuez', 1)), ...

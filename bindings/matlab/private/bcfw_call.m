@@ -1,8 +1,8 @@
-function [model, prog] = bcfw_call(who, param, o)
+function [model, prog, state] = bcfw_call(who, param, o)
 %BCFW_CALL The MEX gateway for the BCFW front ends; errors keep their
 % identifier and name the calling front end.
 try
-  [model, prog] = bmrm_mex('bcfw', param, o);
+  [model, prog, state] = bmrm_mex('bcfw', param, o);
 catch err
   msg = regexprep(err.message, '^bmrm_mex: (bcfw: )?', '');
   id = err.identifier;
