@@ -1211,6 +1211,13 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
      * gapBCFW's keep_primal); 2: keep the dual weights (keep_dual). */
     int warm = (int)opt_count(&e, opts, "warm", 1, 2, false, 0);
     bool want_state = opt_num(&e, opts, "export_dual", 0) != 0;
+    /* The eps-approximate regularisation path from lambda_max down to
+     * path_lambda_min (path_eps > 0), instead of a solve at lambda. */
+    double path_eps = opt_num(&e, opts, "path_eps", 0);
+    double path_lambda_min = opt_num(&e, opts, "path_lambda_min", 0);
+    if (!e.bad && path_eps != 0 && !(path_eps > 0 && isfinite(path_eps) && path_lambda_min > 0 &&
+                                     isfinite(path_lambda_min)))
+        arg_fail(&e, "path_eps and path_lambda_min must be positive and finite");
     bmrm_settings s = settings_from(&e, opts, a, lambda);
     if (!e.bad && !(dim_d >= 1 && dim_d == floor(dim_d) && dim_d <= 9007199254740992.0 &&
                     dim_d <= (double)(SIZE_MAX / sizeof(double))))
@@ -1246,12 +1253,16 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
     }
     if (!e.bad && lams != NULL && a != BMRM_ALGORITHM_BCFW)
         arg_fail(&e, "lambdas needs the BCFW algorithm");
+    if (!e.bad && path_eps > 0 && (lams != NULL || a != BMRM_ALGORITHM_BCFW))
+        arg_fail(&e, "the regularisation path needs the BCFW algorithm and no lambdas");
+    s.path_a = opt_num(&e, opts, "path_a", s.path_a);
     const mxArray *init_mx = mxGetField(opts, 0, "dual");
     dual_state init;
     memset(&init, 0, sizeof init);
     bool have_init = false;
     if (!e.bad && init_mx != NULL && !mxIsEmpty(init_mx)) {
-        if (a != BMRM_ALGORITHM_BCFW) arg_fail(&e, "a warm-start state needs the BCFW algorithm");
+        if (a != BMRM_ALGORITHM_BCFW || path_eps > 0)
+            arg_fail(&e, "a warm-start state needs the BCFW algorithm and no path");
         if (!e.bad) dual_from_mx(&e, init_mx, n, dim, &init);
         have_init = !e.bad;
     }
@@ -1274,6 +1285,7 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
     size_t done = 0;
     bmrm_status status = BMRM_OK;
     char last_error[MSG_LEN] = "";
+    bmrm_path *path = NULL;
     if (!ok) {
         fail(&g, "bmrm:outOfMemory", "cannot allocate the model (dimension %llu)",
              (unsigned long long)dim);
@@ -1303,6 +1315,7 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
         }
         bmrm_solver *solver = NULL;
         for (size_t k = 0; status == BMRM_OK && !g.failed && k < num_lambdas; k++) {
+            if (path_eps > 0 && k > 0) break;
             if (solver == NULL || warm != 1) {
                 bmrm_solver_free(solver);
                 solver = NULL;
@@ -1333,6 +1346,12 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
                 snprintf(last_error, MSG_LEN, "%s", bmrm_last_error());
                 break;
             }
+            if (path_eps > 0) {
+                status = bmrm_solver_bcfw_path(solver, path_eps, path_lambda_min, 0, &path);
+                if (status != BMRM_OK) snprintf(last_error, MSG_LEN, "%s", bmrm_last_error());
+                done = 0;
+                break;
+            }
             g.current_result = &res[k];
             g.iteration = 1;
             status = bmrm_solver_run(solver, w, dim);
@@ -1348,7 +1367,36 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
     }
     bool bad = g.interrupted || g.failed || status != BMRM_OK;
     mxArray *model = NULL, *prog = NULL, *states = NULL;
-    if (!bad) {
+    if (!bad && path_eps > 0) {
+        /* One model per breakpoint; prog: the breakpoints' figures. */
+        size_t B = bmrm_path_len(path);
+        const char *model_fields[] = {"w", "ell", "dual", "lambda"};
+        model = mxCreateStructMatrix(1, (mwSize)B, 4, model_fields);
+        const char *bp_fields[] = {"lambda", "lambda_low", "gap", "primal", "passes",
+                                   "oracle_calls", "exit"};
+        prog = mxCreateStructMatrix(1, (mwSize)B, 7, bp_fields);
+        for (size_t k = 0; k < B; k++) {
+            bmrm_breakpoint b;
+            mxArray *W = mxCreateDoubleMatrix((mwSize)dim, 1, mxREAL);
+            bmrm_path_breakpoint(path, k, &b, mxGetPr(W), dim);
+            double norm2 = 0;
+            for (size_t j = 0; j < dim; j++) norm2 += mxGetPr(W)[j] * mxGetPr(W)[j];
+            double dual = b.primal - b.gap;
+            mxSetField(model, k, "w", W);
+            /* ell - lambda/2 ||w||^2 is the dual without a box */
+            mxSetField(model, k, "ell", mxCreateDoubleScalar(pos == NULL ? dual + 0.5 * b.lambda * norm2 : NAN));
+            mxSetField(model, k, "dual", mxCreateDoubleScalar(dual));
+            mxSetField(model, k, "lambda", mxCreateDoubleScalar(b.lambda));
+            mxSetField(prog, k, "lambda", mxCreateDoubleScalar(b.lambda));
+            mxSetField(prog, k, "lambda_low", mxCreateDoubleScalar(b.lambda_low));
+            mxSetField(prog, k, "gap", mxCreateDoubleScalar(b.gap));
+            mxSetField(prog, k, "primal", mxCreateDoubleScalar(b.primal));
+            mxSetField(prog, k, "passes", mxCreateDoubleScalar((double)b.passes));
+            mxSetField(prog, k, "oracle_calls", mxCreateDoubleScalar((double)b.oracle_calls));
+            mxSetField(prog, k, "exit", mxCreateString(bmrm_exit_string(b.exit)));
+        }
+        states = mxCreateCellMatrix(1, 0);
+    } else if (!bad) {
         states = mxCreateCellMatrix(1, (mwSize)done);
         for (size_t k = 0; k < done; k++)
             if (res[k].have_state) mxSetCell(states, k, dual_to_mx(&res[k].state, dim, res[k].lambda));
@@ -1385,6 +1433,7 @@ static void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) 
     free(w);
     free(lower);
     free_dual(&init);
+    bmrm_path_free(path);
     if (bad) raise_if_failed(&g, &last, "bcfw");
     plhs[0] = model;
     if (nlhs > 1)

@@ -13,9 +13,13 @@ function [model, gap_vec_heuristic, num_passes, progress] = solver_multiLambda_B
 % pairwise/away steps) or 'none' (a fresh start). The per-lambda options
 % are solver_BCFW_hybrid's (sample, gapDegree, gap_check, stepType, useCache,
 % cacheNu, cacheFactor, maxCacheSize, rand_seed, logging_level, ...) with the
-% same restrictions. Not supported, an error naming them:
-% regularization_path true (and its regularization_path_*
-% options), a joint num_passes or time_budget, check_lambda_change true.
+% same restrictions. regularization_path true computes gapBCFW's
+% eps-approximate path instead (regularization_path_eps 0.1,
+% regularization_path_min_lambda 1e-5, regularization_path_a 0.9,
+% regularization_path_b only 1 - a): one progress cell per breakpoint with
+% lambda, lambda_low (the path's w is eps-optimal on [lambda_low, lambda]),
+% gap, primal, model. Not supported, an error naming them: a joint
+% num_passes or time_budget, check_lambda_change true.
 %
 % Outputs: model (at the last lambda: w, ell, dual), gap_vec_heuristic
 % (NaN(n, 1)), num_passes (effective passes in all), progress: one cell per
@@ -33,13 +37,25 @@ check_options(who, options, [single, {'lambda_values', 'gap_threshold', 'warm_st
   'regularization_path', 'regularization_path_min_lambda', 'regularization_path_eps', ...
   'regularization_path_a', 'regularization_path_b', 'num_passes', 'time_budget', ...
   'check_lambda_change'}]);
-if isfield(options, 'regularization_path') && logical(options.regularization_path)
-  unsupported(who, 'options.regularization_path = true');
+use_path = isfield(options, 'regularization_path') && logical(options.regularization_path);
+path_opts = {'regularization_path_min_lambda', 'regularization_path_eps', 'regularization_path_a', ...
+             'regularization_path_b'};
+for f = path_opts
+  if ~use_path && isfield(options, f{1})
+    error('bmrm:badArgument', '%s: options.%s needs options.regularization_path = true', who, f{1});
+  end
 end
-for f = {'regularization_path_min_lambda', 'regularization_path_eps', 'regularization_path_a', ...
-         'regularization_path_b', 'num_passes', 'time_budget'}
+if use_path
+  for f = {'lambda_values', 'gap_threshold', 'warm_start_type'}
+    if isfield(options, f{1})
+      error('bmrm:badArgument', ['%s: options.%s has no effect on the regularization path ' ...
+            '(gapBCFW ignores it there): remove it'], who, f{1});
+    end
+  end
+end
+for f = {'num_passes', 'time_budget'}
   if isfield(options, f{1})
-    unsupported(who, sprintf('options.%s', f{1}));
+    unsupported(who, sprintf('options.%s (a budget for all lambdas together)', f{1}));
   end
 end
 if isfield(options, 'check_lambda_change') && logical(options.check_lambda_change)
@@ -74,11 +90,34 @@ if isfield(options, 'gap_threshold')
 end
 one.num_passes = 0;
 [o, level] = hybrid_options(who, param, one);
+o.num_passes = 0;   % no per-lambda budget: each lambda is solved to its gap
+n = numel(param.patterns);
+if use_path
+  % gapBCFW's eps-approximate path: every breakpoint solved to a*eps, the
+  % next lambda where the gap can reach (a + b)*eps, b = 1 - a.
+  pa = pick(options, 'regularization_path_a', 0.9);
+  pb = pick(options, 'regularization_path_b', 1 - pa);
+  if abs(pb - (1 - pa)) > 1e-12
+    unsupported(who, sprintf('options.regularization_path_b = %g (only 1 - regularization_path_a)', pb));
+  end
+  o.path_eps = pick(options, 'regularization_path_eps', 0.1);
+  o.path_lambda_min = pick(options, 'regularization_path_min_lambda', 1e-5);
+  o.path_a = pa;
+  [m, p] = bcfw_call(who, param, o);
+  progress = cell(numel(m), 1);
+  for k = 1:numel(m)
+    progress{k} = struct('lambda', p(k).lambda, 'lambda_low', p(k).lambda_low, 'gap', p(k).gap, ...
+      'primal', p(k).primal, 'exit', p(k).exit, ...
+      'model', struct('w', m(k).w, 'ell', m(k).ell, 'dual', m(k).dual));
+  end
+  model = struct('w', m(end).w, 'ell', m(end).ell, 'dual', m(end).dual);
+  gap_vec_heuristic = NaN(n, 1);
+  num_passes = p(end).oracle_calls / n;
+  return;
+end
 o.lambdas = lambdas;
 o.warm = is_warm;
-o.num_passes = 0;   % no per-lambda budget: each lambda is solved to its gap
 [m, p] = bcfw_call(who, param, o);
-n = numel(param.patterns);
 progress = cell(numel(m), 1);
 num_passes = 0;
 for k = 1:numel(m)
@@ -103,4 +142,12 @@ for k = 1:numel(m)
 end
 model = struct('w', m(end).w, 'ell', m(end).ell, 'dual', m(end).dual);
 gap_vec_heuristic = NaN(n, 1);
+end
+
+function v = pick(options, name, default)
+if isfield(options, name) && ~isempty(options.(name))
+  v = options.(name);
+else
+  v = default;
+end
 end

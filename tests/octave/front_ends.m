@@ -160,7 +160,27 @@ fprintf('bcfw multi-lambda keep_dual: %.1f effective passes\n', np_dual);
 fw = setfield(setfield(mo, 'warm_start_type', 'keep_dual'), 'stepType', 1);
 expect_error(@() solver_multiLambda_BCFW_hybrid(param, setfield(fw, 'useCache', false)), ...
              'bmrm:unsupported', 'keeping the dual');
-expect_error(@() solver_multiLambda_BCFW_hybrid(param, setfield(mo, 'regularization_path', true)), ...
-             'bmrm:unsupported', 'regularization_path');
+% gapBCFW's eps-approximate regularization path: every breakpoint's w is
+% eps-optimal on [lambda_low, lambda], checked at a lambda inside against
+% an independent BMRM lower bound.
+po = struct('regularization_path', true, 'regularization_path_eps', 0.05, ...
+            'regularization_path_min_lambda', 0.3 * lam, 'logging_level', 0);
+[pmodel, ~, np_path, pprog] = solver_multiLambda_BCFW_hybrid(param, po);
+check(numel(pprog) >= 2 && pprog{end}.lambda_low <= 0.3 * lam, '%d breakpoints down to %g', numel(pprog), ...
+      pprog{end}.lambda_low);
+for k = [1, numel(pprog)]
+  lo = max(pprog{k}.lambda_low, 0.3 * lam);
+  lk = sqrt(lo * pprog{k}.lambda);
+  wk = pprog{k}.model.w;
+  fk = 0.5 * lk * (wk' * wk) + mean(arrayfun(@(i) hinge(param, struct('w', wk), i), 1:m));
+  [~, sk] = bmrm(struct('X', X, 'y', y, 'K', K), @mc_risk, lk * m, struct('TolRel', 1e-9));
+  check(fk - sk.Fd / m <= 0.05 + 1e-12, 'path breakpoint %d at lambda %g: gap %g <= eps', k, lk, fk - sk.Fd / m);
+  check(pprog{k}.model.dual <= pprog{k}.primal + 1e-12, 'breakpoint %d: dual <= primal', k);
+end
+fprintf('bcfw regularization path: %d breakpoints, %.1f effective passes\n', numel(pprog), np_path);
+expect_error(@() solver_multiLambda_BCFW_hybrid(param, setfield(po, 'regularization_path_b', 0.5)), ...
+             'bmrm:unsupported', 'regularization_path_b');
+expect_error(@() solver_multiLambda_BCFW_hybrid(param, setfield(po, 'lambda_values', [1 2])), ...
+             'bmrm:badArgument', 'lambda_values');
 expect_error(@() solver_multiLambda_BCFW_hybrid(param, setfield(mo, 'lambda_valuez', 1)), ...
              'bmrm:badArgument', 'lambda_valuez');
