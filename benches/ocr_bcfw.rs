@@ -287,5 +287,5 @@ fn print_table(args: &Args, outcomes: &[Outcome]) {
 }
 
 fn io_error(path: &str, e: std::io::Error) -> bmrm::Error {
-    bmrm::Error::InvalidArgument(format!("{path}: {e}"))
+    bmrm::Error::invalid_argument(format!("{path}: {e}"))
 }

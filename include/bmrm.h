@@ -109,6 +109,15 @@ typedef enum bmrm_status {
      * A caught panic or a broken invariant: a bug in the library.
      */
     BMRM_ERROR_INTERNAL = 8,
+    /**
+     * Reading or writing a file failed.
+     */
+    BMRM_ERROR_IO = 9,
+    /**
+     * An MPI rank died or stopped answering; the communicator cannot be used
+     * for another run (end the job).
+     */
+    BMRM_ERROR_RANK_LOST = 10,
 } bmrm_status;
 
 /**
@@ -964,7 +973,7 @@ void bmrm_corner_set_loss(struct bmrm_corner *c, double loss);
 void bmrm_corner_set_label(struct bmrm_corner *c, uint64_t label_id);
 
 /**
- * psi[index] += value (sparse psi; repeated indices add up, and add to the
+ * psi\[index\] += value (sparse psi; repeated indices add up, and add to the
  * dense buffer if one is used too). Returns BMRM_ERROR_NULL_ARGUMENT for a
  * NULL `c` and BMRM_ERROR_DIMENSION_MISMATCH for index >= dim; such a
  * failure also fails the oracle call (and so the solve) when the oracle
@@ -1278,8 +1287,8 @@ void bmrm_problem_free(struct bmrm_problem *p);
 
 /**
  * The default settings for `algorithm`: the engine's defaults, lambda = 0
- * (no default: set it), the BCFW options at the values of DESIGN.md
- * section 6, no progress callback. Returned by value; there is nothing to
+ * (no default: set it), the BCFW options at the values of docs/bcfw.md,
+ * no progress callback. Returned by value; there is nothing to
  * free. An unknown `algorithm` value is kept in the struct, and
  * `bmrm_solver_new` rejects it.
  */

@@ -42,3 +42,25 @@ cargo test --release --test cpp -- --ignored
 echo "== MPI (feature mpi): the distributed solvers under mpirun -np 3"
 cargo clippy --all-targets --release --features mpi -- -D warnings
 cargo test --release --features mpi --test mpi
+
+# ---- boundaries (issue 12): the C library alone, its SONAME, the docs ----
+echo "== C library without the cli feature (no clap/indicatif/serde_json/plotters)"
+cargo build --release --lib --no-default-features
+if cargo tree --no-default-features -e normal --prefix none |
+  grep -E '^(clap|indicatif|serde_json|plotters) '; then
+  echo "the C library depends on a command-line crate" >&2
+  exit 1
+fi
+if command -v readelf >/dev/null && [ "$(uname -s)" = Linux ]; then
+  abi=$(sed -n 's/^#define BMRM_ABI_VERSION \([0-9]*\)/\1/p' include/bmrm.h)
+  readelf -d target/release/libbmrm.so | grep -q "Library soname: \[libbmrm.so.$abi\]" ||
+    { echo "libbmrm.so has no SONAME libbmrm.so.$abi" >&2; exit 1; }
+fi
+echo "== cargo doc (no warnings)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib
+echo "== no reference to a document outside the repository"
+# (the pattern is split so that this file does not match itself)
+if git grep -n "DESIGN""[.]md" -- . ; then
+  echo "a file refers to the design document outside the repository (see docs/)" >&2
+  exit 1
+fi

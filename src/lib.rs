@@ -45,20 +45,33 @@
 //! # Ok::<(), bmrm::Error>(())
 //! ```
 
-pub mod bcfw;
-pub mod bundle;
+#![warn(missing_docs)]
+#![deny(unsafe_code)]
+
+// Internals: the BCFW state, the bundle, the QP and the dense kernels are
+// reached through `Solver`; what users name is re-exported below.
+pub(crate) mod bcfw;
+pub(crate) mod bundle;
+pub(crate) mod linalg;
+pub(crate) mod qp;
+
 pub mod data;
 #[cfg(feature = "mpi")]
 pub mod distributed;
-pub mod error;
+mod error;
+#[allow(unsafe_code)]
 pub mod ffi;
-pub mod linalg;
 pub mod models;
 pub mod oracle;
-pub mod qp;
+#[cfg(feature = "cli")]
+pub mod plot;
 pub mod solver;
 
-pub use error::{Error, Result};
+pub use bcfw::{
+    BcfwStats, BlockDual, Bounds, Breakpoint, CornerDual, IterateHook, IterateView, PassItem,
+    SparseVec,
+};
+pub use error::{Error, ErrorKind, Result};
 
 pub use oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk, Problem};
 pub use solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, Solver, StepType};

@@ -196,6 +196,8 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
         ("BMRM_ERROR_NON_FINITE", BMRM_ERROR_NON_FINITE as i64),
         ("BMRM_ERROR_OUT_OF_MEMORY", BMRM_ERROR_OUT_OF_MEMORY as i64),
         ("BMRM_ERROR_INTERNAL", BMRM_ERROR_INTERNAL as i64),
+        ("BMRM_ERROR_IO", BMRM_ERROR_IO as i64),
+        ("BMRM_ERROR_RANK_LOST", BMRM_ERROR_RANK_LOST as i64),
         ("BMRM_EXIT_NOT_RUN", BMRM_EXIT_NOT_RUN as i64),
         ("BMRM_EXIT_CONVERGED_REL", BMRM_EXIT_CONVERGED_REL as i64),
         ("BMRM_EXIT_CONVERGED_ABS", BMRM_EXIT_CONVERGED_ABS as i64),
@@ -229,14 +231,15 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
     ]
 }
 
-/// The promises of DESIGN.md section 3 and ABI version 2 (1 + the BCFW
-/// iterate callback at the end of bmrm_settings): changing any of
+/// The promises of docs/c-api.md and ABI version 2 (1 + the BCFW iterate
+/// callback, gap_degree, max-gap sampling and all-steps at the end of
+/// bmrm_settings and the enums): changing any of
 /// these numbers breaks compiled C programs, and needs a new
 /// BMRM_ABI_VERSION.
 #[test]
 fn abi_layout_and_values_are_pinned() {
     assert_eq!(BMRM_ABI_VERSION, 2);
-    let expected_values: [(&str, i64); 31] = [
+    let expected_values: [(&str, i64); 33] = [
         ("BMRM_ABI_VERSION", 2),
         ("BMRM_OK", 0),
         ("BMRM_ERROR_NULL_ARGUMENT", 1),
@@ -247,6 +250,8 @@ fn abi_layout_and_values_are_pinned() {
         ("BMRM_ERROR_NON_FINITE", 6),
         ("BMRM_ERROR_OUT_OF_MEMORY", 7),
         ("BMRM_ERROR_INTERNAL", 8),
+        ("BMRM_ERROR_IO", 9),
+        ("BMRM_ERROR_RANK_LOST", 10),
         ("BMRM_EXIT_NOT_RUN", 0),
         ("BMRM_EXIT_CONVERGED_REL", 1),
         ("BMRM_EXIT_CONVERGED_ABS", 2),
@@ -370,7 +375,7 @@ fn settings_defaults_are_the_engines() {
         assert_eq!(c.qp_max_updates, engine.qp_max_updates);
         assert_eq!(c.seed, engine.seed);
         assert!(c.progress.is_none() && c.progress_user.is_null());
-        // BCFW options (DESIGN.md section 6).
+        // BCFW options (docs/bcfw.md).
         assert_eq!(c.sampling, bmrm_sampling::BMRM_SAMPLING_GAP as i32);
         assert_eq!(c.step_type, bmrm_step_type::BMRM_STEP_FW as i32);
         assert_eq!((c.gap_check, c.cache_size, c.num_passes), (10, 50, 0));
@@ -825,6 +830,18 @@ fn c_example_builds_against_the_installed_library() {
     ] {
         assert!(f.is_file(), "{} was not installed", f.display());
     }
+    // libbmrm.so -> libbmrm.so.<ABI> (the SONAME) -> the real file.
+    let soname = format!("libbmrm.so.{BMRM_ABI_VERSION}");
+    if !cfg!(target_os = "macos") {
+        let link = |name: &str| std::fs::read_link(libdir.join(name)).ok();
+        assert_eq!(link("libbmrm.so"), Some(PathBuf::from(&soname)));
+        let real = link(&soname).expect("libbmrm.so.<ABI> is a link");
+        assert_eq!(
+            real,
+            PathBuf::from(format!("{soname}.{}", env!("CARGO_PKG_VERSION")))
+        );
+        assert!(libdir.join(&real).is_file() && !libdir.join(&real).is_symlink());
+    }
 
     let pkg_config = |args: &[&str]| -> Vec<String> {
         let out = run_ok(
@@ -865,11 +882,13 @@ fn c_example_builds_against_the_installed_library() {
     if let Ok(ldd) = ldd {
         let ldd = String::from_utf8_lossy(&ldd.stdout).into_owned();
         if !ldd.is_empty() && !cfg!(target_os = "macos") {
-            let lib = libdir.join(shared_lib_name());
-            let lib = path_arg(&lib);
+            // Linked against the versioned name (the SONAME), found in libdir.
+            let lib = path_arg(&libdir.join(&soname));
             assert!(
-                ldd.lines()
-                    .any(|l| l.contains("libbmrm.so") && l.contains(lib.as_str())),
+                ldd.lines().any(|l| {
+                    l.trim_start().starts_with(&format!("{soname} => "))
+                        && l.contains(&format!("{lib} "))
+                }),
                 "the example is not linked to the installed {lib}:\n{ldd}"
             );
         }

@@ -699,7 +699,7 @@ fn child(scenario: &str) {
             let wrong = (rank as usize * 200)..(rank as usize * 200 + 200);
             let shard = Shard::from_max_oracle(ExampleRange::new(full.clone(), wrong).unwrap());
             let e = DistributedSolver::new(&world, shard, s, Options::default()).err();
-            let ok = matches!(&e, Some(Error::InvalidArgument(m)) if m.contains("rank 0 holds 200 examples"));
+            let ok = matches!(&e, Some(Error { kind: bmrm::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("rank 0 holds 200 examples"));
             report(rank, "bad_layout", ok, format!("{e:?}"));
             println!("LAYOUT {rank} {ok}");
         }

@@ -10,15 +10,20 @@ use super::sparse::SparseVec;
 /// One corner `(y, psi_i(y), L_i(y))` with its dual weight `alpha_i(y)`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CornerDual {
+    /// The label id (the max-oracle's `bmrm_corner_set_label`).
     pub label: u64,
+    /// `psi_i(y) = phi(x_i, y_i) - phi(x_i, y)`.
     pub psi: SparseVec,
+    /// `L_i(y)`.
     pub loss: f64,
+    /// The dual weight `alpha_i(y)`.
     pub alpha: f64,
 }
 
 /// Block i's dual: the ground truth holds `1 - sum alpha`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockDual {
+    /// The corners kept other than the ground truth.
     pub corners: Vec<CornerDual>,
     /// The last computed gap of the block (infinity: unknown).
     pub gap_estimate: f64,

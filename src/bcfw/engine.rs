@@ -1,4 +1,4 @@
-//! The BCFW state and its block steps (DESIGN.md section 6).
+//! The BCFW state and its block steps (docs/bcfw.md).
 //!
 //! Dual (minimised): `f = lambda/2 (||v||^2 - ||v - clip(v)||^2) - l`, with
 //! `v = sum_i w_i`, `l = sum_i l_i` and the primal point `w = clip(v)` (the
@@ -111,7 +111,7 @@ impl BcfwState {
         let n = oracle.num_examples();
         let dim = oracle.dim();
         if dim > u32::MAX as usize {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "BCFW supports dimensions up to 2^32 - 1, got {dim}"
             )));
         }
@@ -307,7 +307,7 @@ impl BcfwState {
     /// a feasible dual point whatever the corners came from. Checks weights
     /// (finite, >= 0, summing to at most 1), losses, indices and labels.
     pub fn set_dual(&mut self, blocks: Vec<super::BlockDual>) -> Result<()> {
-        let bad = |m: String| Err(Error::InvalidArgument(m));
+        let bad = |m: String| Err(Error::invalid_argument(m));
         if !self.keep_atoms {
             return bad(
                 "a BCFW dual state needs the corners kept: use the cache or \

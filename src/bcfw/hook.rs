@@ -12,8 +12,11 @@ use std::sync::Arc;
 pub struct IterateView<'a> {
     /// The pass in the run (1-based).
     pub pass: u64,
+    /// The iterate.
     pub w: &'a [f64],
+    /// The dual's loss term of the same point.
     pub ell: f64,
+    /// The dual value of the same point (a lower bound on min F).
     pub dual: f64,
     /// The point is the weighted average of the iterates.
     pub averaged: bool,
@@ -26,9 +29,11 @@ type HookFn = dyn Fn(&IterateView<'_>) -> ControlFlow<()> + Send + Sync;
 pub struct IterateHook(pub Arc<HookFn>);
 
 impl IterateHook {
+    /// Wraps `f`.
     pub fn new(f: impl Fn(&IterateView<'_>) -> ControlFlow<()> + Send + Sync + 'static) -> Self {
         IterateHook(Arc::new(f))
     }
+    /// Calls the hook.
     pub fn call(&self, view: &IterateView<'_>) -> ControlFlow<()> {
         (self.0)(view)
     }

@@ -1,4 +1,4 @@
-//! Block-coordinate Frank-Wolfe for structured SVMs (DESIGN.md section 6):
+//! Block-coordinate Frank-Wolfe for structured SVMs (docs/bcfw.md):
 //! BCFW (Lacoste-Julien et al. 2013) with the improvements of "Minding the
 //! gaps" (Osokin et al. 2016): gap sampling, pairwise and away steps,
 //! gap-based caching, box constraints and the epsilon-approximate
@@ -44,7 +44,7 @@ pub use dual_io::{BlockDual, CornerDual};
 pub use hook::{IterateHook, IterateView};
 pub use pass::PassItem;
 pub use path::Breakpoint;
-pub use sparse::{BlockVec, SparseVec};
+pub use sparse::SparseVec;
 
 pub(crate) use engine::BcfwState;
 #[cfg_attr(not(feature = "mpi"), allow(unused_imports))]
@@ -64,6 +64,7 @@ pub struct BcfwStats {
     pub effective_passes: f64,
     /// Max-oracle calls, exact passes included.
     pub oracle_calls: u64,
+    /// Block steps answered by the cache (no oracle call).
     pub cache_hits: u64,
     /// The dual's loss term `l = sum_i l_i` (the BCFW MATLAB code's `ell`).
     pub ell: f64,

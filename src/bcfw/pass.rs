@@ -16,7 +16,9 @@ use crate::oracle::{Corner, MaxOracle};
 pub struct PassItem {
     /// `H_i(w) = L_i(y^) - <w, psi_i(y^)>`.
     pub hinge: f64,
+    /// `L_i(y^)`, the loss of the answer.
     pub loss: f64,
+    /// The answer's label id (`y^`).
     pub label: u64,
     /// `psi_i(y^)`, when the caller asked to keep the corners.
     pub psi: Option<SparseVec>,

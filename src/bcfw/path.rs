@@ -1,5 +1,5 @@
 //! The epsilon-approximate regularisation path (Osokin et al. 2016, section
-//! 5; DESIGN.md section 6), with `a` = `settings.path_a` and `b = 1 - a`.
+//! 5; docs/bcfw.md), with `a` = `settings.path_a` and `b = 1 - a`.
 //!
 //! - `lambda_max`: at `w = 0` the oracle gives `y^_i`; `u = (1/n) sum_i
 //!   psi_i(y^_i)`. With `alpha_i = delta(y^_i)` the dual point is `w = u /
@@ -29,6 +29,7 @@ use crate::solver::Exit;
 /// `[lambda_low, lambda]`.
 #[derive(Debug, Clone)]
 pub struct Breakpoint {
+    /// The lambda of this breakpoint (the largest this `w` serves).
     pub lambda: f64,
     /// The smallest lambda this `w` is eps-optimal for (0: all below).
     pub lambda_low: f64,
@@ -42,6 +43,7 @@ pub struct Breakpoint {
     pub passes: u64,
     /// Oracle calls so far along the path, exact passes included.
     pub oracle_calls: u64,
+    /// How the solve at this breakpoint ended.
     pub exit: Exit,
 }
 
@@ -99,7 +101,7 @@ pub fn lambda_max(
     let theta_mean = items.iter().map(|it| it.hinge / t).sum::<f64>() / n as f64;
     let lmax = (uu + theta_mean.max(0.0)) / (a * eps);
     if !lmax.is_finite() {
-        return Err(Error::NonFinite(format!("lambda_max is {lmax}")));
+        return Err(Error::non_finite(format!("lambda_max is {lmax}")));
     }
     Ok((lmax, corners))
 }
@@ -140,12 +142,12 @@ pub fn regularization_path(
         max_breakpoints,
     } = target;
     if !(eps.is_finite() && eps > 0.0) {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "the path's eps must be positive, got {eps}"
         )));
     }
     if !(lambda_min.is_finite() && lambda_min > 0.0) {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "lambda_min must be positive, got {lambda_min}"
         )));
     }

@@ -10,15 +10,19 @@ use crate::oracle::Corner;
 /// Sorted, duplicate-free coordinates with their values.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SparseVec {
+    /// The coordinates, increasing.
     pub idx: Vec<u32>,
+    /// Their values.
     pub val: Vec<f64>,
 }
 
 impl SparseVec {
+    /// The number of stored coordinates.
     pub fn nnz(&self) -> usize {
         self.idx.len()
     }
 
+    /// Heap bytes held (capacity, for memory accounting).
     pub fn bytes(&self) -> usize {
         self.idx.capacity() * 4 + self.val.capacity() * 8
     }
@@ -73,6 +77,7 @@ impl SparseVec {
             .sum()
     }
 
+    /// The squared norm `||x||^2`.
     pub fn norm2(&self) -> f64 {
         self.val.iter().map(|v| v * v).sum()
     }
@@ -181,7 +186,8 @@ impl BlockVec {
         }
     }
 
-    /// Calls `f(j, value)` for every stored coordinate.
+    /// Calls `f(j, value)` for every stored coordinate (the tests' view).
+    #[cfg(test)]
     pub fn for_each(&self, mut f: impl FnMut(usize, f64)) {
         match self {
             BlockVec::Sparse(s) => {

@@ -129,9 +129,11 @@ pub enum Shard {
 }
 
 impl Shard {
+    /// A shard of partial risks (wrapped in an `Arc`).
     pub fn from_parts(r: impl PartitionedRisk + 'static) -> Self {
         Shard::Parts(Arc::new(r))
     }
+    /// A shard of this rank's examples (wrapped in an `Arc`).
     pub fn from_max_oracle(o: impl MaxOracle + 'static) -> Self {
         Shard::Examples(Arc::new(o))
     }
@@ -183,13 +185,13 @@ impl Layout {
     /// `num_examples` examples in `num_parts` blocks over `num_ranks` ranks.
     pub fn new(num_examples: usize, num_parts: usize, num_ranks: usize) -> Result<Self> {
         if num_examples == 0 || num_parts == 0 || num_ranks == 0 {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "a layout needs examples, parts and ranks, got {num_examples}, {num_parts} \
                  and {num_ranks}"
             )));
         }
         if num_parts > num_examples {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "num_parts = {num_parts} exceeds the number of examples {num_examples}"
             )));
         }
@@ -213,12 +215,15 @@ impl Layout {
         )
     }
 
+    /// The number of examples of the whole problem.
     pub fn num_examples(&self) -> usize {
         *self.examples.last().unwrap_or(&0)
     }
+    /// The number of parts (cutting-plane models).
     pub fn num_parts(&self) -> usize {
         self.examples.len() - 1
     }
+    /// The number of ranks.
     pub fn num_ranks(&self) -> usize {
         self.ranks.len() - 1
     }
@@ -258,9 +263,10 @@ pub struct ExampleRange {
 }
 
 impl ExampleRange {
+    /// Examples `range` of `oracle`, as a max-oracle of their own (an error when the range is not inside it).
     pub fn new(oracle: Arc<dyn MaxOracle>, range: Range<usize>) -> Result<Self> {
         if range.start > range.end || range.end > oracle.num_examples() {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "examples {range:?} are not a range of the oracle's {} examples",
                 oracle.num_examples()
             )));
@@ -336,10 +342,9 @@ pub fn shard_of(
                 range,
             })))
         }
-        Problem::Risk(_) => Err(Error::NoOracle(
+        Problem::Risk(_) => Err(Error::no_oracle(
             "a distributed solver needs a partitioned risk or a max-oracle, but the problem \
-             has a full risk"
-                .into(),
+             has a full risk",
         )),
     }
 }
@@ -348,7 +353,7 @@ pub fn shard_of(
 /// cannot take part in MPI any more, so `MPI_Finalize` would wait for them;
 /// end the job instead (exit without it, or `MPI_Abort`).
 pub fn ranks_lost(e: &Error) -> bool {
-    matches!(e, Error::OracleFailed(m) if m.contains(solver::LOST_MARK))
+    e.kind() == crate::ErrorKind::RankLost
 }
 
 /// Makes a [`DistributedSolver`] and runs it once from `w` (collective).

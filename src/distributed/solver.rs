@@ -59,7 +59,7 @@ struct Link {
 
 impl Link {
     fn ask(&self, r: Request) -> Result<Reply> {
-        let gone = || Error::Internal("the distributed evaluation has ended".into());
+        let gone = || Error::internal("the distributed evaluation has ended");
         let replies = self.replies.lock().unwrap_or_else(|p| p.into_inner());
         self.requests.send(r).map_err(|_| gone())?;
         replies.recv().map_err(|_| gone())
@@ -67,7 +67,7 @@ impl Link {
 }
 
 fn unexpected<T>() -> Result<T> {
-    Err(Error::Internal("a reply of the wrong kind".into()))
+    Err(Error::internal("a reply of the wrong kind"))
 }
 
 /// The risk the engine sees on rank 0: all parts of all ranks, evaluated at
@@ -88,7 +88,7 @@ impl PartitionedRisk for DistributedParts {
         self.num_parts
     }
     fn partial_risk(&self, part: usize, _w: &[f64], _subgrad: &mut [f64]) -> Result<f64> {
-        Err(Error::Internal(format!(
+        Err(Error::internal(format!(
             "part {part} of a distributed risk can only be evaluated with all the others"
         )))
     }
@@ -197,7 +197,7 @@ pub struct DistributedSolver {
     stats: Stats,
 }
 
-/// In the message of a run that lost ranks (see `super::ranks_lost`).
+/// In the message of a run that lost ranks (an [`crate::ErrorKind::RankLost`]).
 pub(crate) const LOST_MARK: &str = "it cannot take part in MPI any more";
 
 /// What a rank says about its shard in the set-up: `[kind, dim, count]`.
@@ -270,11 +270,11 @@ impl DistributedSolver {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(settings.num_threads)
             .build()
-            .map_err(|e| Error::Internal(format!("cannot build the thread pool: {e}")));
+            .map_err(|e| Error::internal(format!("cannot build the thread pool: {e}")));
         let dim = shard.as_ref().map_or(0, |s| s.dim());
         let local_check = match (&pool, &shard) {
             (Err(e), _) | (_, Err(e)) => Err(e.clone()),
-            _ if dim == 0 => Err(Error::InvalidArgument("the shard's dimension is 0".into())),
+            _ if dim == 0 => Err(Error::invalid_argument("the shard's dimension is 0")),
             _ => Ok(()),
         };
         let mut stats = Stats::default();
@@ -337,11 +337,11 @@ impl DistributedSolver {
         let timeout = options.reply_timeout.map(|t| 2 * t);
         match t::receive(comm, 0, t::deadline(timeout)) {
             Some(Message::Numbers(v)) if v.len() == 6 && v[0] == t::CMD_SETUP => Ok(v),
-            Some(Message::Numbers(_)) => Err(Error::Internal(
-                "an unexpected message from rank 0 in the set-up".into(),
+            Some(Message::Numbers(_)) => Err(Error::internal(
+                "an unexpected message from rank 0 in the set-up",
             )),
             Some(Message::Failed(e)) => Err(e),
-            None => Err(Error::OracleFailed(format!(
+            None => Err(Error::oracle_failed(format!(
                 "rank 0 did not answer the set-up within {}",
                 seconds(timeout)
             ))),
@@ -374,14 +374,14 @@ impl DistributedSolver {
                     answers.push((r, v));
                 }
                 Some(Message::Numbers(_)) => {
-                    verdict = verdict.and(Err(Error::Internal(format!(
+                    verdict = verdict.and(Err(Error::internal(format!(
                         "an unexpected set-up message from rank {r}"
                     ))))
                 }
             }
         }
         if !missing.is_empty() {
-            verdict = Err(Error::OracleFailed(format!(
+            verdict = Err(Error::oracle_failed(format!(
                 "{} did not answer the set-up within {}",
                 t::name_ranks(&missing),
                 seconds(options.reply_timeout)
@@ -441,14 +441,14 @@ impl DistributedSolver {
                         "examples of a max-oracle"
                     }
                 };
-                return Err(Error::InvalidArgument(format!(
+                return Err(Error::invalid_argument(format!(
                     "rank {r} holds {} but rank 0 holds {}",
                     name(v[0]),
                     name(kind)
                 )));
             }
             if v[1] as usize != dim {
-                return Err(Error::DimensionMismatch(format!(
+                return Err(Error::dimension_mismatch(format!(
                     "rank {r}'s shard has dimension {} but rank 0's has {dim}",
                     v[1]
                 )));
@@ -462,13 +462,13 @@ impl DistributedSolver {
             }
             let total = *first_part.last().unwrap_or(&0);
             if total == 0 {
-                return Err(Error::InvalidArgument("no rank holds a part".into()));
+                return Err(Error::invalid_argument("no rank holds a part"));
             }
             if settings.algorithm.is_partitioned()
                 && settings.num_parts != 0
                 && settings.num_parts != total
             {
-                return Err(Error::InvalidArgument(format!(
+                return Err(Error::invalid_argument(format!(
                     "num_parts = {} but the ranks hold {total} parts together (use 0 or {total})",
                     settings.num_parts
                 )));
@@ -484,7 +484,7 @@ impl DistributedSolver {
             let bcfw = settings.algorithm == Algorithm::Bcfw;
             let m: usize = if bcfw { counts[0] } else { counts.iter().sum() };
             if m == 0 {
-                return Err(Error::InvalidArgument("the ranks hold no example".into()));
+                return Err(Error::invalid_argument("the ranks hold no example"));
             }
             let layout = Layout::new(m, num_parts_for(settings, m, size), size)?;
             for (r, &c) in counts.iter().enumerate() {
@@ -493,7 +493,7 @@ impl DistributedSolver {
                     continue;
                 }
                 if c != want.len() {
-                    return Err(Error::InvalidArgument(format!(
+                    return Err(Error::invalid_argument(format!(
                         "rank {r} holds {c} examples, but {m} examples in {} parts over {size} \
                          ranks give it parts {:?}, examples {want:?} ({}); see \
                          bmrm::distributed::Layout",
@@ -571,8 +571,8 @@ impl DistributedSolver {
                 settings.clone(),
             )?,
             (Shard::Parts(_), true) => {
-                return Err(Error::NoOracle(
-                    "distributed BCFW needs max-oracle shards (Shard::Examples)".into(),
+                return Err(Error::no_oracle(
+                    "distributed BCFW needs max-oracle shards (Shard::Examples)",
                 ))
             }
             (_, false) => {
@@ -614,6 +614,7 @@ impl DistributedSolver {
     pub fn num_ranks(&self) -> usize {
         t::size_of(&self.comm)
     }
+    /// The dimension of `w`.
     pub fn dim(&self) -> usize {
         self.dim
     }
@@ -788,7 +789,7 @@ fn drive<T: Send>(
     job: impl FnOnce(&mut Solver) -> Result<T> + Send,
 ) -> Result<T> {
     if !root.exchange.lost.is_empty() {
-        return Err(Error::OracleFailed(format!(
+        return Err(Error::rank_lost(format!(
             "{} did not answer in an earlier run ({LOST_MARK})",
             t::name_ranks(&root.exchange.lost)
         )));
@@ -826,7 +827,7 @@ fn drive<T: Send>(
             .map(|s| s.to_string())
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        Err(Error::Internal(format!("panic in the solver: {msg}")))
+        Err(Error::internal(format!("panic in the solver: {msg}")))
     })
 }
 
@@ -879,7 +880,7 @@ fn run_root(
     w: &mut [f64],
 ) -> Result<Info> {
     let result = if w.len() != dim {
-        Err(Error::DimensionMismatch(format!(
+        Err(Error::dimension_mismatch(format!(
             "w has length {} but the problem's dimension is {dim} (rank 0)",
             w.len()
         )))
@@ -937,7 +938,7 @@ impl Exchange {
         let missing = sort_answers(&workers, got, stats, &mut errors, |r, v| {
             let n = first[r as usize + 1] - first[r as usize];
             if v.len() != 1 + n * (1 + dim) || v[0] != seq as f64 {
-                return Err(Error::Internal(format!(
+                return Err(Error::internal(format!(
                     "a malformed answer ({} numbers for {n} parts, sequence {} instead of {})",
                     v.len(),
                     v.first().copied().unwrap_or(f64::NAN),
@@ -953,12 +954,12 @@ impl Exchange {
         for (p, (r, g)) in risks.iter().zip(&grads).enumerate() {
             let rank = self.first_part.partition_point(|&f| f <= p) - 1;
             if !r.is_finite() {
-                return Err(Error::NonFinite(format!(
+                return Err(Error::non_finite(format!(
                     "risk is {r} (part {p}) (rank {rank})"
                 )));
             }
             if let Some((j, v)) = first_non_finite(g) {
-                return Err(Error::NonFinite(format!(
+                return Err(Error::non_finite(format!(
                     "subgradient[{j}] is {v} (part {p}) (rank {rank})"
                 )));
             }
@@ -980,9 +981,10 @@ impl Exchange {
         w: &[f64],
         keep_psi: bool,
     ) -> Result<Vec<PassItem>> {
-        let share = self.pass_local.clone().ok_or_else(|| {
-            Error::NoOracle("a pass over examples needs max-oracle shards".into())
-        })?;
+        let share = self
+            .pass_local
+            .clone()
+            .ok_or_else(|| Error::no_oracle("a pass over examples needs max-oracle shards"))?;
         self.seq += 1;
         stats.evaluations += 1;
         let workers: Vec<Rank> = (1..comm.size()).collect();
@@ -1033,7 +1035,7 @@ impl Exchange {
     ) -> Result<()> {
         if !missing.is_empty() {
             self.lost.extend(&missing);
-            return Err(Error::OracleFailed(format!(
+            return Err(Error::rank_lost(format!(
                 "{} did not answer within {} (died or hung; {LOST_MARK}: end the job, e.g. \
                  exit without MPI_Finalize)",
                 t::name_ranks(&missing),
@@ -1102,7 +1104,7 @@ fn encode_items(seq: f64, items: &[PassItem], keep_psi: bool) -> Vec<f64> {
 
 /// The inverse of [`encode_items`], checking the sequence and the count.
 fn decode_items(v: &[f64], seq: u64, n: usize, keep_psi: bool) -> Result<Vec<PassItem>> {
-    let bad = |what: &str| Error::Internal(format!("a malformed pass answer: {what}"));
+    let bad = |what: &str| Error::internal(format!("a malformed pass answer: {what}"));
     if v.len() < 2 || v[0] != seq as f64 || v[1] as usize != n {
         return Err(bad("sequence or count"));
     }
@@ -1180,7 +1182,7 @@ fn serve(
     let local = worker
         .local
         .clone()
-        .ok_or_else(|| Error::Internal("the shard was not set up".into()))?;
+        .ok_or_else(|| Error::internal("the shard was not set up"))?;
     let n = local.num_parts();
     loop {
         let t0 = Instant::now();
@@ -1188,7 +1190,7 @@ fn serve(
         stats.wait_seconds += t0.elapsed().as_secs_f64();
         let v = match message {
             None => {
-                return Err(Error::OracleFailed(format!(
+                return Err(Error::oracle_failed(format!(
                     "rank 0 sent nothing for {} (rank {})",
                     seconds(options.command_timeout),
                     comm.rank()
@@ -1208,7 +1210,7 @@ fn serve(
                     eval_local(local.as_ref(), x, worker.first_part)
                 })
             }))
-            .unwrap_or_else(|_| Err(Error::Internal("a panic in the oracle".into())));
+            .unwrap_or_else(|_| Err(Error::internal("a panic in the oracle")));
             stats.local_seconds += t1.elapsed().as_secs_f64();
             match result {
                 Ok((risks, grads)) => {
@@ -1234,9 +1236,9 @@ fn serve(
                         local_pass(o.as_ref(), *offset, x, keep)
                     })
                 }))
-                .unwrap_or_else(|_| Err(Error::Internal("a panic in the oracle".into()))),
-                None => Err(Error::NoOracle(
-                    "a pass over examples needs max-oracle shards".into(),
+                .unwrap_or_else(|_| Err(Error::internal("a panic in the oracle"))),
+                None => Err(Error::no_oracle(
+                    "a pass over examples needs max-oracle shards",
                 )),
             };
             stats.local_seconds += t1.elapsed().as_secs_f64();
@@ -1260,12 +1262,12 @@ fn serve(
                 return Err(
                     match t::receive(comm, 0, t::deadline(options.reply_timeout)) {
                         Some(Message::Failed(e)) => e,
-                        _ => Error::Internal("rank 0 ended the run with no reason".into()),
+                        _ => Error::internal("rank 0 ended the run with no reason"),
                     },
                 );
             }
             if !copied {
-                return Err(Error::DimensionMismatch(format!(
+                return Err(Error::dimension_mismatch(format!(
                     "w has length {} but the problem's dimension is {} (rank {})",
                     w.len(),
                     best.len(),
@@ -1274,7 +1276,7 @@ fn serve(
             }
             return Ok(info);
         } else {
-            return Err(Error::Internal(format!(
+            return Err(Error::internal(format!(
                 "an unexpected message from rank 0 (kind {kind}, {} numbers)",
                 v.len()
             )));

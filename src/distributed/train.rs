@@ -20,14 +20,20 @@ pub enum Data {
     /// Fashion-MNIST (or MNIST) IDX files in `dir`: the training set, its
     /// first `max_examples` examples when given; 10 classes, a bias feature.
     Idx {
+        /// The directory holding the IDX files.
         dir: PathBuf,
+        /// Read only the first examples (all when `None`).
         max_examples: Option<usize>,
     },
     /// Gaussian classes generated from `seed` (the `bmrm demo` data).
     Generated {
+        /// The number of examples.
         examples: usize,
+        /// Features per example.
         features: usize,
+        /// The number of classes.
         classes: usize,
+        /// The seed of the generator.
         seed: u64,
     },
 }
@@ -36,15 +42,21 @@ pub enum Data {
 /// `stats`, which are this rank's).
 #[derive(Debug, Clone)]
 pub struct Trained {
+    /// The summary of the run.
     pub info: Info,
     /// The solution (every rank has it).
     pub w: Vec<f64>,
+    /// The number of ranks.
     pub ranks: usize,
+    /// The number of examples of the whole problem.
     pub examples: usize,
+    /// The number of parts (cutting-plane models).
     pub parts: usize,
+    /// The dimension of `w`.
     pub dim: usize,
     /// This rank's examples and communication figures.
     pub local_examples: std::ops::Range<usize>,
+    /// This rank's communication figures.
     pub stats: Stats,
     /// Seconds this rank took to read its data and build its oracle.
     pub load_seconds: f64,

@@ -24,7 +24,7 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, Rank, SimpleCommunicator};
 use mpi::Tag;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::solver::{Exit, Info};
 
 /// Commands from rank 0: `[kind, seq, payload...]`.
@@ -86,7 +86,7 @@ fn try_receive(comm: &SimpleCommunicator, from: Rank) -> Option<Message> {
         if status.tag() == TAG_CMD || status.tag() == TAG_DATA {
             Some(Message::Numbers(data))
         } else {
-            Some(Message::Failed(Error::Internal(format!(
+            Some(Message::Failed(Error::internal(format!(
                 "unexpected message tag {} from rank {from}",
                 status.tag()
             ))))
@@ -168,37 +168,21 @@ fn encode_error(e: &Error) -> Vec<u8> {
 
 /// The status code and the message of an error.
 fn split_error(e: &Error) -> (u8, &str) {
-    let text = match e {
-        Error::NullArgument(m)
-        | Error::InvalidArgument(m)
-        | Error::DimensionMismatch(m)
-        | Error::NoOracle(m)
-        | Error::OracleFailed(m)
-        | Error::NonFinite(m)
-        | Error::OutOfMemory(m)
-        | Error::Internal(m) => m,
-    };
-    (e.status_code() as u8, text)
+    (e.status_code() as u8, e.message())
 }
 
 /// The error of a status code and a message (the inverse of `encode_error`).
 pub fn error_of(code: u8, text: String) -> Error {
-    match code {
-        1 => Error::NullArgument(text),
-        2 => Error::InvalidArgument(text),
-        3 => Error::DimensionMismatch(text),
-        4 => Error::NoOracle(text),
-        5 => Error::OracleFailed(text),
-        6 => Error::NonFinite(text),
-        7 => Error::OutOfMemory(text),
-        _ => Error::Internal(text),
-    }
+    Error::new(
+        ErrorKind::from_code(i32::from(code)).unwrap_or(ErrorKind::Internal),
+        text,
+    )
 }
 
 fn decode_error(bytes: &[u8]) -> Error {
     match bytes.split_first() {
         Some((&code, text)) => error_of(code, String::from_utf8_lossy(text).into_owned()),
-        None => Error::Internal("an empty error message".into()),
+        None => Error::internal("an empty error message"),
     }
 }
 

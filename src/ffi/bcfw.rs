@@ -146,7 +146,7 @@ pub unsafe extern "C" fn bmrm_solver_set_bounds(
         let solver = unsafe { bmrm_solver::from_ptr(s) }?;
         let mut guard = solver.lock()?;
         if dim != guard.dim() {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "dim = {dim} but the problem's dimension is {}",
                 guard.dim()
             )));
@@ -182,7 +182,7 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_info(
         let stats = solver
             .lock()?
             .bcfw_stats()
-            .ok_or_else(|| Error::InvalidArgument("the solver has not run BCFW".into()))?;
+            .ok_or_else(|| Error::invalid_argument("the solver has not run BCFW"))?;
         // SAFETY: `out` is not NULL and writable by the contract.
         unsafe { out.write(stats.into()) };
         Ok(())
@@ -206,11 +206,11 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_pass(
         non_null(out, "out")?;
         let guard = solver.lock()?;
         if guard.bcfw_stats().is_none() {
-            return Err(Error::InvalidArgument("the solver has not run BCFW".into()));
+            return Err(Error::invalid_argument("the solver has not run BCFW"));
         }
         let history = guard.history();
         let row = history.get(k).ok_or_else(|| {
-            Error::InvalidArgument(format!("k = {k} but the run has {} passes", history.len()))
+            Error::invalid_argument(format!("k = {k} but the run has {} passes", history.len()))
         })?;
         // SAFETY: `out` is not NULL and writable by the contract.
         unsafe { out.write(row.into()) };
@@ -285,14 +285,14 @@ pub unsafe extern "C" fn bmrm_path_breakpoint(
         let path = unsafe { path_ref(p) }?;
         non_null(out, "out")?;
         let point = path.points.get(k).ok_or_else(|| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "k = {k} but the path has {} breakpoints",
                 path.points.len()
             ))
         })?;
         if !w.is_null() {
             if dim != point.w.len() {
-                return Err(Error::DimensionMismatch(format!(
+                return Err(Error::dimension_mismatch(format!(
                     "dim = {dim} but the problem's dimension is {}",
                     point.w.len()
                 )));
@@ -382,7 +382,7 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_block(
         non_null(out, "out")?;
         let mut guard = solver.lock()?;
         let b = guard.local_mut()?.bcfw_block_dual(i).ok_or_else(|| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "no BCFW dual state for block {i}: BCFW has not run, i is out of range, or \
                  corners are not kept (FW steps without a cache)"
             ))
@@ -397,8 +397,8 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_block(
             psi_value.is_null(),
         ];
         if arrays.iter().any(|&x| x) && !arrays.iter().all(|&x| x) {
-            return Err(Error::InvalidArgument(
-                "give all the corner arrays or none".into(),
+            return Err(Error::invalid_argument(
+                "give all the corner arrays or none",
             ));
         }
         if !labels.is_null() {
@@ -481,7 +481,7 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_set_dual(
         non_null(w, "w")?;
         let mut guard = solver.lock()?;
         if dim != guard.dim() {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "dim = {dim} but the problem's dimension is {}",
                 guard.dim()
             )));
@@ -494,7 +494,7 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_set_dual(
             )
         };
         let total = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c));
-        let total = total.ok_or_else(|| Error::InvalidArgument("num_corners overflows".into()))?;
+        let total = total.ok_or_else(|| Error::invalid_argument("num_corners overflows"))?;
         if total > 0 {
             non_null(labels, "labels")?;
             non_null(losses, "losses")?;
@@ -503,8 +503,8 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_set_dual(
         // SAFETY: readable for total + 1 offsets by the contract.
         let start = unsafe { std::slice::from_raw_parts(psi_start, total + 1) };
         if start[0] != 0 || start.windows(2).any(|p| p[0] > p[1]) {
-            return Err(Error::InvalidArgument(
-                "psi_start must start at 0 and never decrease".into(),
+            return Err(Error::invalid_argument(
+                "psi_start must start at 0 and never decrease",
             ));
         }
         let nnz = start[total];
@@ -541,7 +541,7 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_set_dual(
         let mut blocks = Vec::new();
         blocks
             .try_reserve_exact(n)
-            .map_err(|_| Error::OutOfMemory(format!("cannot hold {n} blocks")))?;
+            .map_err(|_| Error::out_of_memory(format!("cannot hold {n} blocks")))?;
         let mut c = 0;
         for (&k, &gap) in counts.iter().zip(gaps) {
             let mut corners = Vec::with_capacity(k);
@@ -550,7 +550,7 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_set_dual(
                 let mut psi = SparseVec::default();
                 for (&j, &x) in idx[range.clone()].iter().zip(&val[range]) {
                     let j = u32::try_from(j).map_err(|_| {
-                        Error::InvalidArgument(format!("psi index {j} is out of range"))
+                        Error::invalid_argument(format!("psi index {j} is out of range"))
                     })?;
                     psi.idx.push(j);
                     psi.val.push(x);

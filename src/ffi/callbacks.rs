@@ -2,7 +2,7 @@
 //!
 //! An adapter holds the function pointer and the caller's `user` pointer.
 //! It zeroes the output buffers, calls the function, turns a non-zero return
-//! into [`Error::OracleFailed`] ("risk callback returned 3"; the engine adds
+//! into [`Error::oracle_failed`] ("risk callback returned 3"; the engine adds
 //! the part, example and iteration) and leaves the checks for NaN and Inf to
 //! the engine. A callback declared not thread-safe is called under a lock, so
 //! two calls never overlap even if the engine's scheduling changes.
@@ -163,7 +163,7 @@ fn check_len(what: &str, len: usize, dim: usize) -> Result<()> {
     if len == dim {
         Ok(())
     } else {
-        Err(Error::Internal(format!(
+        Err(Error::internal(format!(
             "{what} has length {len} but the problem's dimension is {dim}"
         )))
     }
@@ -270,7 +270,7 @@ impl PartitionedRisk for CPartitioned {
         check_len("w", w.len(), self.dim)?;
         check_len("the subgradient", subgrad.len(), self.dim)?;
         if part >= self.num_parts {
-            return Err(Error::Internal(format!(
+            return Err(Error::internal(format!(
                 "part {part} asked of a risk with {} parts",
                 self.num_parts
             )));
@@ -344,7 +344,7 @@ impl MaxOracle for CMaxOracle {
         check_len("w", w.len(), self.dim)?;
         check_len("the corner", out.dim(), self.dim)?;
         if example >= self.num_examples {
-            return Err(Error::Internal(format!(
+            return Err(Error::internal(format!(
                 "example {example} asked of a max-oracle with {} examples",
                 self.num_examples
             )));

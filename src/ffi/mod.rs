@@ -1,4 +1,4 @@
-//! The C ABI (DESIGN.md section 3): opaque handles, a panic boundary around
+//! The C ABI (docs/c-api.md): opaque handles, a panic boundary around
 //! every exported function, callback adapters for the three oracle levels,
 //! and plain `#[repr(C)]` settings, info and history rows.
 //!
@@ -33,6 +33,8 @@ pub mod solver;
 pub mod types;
 
 use std::ffi::c_char;
+
+use crate::error::ErrorKind;
 
 pub use bcfw::{
     bmrm_bcfw_block, bmrm_bcfw_info, bmrm_bcfw_pass, bmrm_breakpoint, bmrm_path,
@@ -97,17 +99,12 @@ pub extern "C" fn bmrm_abi_version() -> u32 {
 /// never freed. An unknown value gives "unknown status".
 #[no_mangle]
 pub extern "C" fn bmrm_status_string(status: RawStatus) -> *const c_char {
-    static_text("bmrm_status_string", || match status {
-        0 => cstr!("ok"),
-        1 => cstr!("null argument"),
-        2 => cstr!("invalid argument"),
-        3 => cstr!("dimension mismatch"),
-        4 => cstr!("no oracle for the algorithm"),
-        5 => cstr!("oracle failed"),
-        6 => cstr!("non-finite value"),
-        7 => cstr!("out of memory"),
-        8 => cstr!("internal error"),
-        _ => cstr!("unknown status"),
+    static_text("bmrm_status_string", || {
+        match ErrorKind::from_code(status) {
+            Some(kind) => kind.description().as_ptr(),
+            None if status == 0 => cstr!("ok"),
+            None => cstr!("unknown status"),
+        }
     })
 }
 

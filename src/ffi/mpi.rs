@@ -25,8 +25,8 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
     // MPI_Init; it writes one int.
     unsafe { mpi::ffi::MPI_Initialized(&mut initialised) };
     if initialised == 0 {
-        return Err(Error::InvalidArgument(
-            "MPI is not initialised: call MPI_Init first".into(),
+        return Err(Error::invalid_argument(
+            "MPI is not initialised: call MPI_Init first",
         ));
     }
     // SAFETY: MPI is initialised; MPI_Comm_f2c converts any integer (an
@@ -35,7 +35,7 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
     // SAFETY: `raw` is the caller's communicator; reading it as the null
     // handle is a plain comparison.
     if raw == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "comm = {comm} is MPI_COMM_NULL"
         )));
     }
@@ -45,7 +45,7 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
     // library then owns. The caller's handle is not taken over.
     let code = unsafe { mpi::ffi::MPI_Comm_dup(raw, &mut dup) };
     if code != 0 {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "MPI_Comm_dup failed with {code} for comm = {comm}"
         )));
     }
@@ -120,10 +120,9 @@ pub unsafe extern "C" fn bmrm_solver_new_mpi(
                 Problem::Partitioned(r) => Shard::Parts(r),
                 Problem::Examples(o) => Shard::Examples(o),
                 Problem::Risk(_) => {
-                    return Err(Error::NoOracle(
+                    return Err(Error::no_oracle(
                         "a distributed solver needs a partitioned risk or a max-oracle, but \
-                         the problem has a full risk"
-                            .into(),
+                         the problem has a full risk",
                     ))
                 }
             };
@@ -139,7 +138,7 @@ pub unsafe extern "C" fn bmrm_solver_new_mpi(
                 reply_timeout: Some(Duration::from_secs_f64(t)),
                 command_timeout: None,
             }),
-            t => Err(Error::InvalidArgument(format!(
+            t => Err(Error::invalid_argument(format!(
                 "timeout_seconds must be positive, 0 or INFINITY, got {t}"
             ))),
         };
@@ -194,7 +193,7 @@ pub unsafe extern "C" fn bmrm_mpi_examples_of(
         // SAFETY: `s` is not NULL and readable by the contract.
         let c_settings = unsafe { s.read() };
         let algorithm = crate::Algorithm::from_i32(c_settings.algorithm).ok_or_else(|| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "algorithm = {} is not a bmrm_algorithm",
                 c_settings.algorithm
             ))
@@ -202,7 +201,7 @@ pub unsafe extern "C" fn bmrm_mpi_examples_of(
         let mut settings = crate::solver::Settings::new(algorithm, 1.0);
         settings.num_parts = usize::try_from(c_settings.num_parts).unwrap_or(usize::MAX);
         if rank >= num_ranks {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "rank = {rank} but num_ranks = {num_ranks}"
             )));
         }

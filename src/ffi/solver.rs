@@ -37,8 +37,8 @@ impl Engine {
         match self {
             Engine::Local(s) => Ok(s),
             #[cfg(feature = "mpi")]
-            Engine::Mpi(_) => Err(crate::error::Error::InvalidArgument(
-                "a BCFW dual state is not available in distributed mode".into(),
+            Engine::Mpi(_) => Err(crate::error::Error::invalid_argument(
+                "a BCFW dual state is not available in distributed mode",
             )),
         }
     }
@@ -134,18 +134,17 @@ impl bmrm_solver {
             // A panic caught during an earlier call: the state is still
             // consistent enough to report on or to run again.
             Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-            Err(TryLockError::WouldBlock) => Err(Error::InvalidArgument(
+            Err(TryLockError::WouldBlock) => Err(Error::invalid_argument(
                 "the solver is busy: another call on it is running (callbacks must not \
-                 call bmrm_solver_* on the solver that calls them)"
-                    .into(),
+                 call bmrm_solver_* on the solver that calls them)",
             )),
         }
     }
 }
 
 /// The default settings for `algorithm`: the engine's defaults, lambda = 0
-/// (no default: set it), the BCFW options at the values of DESIGN.md
-/// section 6, no progress callback. Returned by value; there is nothing to
+/// (no default: set it), the BCFW options at the values of docs/bcfw.md,
+/// no progress callback. Returned by value; there is nothing to
 /// free. An unknown `algorithm` value is kept in the struct, and
 /// `bmrm_solver_new` rejects it.
 #[no_mangle]
@@ -197,7 +196,7 @@ pub unsafe extern "C" fn bmrm_solver_new(
         let mut probe: Vec<f64> = Vec::new();
         probe
             .try_reserve_exact(dim)
-            .map_err(|_| Error::OutOfMemory(format!("cannot allocate w of dimension {dim}")))?;
+            .map_err(|_| Error::out_of_memory(format!("cannot allocate w of dimension {dim}")))?;
         drop(probe);
         let mut solver = Solver::new(engine_problem, settings)?;
         if let Some(f) = c_settings.progress {
@@ -235,7 +234,7 @@ pub unsafe extern "C" fn bmrm_solver_run(
         let solver = unsafe { bmrm_solver::from_ptr(s) }?;
         non_null(w, "w")?;
         if dim != solver.dim {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "dim = {dim} but the problem's dimension is {}",
                 solver.dim
             )));
@@ -324,7 +323,7 @@ pub unsafe extern "C" fn bmrm_solver_history(
         let guard = solver.lock()?;
         let history = guard.history();
         let row = history.get(k).ok_or_else(|| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "k = {k} but the history has {} rows",
                 history.len()
             ))

@@ -4,7 +4,7 @@
 
 use std::ffi::c_void;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, StepType};
 
 use super::callbacks::{bmrm_bcfw_iterate_fn, bmrm_progress_fn};
@@ -42,30 +42,48 @@ pub enum bmrm_status {
     BMRM_ERROR_OUT_OF_MEMORY = 7,
     /// A caught panic or a broken invariant: a bug in the library.
     BMRM_ERROR_INTERNAL = 8,
+    /// Reading or writing a file failed.
+    BMRM_ERROR_IO = 9,
+    /// An MPI rank died or stopped answering; the communicator cannot be used
+    /// for another run (end the job).
+    BMRM_ERROR_RANK_LOST = 10,
 }
 
 impl bmrm_status {
-    /// The C status of a `bmrm_status` code as given by
-    /// [`Error::status_code`] (the one mapping from errors to codes).
-    pub(crate) fn from_code(code: i32) -> Self {
-        match code {
-            0 => bmrm_status::BMRM_OK,
-            1 => bmrm_status::BMRM_ERROR_NULL_ARGUMENT,
-            2 => bmrm_status::BMRM_ERROR_INVALID_ARGUMENT,
-            3 => bmrm_status::BMRM_ERROR_DIMENSION_MISMATCH,
-            4 => bmrm_status::BMRM_ERROR_NO_ORACLE,
-            5 => bmrm_status::BMRM_ERROR_ORACLE_FAILED,
-            6 => bmrm_status::BMRM_ERROR_NON_FINITE,
-            7 => bmrm_status::BMRM_ERROR_OUT_OF_MEMORY,
-            _ => bmrm_status::BMRM_ERROR_INTERNAL,
+    /// The C status of an error kind. The kinds' `#[repr(i32)]` values are
+    /// the status table (`src/error.rs`); this match names each kind's C
+    /// constant, and the assertion below fails the build when a number
+    /// differs, so the table exists once.
+    pub(crate) const fn of_kind(kind: ErrorKind) -> Self {
+        match kind {
+            ErrorKind::NullArgument => bmrm_status::BMRM_ERROR_NULL_ARGUMENT,
+            ErrorKind::InvalidArgument => bmrm_status::BMRM_ERROR_INVALID_ARGUMENT,
+            ErrorKind::DimensionMismatch => bmrm_status::BMRM_ERROR_DIMENSION_MISMATCH,
+            ErrorKind::NoOracle => bmrm_status::BMRM_ERROR_NO_ORACLE,
+            ErrorKind::OracleFailed => bmrm_status::BMRM_ERROR_ORACLE_FAILED,
+            ErrorKind::NonFinite => bmrm_status::BMRM_ERROR_NON_FINITE,
+            ErrorKind::OutOfMemory => bmrm_status::BMRM_ERROR_OUT_OF_MEMORY,
+            ErrorKind::Internal => bmrm_status::BMRM_ERROR_INTERNAL,
+            ErrorKind::Io => bmrm_status::BMRM_ERROR_IO,
+            ErrorKind::RankLost => bmrm_status::BMRM_ERROR_RANK_LOST,
         }
     }
 
     /// The status of an engine error.
     pub(crate) fn of(e: &Error) -> Self {
-        Self::from_code(e.status_code())
+        Self::of_kind(e.kind())
     }
 }
+
+// The build-time check that every C status value is its kind's value.
+const _: () = {
+    let mut i = 0;
+    while i < ErrorKind::ALL.len() {
+        let kind = ErrorKind::ALL[i];
+        assert!(bmrm_status::of_kind(kind) as i32 == kind as i32);
+        i += 1;
+    }
+};
 
 /// How a solve ended (the `exit` of `bmrm_info`).
 #[repr(C)]
@@ -284,7 +302,7 @@ pub struct bmrm_settings {
 
 impl bmrm_settings {
     /// The engine's defaults for `algorithm` (from [`Settings::new`]) with
-    /// lambda = 0 (unset) and the BCFW defaults of DESIGN.md section 6.
+    /// lambda = 0 (unset) and the BCFW defaults of docs/bcfw.md.
     pub(crate) fn defaults(algorithm: RawAlgorithm) -> Self {
         let engine = Settings::new(
             Algorithm::from_i32(algorithm).unwrap_or(Algorithm::Bmrm),
@@ -333,26 +351,27 @@ impl bmrm_settings {
     /// `Solver::set_lambda`.
     pub(crate) fn to_engine(self) -> Result<Settings> {
         let algorithm = Algorithm::from_i32(self.algorithm).ok_or_else(|| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "algorithm = {} is not a bmrm_algorithm (0..=6)",
                 self.algorithm
             ))
         })?;
         if !(0..=3).contains(&self.sampling) {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "sampling = {} is not a bmrm_sampling (0..=3)",
                 self.sampling
             )));
         }
         if !(0..=3).contains(&self.step_type) {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "step_type = {} is not a bmrm_step_type (0..=3)",
                 self.step_type
             )));
         }
         let size = |name: &str, v: u64| {
-            usize::try_from(v)
-                .map_err(|_| Error::InvalidArgument(format!("{name} = {v} does not fit in size_t")))
+            usize::try_from(v).map_err(|_| {
+                Error::invalid_argument(format!("{name} = {v} does not fit in size_t"))
+            })
         };
         let mut s = Settings::new(algorithm, self.lambda);
         s.tol_rel = self.tol_rel;
@@ -518,17 +537,20 @@ mod tests {
         let mut c = bmrm_settings::defaults(0);
         c.algorithm = 7;
         assert!(
-            matches!(c.to_engine(), Err(Error::InvalidArgument(m)) if m.contains("algorithm = 7"))
+            matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("algorithm = 7"))
         );
         let mut c = bmrm_settings::defaults(0);
         c.sampling = -1;
-        assert!(matches!(c.to_engine(), Err(Error::InvalidArgument(m)) if m.contains("sampling")));
+        assert!(
+            matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("sampling"))
+        );
         let mut c = bmrm_settings::defaults(0);
         c.step_type = 4;
-        assert!(matches!(c.to_engine(), Err(Error::InvalidArgument(m)) if m.contains("step_type")));
-        for code in 0..=9 {
-            let s = bmrm_status::from_code(code);
-            assert_eq!(s as i32, code.min(8));
+        assert!(
+            matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("step_type"))
+        );
+        for &kind in ErrorKind::ALL {
+            assert_eq!(bmrm_status::of(&Error::new(kind, "x")) as i32, kind as i32);
         }
     }
 }

@@ -79,7 +79,12 @@ const NAME: &str = "chain model";
 #[derive(Debug, Clone)]
 pub enum ChainFeatures {
     /// `d` dense features per token, row-major: `values.len() = tokens * d`.
-    Dense { values: Vec<f32>, d: usize },
+    Dense {
+        /// The features, token after token.
+        values: Vec<f32>,
+        /// Features per token.
+        d: usize,
+    },
     /// One sparse row per token (for indicator features, values 1; see
     /// [`SparseRows::indicators`]).
     Sparse(SparseRows),
@@ -187,10 +192,10 @@ impl Chain {
     /// `labels` (in `0..num_labels`); with `bias` a constant 1 feature is
     /// appended to every token.
     ///
-    /// Errors: [`Error::InvalidArgument`] for no sequence, an empty sequence,
+    /// Errors: [`Error::invalid_argument`] for no sequence, an empty sequence,
     /// fewer than 2 labels, zero features, a label out of range, a
     /// non-finite feature or a dimension that overflows;
-    /// [`Error::DimensionMismatch`] when the lengths, the labels and the
+    /// [`Error::dimension_mismatch`] when the lengths, the labels and the
     /// feature rows disagree on the number of tokens.
     pub fn new(
         features: ChainFeatures,
@@ -199,7 +204,7 @@ impl Chain {
         num_labels: usize,
         bias: bool,
     ) -> Result<Self> {
-        let invalid = |m: String| Err(Error::InvalidArgument(format!("{NAME}: {m}")));
+        let invalid = |m: String| Err(Error::invalid_argument(format!("{NAME}: {m}")));
         if lengths.is_empty() {
             return invalid("there must be at least one sequence (got 0 lengths)".into());
         }
@@ -219,12 +224,12 @@ impl Chain {
             let next = starts
                 .last()
                 .and_then(|s| s.checked_add(l))
-                .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: lengths overflow")))?;
+                .ok_or_else(|| Error::invalid_argument(format!("{NAME}: lengths overflow")))?;
             starts.push(next);
         }
         let tokens = *starts.last().unwrap_or(&0);
         if labels.len() != tokens {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "{NAME}: the lengths add up to {tokens} tokens but {} labels are given",
                 labels.len()
             )));
@@ -232,7 +237,7 @@ impl Chain {
         match &features {
             ChainFeatures::Dense { values, d } => {
                 if Some(values.len()) != tokens.checked_mul(*d) {
-                    return Err(Error::DimensionMismatch(format!(
+                    return Err(Error::dimension_mismatch(format!(
                         "{NAME}: {} feature values given, but {tokens} tokens x d = {d} needs \
                          {} (row-major, one row of d values per token)",
                         values.len(),
@@ -250,7 +255,7 @@ impl Chain {
             }
             ChainFeatures::Sparse(rows) => {
                 if rows.num_rows() != tokens {
-                    return Err(Error::DimensionMismatch(format!(
+                    return Err(Error::dimension_mismatch(format!(
                         "{NAME}: the lengths add up to {tokens} tokens but there are {} \
                          sparse feature rows",
                         rows.num_rows()
@@ -621,7 +626,7 @@ impl Chain {
         let best = self.viterbi(w, len, Some(truth), aug, s);
         let gt = self.path_score(w, &s.emit, truth);
         if !best.is_finite() || !gt.is_finite() {
-            return Err(Error::NonFinite(format!(
+            return Err(Error::non_finite(format!(
                 "{NAME}: the Viterbi score is {best} and the ground truth's score is {gt} \
                  for example {example}"
             )));

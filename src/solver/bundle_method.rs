@@ -1,5 +1,5 @@
 //! The loop shared by BMRM, P-BMRM, Prox-BMRM and Prox-P-BMRM, and the
-//! reduced problem they solve (DESIGN.md section 4):
+//! reduced problem they solve (docs/bundle-methods.md):
 //!
 //! ```text
 //! min_w lambda/2 ||w||^2 + sum_p max_{i in p} (<a_i, w> + b_i) + alpha ||w - c||^2
@@ -198,7 +198,7 @@ pub fn run_bundle(
         let lower = solve_lower(bundle, lambda, &opts, &mut run.info.qp_seconds)
             .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
         if !lower.value.is_finite() {
-            return Err(Error::NonFinite(format!(
+            return Err(Error::non_finite(format!(
                 "the reduced problem's value is {} at iteration {t}",
                 lower.value
             )));

@@ -52,7 +52,7 @@ pub fn run_cutting_plane(run: &mut Run<'_>, w: &[f64]) -> Result<Exit> {
     } else if first.objective > 0.0 {
         (2.0 * first.objective / lambda).sqrt().max(norm2(w).sqrt())
     } else {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "the cutting-plane method needs cp_radius when F(w_1) = {} is not positive",
             first.objective
         )));
@@ -84,7 +84,7 @@ pub fn run_cutting_plane(run: &mut Run<'_>, w: &[f64]) -> Result<Exit> {
             }
         }
         if !bound.is_finite() {
-            return Err(Error::NonFinite(format!(
+            return Err(Error::non_finite(format!(
                 "the cutting-plane bound is {bound} at iteration {t}"
             )));
         }

@@ -5,12 +5,15 @@
 #[repr(i32)]
 pub enum Exit {
     #[default]
+    /// No run yet, or the last run failed.
     NotRun = 0,
     /// `primal - lower_bound <= tol_rel * |primal|`.
     ConvergedRel = 1,
     /// `primal - lower_bound <= tol_abs`.
     ConvergedAbs = 2,
+    /// `max_iterations` was reached.
     MaxIterations = 3,
+    /// `time_limit_seconds` was reached.
     TimeLimit = 4,
     /// The progress observer asked to stop.
     StoppedByUser = 5,
@@ -19,7 +22,9 @@ pub enum Exit {
 /// The state of a solve, as reported at the end and to the progress observer.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Info {
+    /// How the solve ended.
     pub exit: Exit,
+    /// Iterations done (BCFW: passes).
     pub iterations: u64,
     /// Oracle evaluations of the whole risk (one per iteration for bundle
     /// methods, in units of passes over all parts).
@@ -32,17 +37,22 @@ pub struct Info {
     pub gap: f64,
     /// `R(w)` at the returned `w`.
     pub risk: f64,
+    /// Cutting planes in the model.
     pub num_planes: u64,
     /// Planes with a positive dual weight.
     pub active_planes: u64,
+    /// Wall time of the run.
     pub elapsed_seconds: f64,
+    /// Of which in the oracle (wall time of the evaluations).
     pub oracle_seconds: f64,
+    /// Of which in the inner QP solves.
     pub qp_seconds: f64,
 }
 
 /// One row of the per-iteration history.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Iteration {
+    /// The iteration, from 1.
     pub iteration: u64,
     /// Best `F(w)` so far.
     pub primal: f64,
@@ -52,15 +62,21 @@ pub struct Iteration {
     pub risk: f64,
     /// `F` at this iteration's point (not the best).
     pub objective: f64,
+    /// Cutting planes in the model.
     pub num_planes: u64,
+    /// Planes with a positive dual weight.
     pub active_planes: u64,
     /// The prox constant used for this iteration's step (0 for BMRM).
     pub alpha: f64,
     /// `||w_t - w_{t-1}||`.
     pub step_norm: f64,
+    /// Wall time since the run started.
     pub elapsed_seconds: f64,
+    /// Of which in the oracle.
     pub oracle_seconds: f64,
+    /// Of which in the inner QP solves.
     pub qp_seconds: f64,
+    /// Oracle calls so far.
     pub oracle_calls: u64,
     /// BCFW: oracle calls / number of examples (the papers' effective passes).
     pub effective_passes: f64,

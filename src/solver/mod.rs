@@ -58,13 +58,11 @@ impl Solver {
         settings.validate()?;
         let dim = problem.dim();
         if dim == 0 {
-            return Err(Error::InvalidArgument(
-                "the problem's dimension is 0".into(),
-            ));
+            return Err(Error::invalid_argument("the problem's dimension is 0"));
         }
         let algorithm = settings.algorithm;
         if algorithm == Algorithm::Bcfw && !matches!(problem, Problem::Examples(_)) {
-            return Err(Error::NoOracle(format!(
+            return Err(Error::no_oracle(format!(
                 "BCFW needs an example max-oracle, but the problem has {}",
                 problem.level_name()
             )));
@@ -72,7 +70,7 @@ impl Solver {
         let num_parts = if algorithm.is_partitioned() {
             match &problem {
                 Problem::Risk(_) => {
-                    return Err(Error::NoOracle(format!(
+                    return Err(Error::no_oracle(format!(
                         "{} needs a partitioned risk or a max-oracle, but the problem has {}",
                         algorithm.name(),
                         problem.level_name()
@@ -89,9 +87,7 @@ impl Solver {
         };
         if let Problem::Examples(o) = &problem {
             if o.num_examples() == 0 {
-                return Err(Error::InvalidArgument(
-                    "the max-oracle has 0 examples".into(),
-                ));
+                return Err(Error::invalid_argument("the max-oracle has 0 examples"));
             }
         }
         let parts = problem.parts(num_parts)?;
@@ -118,7 +114,7 @@ impl Solver {
         settings.validate()?;
         let algorithm = settings.algorithm;
         if algorithm == Algorithm::Sgd || settings.sgd_passes > 0 || algorithm == Algorithm::Bcfw {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "{} is not available over distributed parts (set sgd_passes = 0 and use a \
                  bundle method)",
                 if algorithm == Algorithm::Bcfw {
@@ -129,7 +125,7 @@ impl Solver {
             )));
         }
         if parts.dim() == 0 || parts.num_parts() == 0 {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "the distributed risk has dimension {} and {} parts",
                 parts.dim(),
                 parts.num_parts()
@@ -153,7 +149,7 @@ impl Solver {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(settings.num_threads)
             .build()
-            .map_err(|e| Error::Internal(format!("cannot build the thread pool: {e}")))?;
+            .map_err(|e| Error::internal(format!("cannot build the thread pool: {e}")))?;
         let pool = std::sync::Arc::new(pool);
         Ok(Solver {
             problem,
@@ -170,9 +166,11 @@ impl Solver {
         })
     }
 
+    /// The dimension of `w`.
     pub fn dim(&self) -> usize {
         self.problem.dim()
     }
+    /// The settings the solver runs with.
     pub fn settings(&self) -> &Settings {
         &self.settings
     }
@@ -193,12 +191,14 @@ impl Solver {
         self.bundle.as_ref()
     }
 
+    /// Calls `observer` after every iteration; `ControlFlow::Break` stops the run (exit `StoppedByUser`).
     pub fn set_observer(
         &mut self,
         observer: impl FnMut(&Info) -> ControlFlow<()> + Send + 'static,
     ) {
         self.observer = Some(Box::new(observer));
     }
+    /// Removes the observer.
     pub fn clear_observer(&mut self) {
         self.observer = None;
     }
@@ -224,7 +224,7 @@ impl Solver {
     /// coordinates); BCFW only. Setting them restarts BCFW from its start.
     pub fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
         if self.settings.algorithm != Algorithm::Bcfw {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "box constraints are supported by BCFW only, not {}",
                 self.settings.algorithm.name()
             )));
@@ -251,11 +251,11 @@ impl Solver {
     /// next run must be given as its start.
     pub fn bcfw_set_dual(&mut self, blocks: Vec<crate::bcfw::BlockDual>) -> Result<&[f64]> {
         let Problem::Examples(oracle) = &self.problem else {
-            return Err(Error::NoOracle("BCFW needs an example max-oracle".into()));
+            return Err(Error::no_oracle("BCFW needs an example max-oracle"));
         };
         if self.settings.algorithm != Algorithm::Bcfw {
-            return Err(Error::InvalidArgument(
-                "a BCFW dual state needs the BCFW algorithm".into(),
+            return Err(Error::invalid_argument(
+                "a BCFW dual state needs the BCFW algorithm",
             ));
         }
         let mut state = match self.bcfw.take() {
@@ -277,7 +277,7 @@ impl Solver {
 
     /// The epsilon-approximate regularisation path of BCFW from lambda_max
     /// down to `lambda_min` (at most `max_breakpoints`), see
-    /// [`crate::bcfw`]. Each breakpoint is solved to an exact gap of
+    /// docs/bcfw.md. Each breakpoint is solved to an exact gap of
     /// `settings.path_a * eps`, warm-started from the previous one. The
     /// solver is left at the last breakpoint's lambda and state.
     pub fn bcfw_path(
@@ -287,12 +287,12 @@ impl Solver {
         max_breakpoints: usize,
     ) -> Result<Vec<Breakpoint>> {
         let Problem::Examples(oracle) = self.problem.clone() else {
-            return Err(Error::NoOracle(
-                "the regularisation path needs an example max-oracle".into(),
+            return Err(Error::no_oracle(
+                "the regularisation path needs an example max-oracle",
             ));
         };
         if self.settings.algorithm != Algorithm::Bcfw {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "the regularisation path is BCFW's; the solver runs {}",
                 self.settings.algorithm.name()
             )));
@@ -344,14 +344,14 @@ impl Solver {
     /// seen — also when the run fails, when it holds the last valid iterate.
     pub fn run(&mut self, w: &mut [f64]) -> Result<Info> {
         if w.len() != self.dim() {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "w has length {} but the problem's dimension is {}",
                 w.len(),
                 self.dim()
             )));
         }
         if let Some((j, v)) = crate::linalg::first_non_finite(w) {
-            return Err(Error::NonFinite(format!("the start w[{j}] is {v}")));
+            return Err(Error::non_finite(format!("the start w[{j}] is {v}")));
         }
         let pool = self.pool.clone();
         if self.problem.thread_safe() {
@@ -407,7 +407,7 @@ impl Solver {
     /// drop the caller's input silently.
     fn run_bcfw(&mut self, w: &mut [f64]) -> Result<Info> {
         let Problem::Examples(oracle) = &self.problem else {
-            return Err(Error::NoOracle("BCFW needs an example max-oracle".into()));
+            return Err(Error::no_oracle("BCFW needs an example max-oracle"));
         };
         let mut state = match self.bcfw.take() {
             Some(s) => s,
@@ -426,7 +426,7 @@ impl Solver {
                  (projected onto the box): pass w = 0"
             };
             self.bcfw = Some(state);
-            return Err(Error::InvalidArgument(msg.into()));
+            return Err(Error::invalid_argument(msg));
         }
         let result = self.run_bcfw_with(&mut state, w);
         let info = result.map(|_| self.info);
@@ -438,7 +438,7 @@ impl Solver {
     /// One BCFW run from `state`; `w` receives the best point.
     fn run_bcfw_with(&mut self, state: &mut BcfwState, w: &mut [f64]) -> Result<Exit> {
         let Problem::Examples(oracle) = &self.problem else {
-            return Err(Error::NoOracle("BCFW needs an example max-oracle".into()));
+            return Err(Error::no_oracle("BCFW needs an example max-oracle"));
         };
         let settings = self.settings.clone();
         let mut history = std::mem::take(&mut self.history);

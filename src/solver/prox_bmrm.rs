@@ -1,5 +1,5 @@
 //! Prox-BMRM and Prox-P-BMRM (Algorithm 2 of the Prox-BMRM technical report,
-//! as DESIGN.md section 4 states it): BMRM steps damped by a prox term
+//! as docs/bundle-methods.md states it): BMRM steps damped by a prox term
 //! `alpha ||w - w_t||^2` around the last iterate, with `alpha` re-tuned
 //! whenever an iteration decreases `F` by less than `gamma`.
 //!

@@ -84,7 +84,7 @@ impl<'a> Run<'a> {
     /// point so far. Errors name the iteration and the part.
     pub fn evaluate(&mut self, w: &[f64], iteration: u64) -> Result<Evaluation> {
         if let Some((j, v)) = first_non_finite(w) {
-            return Err(Error::NonFinite(format!(
+            return Err(Error::non_finite(format!(
                 "the solver's iterate w[{j}] is {v} at iteration {iteration}"
             )));
         }
@@ -98,12 +98,12 @@ impl<'a> Run<'a> {
         let mut risk = 0.0;
         for (p, (r, a)) in risks.into_iter().zip(grads).enumerate() {
             if !r.is_finite() {
-                return Err(Error::NonFinite(format!(
+                return Err(Error::non_finite(format!(
                     "risk is {r} at iteration {iteration} (part {p})"
                 )));
             }
             if let Some((j, v)) = first_non_finite(&a) {
-                return Err(Error::NonFinite(format!(
+                return Err(Error::non_finite(format!(
                     "subgradient[{j}] is {v} at iteration {iteration} (part {p})"
                 )));
             }
@@ -113,7 +113,7 @@ impl<'a> Run<'a> {
         }
         let objective = self.objective(w, risk);
         if !objective.is_finite() {
-            return Err(Error::NonFinite(format!(
+            return Err(Error::non_finite(format!(
                 "objective is {objective} at iteration {iteration}"
             )));
         }

@@ -16,7 +16,7 @@ pub enum Algorithm {
     ProxPBmrm = 3,
     /// Block-coordinate Frank-Wolfe on the dual of the structured SVM
     /// (Lacoste-Julien et al.; gap sampling, pairwise/away steps and caching
-    /// of Osokin et al.), see [`crate::bcfw`].
+    /// of Osokin et al.), see docs/bcfw.md.
     Bcfw = 4,
     /// Stochastic (sub)gradient descent alone.
     Sgd = 5,
@@ -25,6 +25,7 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// The algorithm of a C `bmrm_algorithm` value (`None` when out of range).
     pub fn from_i32(v: i32) -> Option<Self> {
         Some(match v {
             0 => Algorithm::Bmrm,
@@ -38,6 +39,7 @@ impl Algorithm {
         })
     }
 
+    /// The algorithm's name, e.g. "Prox-P-BMRM".
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Bmrm => "BMRM",
@@ -79,6 +81,7 @@ pub enum Sampling {
 }
 
 impl Sampling {
+    /// The sampling of a C `bmrm_sampling` value (`None` when out of range).
     pub fn from_i32(v: i32) -> Option<Self> {
         Some(match v {
             0 => Sampling::Uniform,
@@ -107,6 +110,7 @@ pub enum StepType {
 }
 
 impl StepType {
+    /// The step type of a C `bmrm_step_type` value (`None` when out of range).
     pub fn from_i32(v: i32) -> Option<Self> {
         Some(match v {
             0 => StepType::FrankWolfe,
@@ -122,6 +126,7 @@ impl StepType {
 /// defaults; [`Settings::validate`] is called by the solver.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
+    /// Which optimiser to run.
     pub algorithm: Algorithm,
     /// Regularisation constant of `F(w) = lambda/2 ||w||^2 + R(w)` (mean risk).
     pub lambda: f64,
@@ -200,6 +205,7 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The defaults for `algorithm` at `lambda` (validated when the solver is made).
     pub fn new(algorithm: Algorithm, lambda: f64) -> Self {
         Settings {
             algorithm,
@@ -238,7 +244,7 @@ impl Settings {
 
     /// Checks every field; the message names the field and its value.
     pub fn validate(&self) -> Result<()> {
-        let bad = |m: String| Err(Error::InvalidArgument(m));
+        let bad = |m: String| Err(Error::invalid_argument(m));
         if !(self.lambda.is_finite() && self.lambda > 0.0) {
             return bad(format!(
                 "lambda must be positive and finite, got {}",

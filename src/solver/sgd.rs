@@ -51,7 +51,7 @@ impl Units<'_> {
                     .partial_risk(i, w, g)
                     .map_err(|e| e.context(format!("(part {i})")))?;
                 if let Some((j, v)) = first_non_finite(g) {
-                    return Err(Error::NonFinite(format!(
+                    return Err(Error::non_finite(format!(
                         "subgradient[{j}] is {v} (part {i})"
                     )));
                 }

@@ -99,6 +99,8 @@ static void print_layout(void) {
     ENUM(BMRM_ERROR_NON_FINITE);
     ENUM(BMRM_ERROR_OUT_OF_MEMORY);
     ENUM(BMRM_ERROR_INTERNAL);
+    ENUM(BMRM_ERROR_IO);
+    ENUM(BMRM_ERROR_RANK_LOST);
     ENUM(BMRM_EXIT_NOT_RUN);
     ENUM(BMRM_EXIT_CONVERGED_REL);
     ENUM(BMRM_EXIT_CONVERGED_ABS);
@@ -198,7 +200,7 @@ static void test_strings_and_last_error(void) {
     const char *v = bmrm_version();
     CHECK(v != NULL && strlen(v) >= 5 && strchr(v, '.') != NULL, "version '%s'", v);
     printf("VERSION %s\n", v);
-    for (int s = 0; s <= 8; s++) {
+    for (int s = 0; s <= BMRM_ERROR_RANK_LOST; s++) {
         const char *t = bmrm_status_string((bmrm_status)s);
         CHECK(t != NULL && strlen(t) > 0 && strcmp(t, "unknown status") != 0, "status %d", s);
     }

@@ -3,7 +3,7 @@
 //! system of the equality-constrained QP on that support, the best `D` over
 //! the feasible stationary points.
 
-use bmrm::qp::{solve, Gram, QpOptions};
+use super::{solve, Gram, QpOptions};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

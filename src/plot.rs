@@ -1,7 +1,7 @@
 //! SVG line plots (plotters, SVG backend only: text is written as SVG
 //! `<text>` elements, so no font files are read and no system library is
-//! needed). Shared by `bmrm demo` and the benchmark programs, which include
-//! this file with `#[path]`.
+//! needed). Shared by `bmrm demo` and the benchmark programs; part of the
+//! library only with the `cli` feature (the C library does not plot).
 
 use std::path::Path;
 
@@ -9,6 +9,7 @@ use plotters::prelude::*;
 
 /// One named line.
 pub struct Series {
+    /// The legend's text.
     pub name: String,
     /// `(x, y)` points, in drawing order. Points with a non-finite or (on a
     /// log axis) non-positive coordinate are skipped.
@@ -17,11 +18,17 @@ pub struct Series {
 
 /// One chart of a figure.
 pub struct Panel {
+    /// The chart's title.
     pub title: String,
+    /// The x axis's label.
     pub x_label: String,
+    /// The y axis's label.
     pub y_label: String,
+    /// A logarithmic x axis.
     pub log_x: bool,
+    /// A logarithmic y axis.
     pub log_y: bool,
+    /// The lines, each in its own colour.
     pub series: Vec<Series>,
 }
 
