@@ -662,6 +662,12 @@ typedef struct bmrm_settings {
      * (default 1; positive and finite). (ABI 2)
      */
     double gap_degree;
+    /**
+     * BCFW: an exact gap pass as soon as every block's gap estimate is known
+     * and their sum is <= early_exact_factor * tol_abs (gapBCFW's
+     * quit_passes_heuristic_gap; default 0 = off). (ABI 2)
+     */
+    double early_exact_factor;
 } bmrm_settings;
 
 /**

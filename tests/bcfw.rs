@@ -420,3 +420,28 @@ fn block_storage_stays_sparse_on_a_wide_problem() {
         stats.memory_bytes
     );
 }
+
+#[test]
+fn heuristic_gaps_trigger_the_exact_pass_early_and_the_stop_stays_exact() {
+    let model = Arc::new(multiclass(60, 4, 3, 3));
+    let run = |factor: f64| {
+        let mut s = bcfw_settings(0.05);
+        s.tol_rel = 0.0;
+        s.tol_abs = 1e-3;
+        s.gap_check = 1000;
+        s.max_iterations = 300;
+        s.step_type = StepType::Pairwise;
+        s.early_exact_factor = factor;
+        let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
+        let mut w = vec![0.0; solver.dim()];
+        solver.run(&mut w).unwrap()
+    };
+    // Off: no exact pass before pass 1000, so the run hits the pass limit.
+    let off = run(0.0);
+    assert_eq!(off.exit, Exit::MaxIterations, "{off:?}");
+    // On: an exact pass once the estimates sum below 0.8 tol_abs; the stop
+    // is on the exact (certified) gap.
+    let on = run(0.8);
+    assert!(converged(&on) && on.iterations < 300, "{on:?}");
+    assert!(on.primal - on.lower_bound <= 1e-3, "{on:?}");
+}

@@ -78,6 +78,7 @@ fn settings_offsets() -> Vec<(&'static str, usize)> {
         ("bcfw_iterate", offset!(s, bcfw_iterate)),
         ("bcfw_iterate_user", offset!(s, bcfw_iterate_user)),
         ("gap_degree", offset!(s, gap_degree)),
+        ("early_exact_factor", offset!(s, early_exact_factor)),
     ]
 }
 
@@ -291,7 +292,7 @@ fn abi_layout_and_values_are_pinned() {
     }
     if cfg!(target_pointer_width = "64") {
         let expected = [
-            ("bmrm_settings", 208, 8),
+            ("bmrm_settings", 216, 8),
             ("bmrm_info", 96, 8),
             ("bmrm_iteration", 104, 8),
             ("bmrm_status", 4, 4),
@@ -338,6 +339,7 @@ fn abi_layout_and_values_are_pinned() {
             ("bcfw_iterate", 184),
             ("bcfw_iterate_user", 192),
             ("gap_degree", 200),
+            ("early_exact_factor", 208),
         ];
         assert_eq!(settings_offsets(), settings.to_vec());
         // bmrm_info: the exit, 4 bytes of padding, then 11 eight-byte fields.

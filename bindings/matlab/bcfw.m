@@ -30,6 +30,9 @@ function [model, progress] = bcfw(param, options)
 %   .num_passes     most passes over the data (200)
 %   .gap_threshold  stop when the duality gap <= gap_threshold (0.1)
 %   .gap_check      an exact gap pass every gap_check passes (10)
+%   .quit_passes_heuristic_gap (true), ..._eps_multiplyer (0.8): an exact
+%                   gap pass as soon as the block-gap estimates sum below
+%                   gap_threshold * multiplier (gapBCFW's)
 %   .sample         'uniform', 'perm', 'gap' or 'maxGap' ('gap')
 %   .gapDegree      gap sampling proportional to gap^gapDegree (1)
 %   .stepType       0 all steps (FW, pairwise and away compared), 1 FW,
@@ -88,7 +91,8 @@ end
 known = {'lambda', 'num_passes', 'gap_threshold', 'gap_check', 'sample', 'stepType', ...
          'do_line_search', 'do_weighted_averaging', 'useCache', 'cacheNu', 'cacheFactor', ...
          'maxCacheSize', 'rand_seed', 'time_budget', 'verb', 'algorithm', 'TolRel', ...
-         'TolAbs', 'MaxIter', 'num_parts', 'gapDegree'};
+         'TolAbs', 'MaxIter', 'num_parts', 'gapDegree', 'quit_passes_heuristic_gap', ...
+         'quit_passes_heuristic_gap_eps_multiplyer'};
 names = fieldnames(options);
 for k = 1:numel(names)
   if ~any(strcmp(names{k}, known))
@@ -127,6 +131,11 @@ o.gap_check = opt('gap_check', 10);
 o.sampling = sampling;
 o.step_type = mod(step - 1, 4);  % 1 FW -> 0, 2 pairwise -> 1, 3 away -> 2, 0 all -> 3
 o.gap_degree = opt('gapDegree', 1);
+if logical(opt('quit_passes_heuristic_gap', true))
+  o.early_exact_factor = opt('quit_passes_heuristic_gap_eps_multiplyer', 0.8);
+else
+  o.early_exact_factor = 0;
+end
 o.line_search = opt('do_line_search', 1);
 o.weighted_averaging = opt('do_weighted_averaging', 0);
 o.use_cache = opt('useCache', 1);

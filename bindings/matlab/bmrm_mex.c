@@ -602,6 +602,7 @@ static bmrm_settings settings_from(arg_error *e, const mxArray *opts, bmrm_algor
     s.sampling = (bmrm_sampling)opt_enum(e, opts, "sampling", s.sampling, 4);
     s.step_type = (bmrm_step_type)opt_enum(e, opts, "step_type", s.step_type, 4);
     s.gap_degree = opt_num(e, opts, "gap_degree", s.gap_degree);
+    s.early_exact_factor = opt_num(e, opts, "early_exact_factor", s.early_exact_factor);
     return s;
 }
 

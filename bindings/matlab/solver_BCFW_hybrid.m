@@ -19,8 +19,9 @@ function [model, gap_vec_heuristic, num_passes, progress, cache, exact_gap_flag]
 % pass in progress.models; 0.5: at the gap checks; 0: none),
 % doCacheConsistencyCheck (false), do_batch_step (false),
 % output_model_before_batch_step (no effect without batch steps),
-% quit_passes_heuristic_gap (only false: bmrm stops on exact gaps),
-% true_gap_when_converged (only true). Not supported, an error naming them:
+% quit_passes_heuristic_gap (true) and quit_passes_heuristic_gap_eps_multiplyer
+% (0.8): an exact gap pass as soon as the estimates sum below
+% gap_threshold * multiplier; true_gap_when_converged (only true). Not supported, an error naming them:
 % do_batch_step true, doCacheConsistencyCheck true,
 % logging_level 2 or 3, init_gap_value_for_cache, a warm start without
 % the cache (model or gap_vec_heuristic alone), a model at another lambda

@@ -403,6 +403,11 @@ impl BcfwState {
         Ok(())
     }
 
+    /// Every block's gap estimate is known (finite).
+    pub fn all_estimated(&self) -> bool {
+        self.blocks.iter().all(|b| b.gap_estimate.is_finite())
+    }
+
     /// The averaged primal point `clip(vbar)`, when averaging is on.
     pub fn average_point(&self) -> Option<Vec<f64>> {
         self.vbar.as_ref().map(|vb| match &self.bounds {

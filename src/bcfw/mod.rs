@@ -102,7 +102,15 @@ pub(crate) fn run_bcfw(
         k += 1;
         state.pass(oracle, settings)?;
         let mut exact = None;
-        if k % u64::from(settings.gap_check) == 0 {
+        // Every gap_check passes since the last exact pass, or sooner when
+        // every block's estimate is known and their sum is below
+        // early_exact_factor * tol_abs (gapBCFW's quit_passes_heuristic_gap).
+        let since = k - last_exact_at.unwrap_or(0);
+        let early = settings.early_exact_factor > 0.0
+            && settings.tol_abs > 0.0
+            && state.all_estimated()
+            && state.gap_estimate() <= settings.early_exact_factor * settings.tol_abs;
+        if since >= u64::from(settings.gap_check) || early {
             let e = state.exact_pass(oracle, pool, true)?;
             run.offer(state.w(), e.primal, e.risk);
             if let Some(avg) = state.average_point() {

@@ -298,6 +298,10 @@ pub struct bmrm_settings {
     /// BCFW gap sampling: blocks drawn proportionally to gap^gap_degree
     /// (default 1; positive and finite). (ABI 2)
     pub gap_degree: f64,
+    /// BCFW: an exact gap pass as soon as every block's gap estimate is known
+    /// and their sum is <= early_exact_factor * tol_abs (gapBCFW's
+    /// quit_passes_heuristic_gap; default 0 = off). (ABI 2)
+    pub early_exact_factor: f64,
 }
 
 impl bmrm_settings {
@@ -342,6 +346,7 @@ impl bmrm_settings {
             bcfw_iterate: None,
             bcfw_iterate_user: std::ptr::null_mut(),
             gap_degree: engine.gap_degree,
+            early_exact_factor: engine.early_exact_factor,
         }
     }
 
@@ -401,6 +406,7 @@ impl bmrm_settings {
         s.num_passes = self.num_passes;
         s.path_a = self.path_a;
         s.gap_degree = self.gap_degree;
+        s.early_exact_factor = self.early_exact_factor;
         if let Some(f) = self.bcfw_iterate {
             s.iterate_hook = Some(super::callbacks::iterate_hook(f, self.bcfw_iterate_user));
         }

@@ -202,6 +202,11 @@ pub struct Settings {
     /// BCFW gap sampling: blocks drawn proportionally to `gap^gap_degree`
     /// (default 1; > 0 and finite).
     pub gap_degree: f64,
+    /// BCFW: an exact pass as soon as every block's gap estimate is known and
+    /// their sum is <= early_exact_factor * tol_abs, not only every
+    /// gap_check passes (gapBCFW's quit_passes_heuristic_gap with its
+    /// eps multiplier; default 0 = off).
+    pub early_exact_factor: f64,
 }
 
 impl Settings {
@@ -239,6 +244,7 @@ impl Settings {
             trace_gap: false,
             iterate_hook: None,
             gap_degree: 1.0,
+            early_exact_factor: 0.0,
         }
     }
 
@@ -291,6 +297,12 @@ impl Settings {
             return bad(format!(
                 "cache_factor must be >= 0, got {}",
                 self.cache_factor
+            ));
+        }
+        if !(self.early_exact_factor >= 0.0 && self.early_exact_factor.is_finite()) {
+            return bad(format!(
+                "early_exact_factor must be >= 0 and finite, got {}",
+                self.early_exact_factor
             ));
         }
         if !(self.gap_degree > 0.0 && self.gap_degree.is_finite()) {

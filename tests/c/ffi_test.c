@@ -64,6 +64,7 @@ static void print_layout(void) {
     OFFSET(bmrm_settings, bcfw_iterate);
     OFFSET(bmrm_settings, bcfw_iterate_user);
     OFFSET(bmrm_settings, gap_degree);
+    OFFSET(bmrm_settings, early_exact_factor);
     OFFSET(bmrm_info, exit);
     OFFSET(bmrm_info, iterations);
     OFFSET(bmrm_info, oracle_calls);

@@ -59,6 +59,14 @@ expect_error(@() solver_BCFW_hybrid(param, options, [], [], badc), 'bmrm:badArgu
 check(p3.dual(1) <= s3.Fp / m + 1e-12 && m3.dual <= s3.Fp / m + 1e-12, 'cache at 3 lambda: dual %.12g <= %.12g', ...
       p3.dual(1), s3.Fp / m);
 fprintf('bcfw gapBCFW warm start: %.1f + %.1f effective passes (%.1f fresh)\n', n1, n2, num_passes);
+% quit_passes_heuristic_gap (default true): exact passes also before
+% gap_check passes when the estimates say the gap is small; false: only
+% every gap_check passes.
+check(any(mod(progress.verifiedGapModelId, 10) ~= 0), 'heuristic quits: exact passes at %s', ...
+      mat2str(progress.verifiedGapModelId'));
+[~, ~, ~, pq] = solver_BCFW_hybrid(param, setfield(options, 'quit_passes_heuristic_gap', false));
+check(all(mod(pq.verifiedGapModelId, 10) == 0), 'no heuristic quits: exact passes at %s', ...
+      mat2str(pq.verifiedGapModelId'));
 % The same problem through bcfw.m (two-argument hash): the same run.
 p2 = param; p2.hashFn = @(p, label) sprintf('%d', label);
 p2 = rmfield(p2, {'n', 'd', 'using_sparse_features'});

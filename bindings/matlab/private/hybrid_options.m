@@ -45,11 +45,12 @@ end
 if logical(opt('do_batch_step', false))
   unsupported(who, 'options.do_batch_step = true (batch FW steps)');
 end
-if isfield(options, 'quit_passes_heuristic_gap') && logical(options.quit_passes_heuristic_gap)
-  unsupported(who, 'options.quit_passes_heuristic_gap = true (bmrm stops on exact gaps only; pass false)');
-end
-if isfield(options, 'quit_passes_heuristic_gap_eps_multiplyer')
-  unsupported(who, 'options.quit_passes_heuristic_gap_eps_multiplyer');
+% An exact gap pass as soon as the heuristic gaps sum below
+% gap_threshold * eps_multiplyer (the result is still certified exactly).
+if logical(opt('quit_passes_heuristic_gap', true))
+  o.early_exact_factor = opt('quit_passes_heuristic_gap_eps_multiplyer', 0.8);
+else
+  o.early_exact_factor = 0;
 end
 if ~logical(opt('true_gap_when_converged', true))
   unsupported(who, 'options.true_gap_when_converged = false');
