@@ -24,7 +24,8 @@ check(abs(dual - progress.dual(end)) <= 1e-10 && dual <= sb.primal(end) + 1e-12,
       'OCR BCFWstruct: averaged ell gives dual %.10g <= BMRM primal %.10g', dual, sb.primal(end));
 check(all(progress.primal >= sb.dual(end) - 1e-12), 'OCR BCFWstruct: primal above BMRM''s bound');
 [mf, pf] = bcfw(param, struct('lambda', lam, 'num_passes', 10, 'gap_threshold', 0.1, 'sample', 'uniform', ...
-                              'stepType', 1, 'useCache', 0, 'do_weighted_averaging', 1));
+                              'stepType', 1, 'useCache', 0, 'do_weighted_averaging', 1, ...
+                              'quit_passes_heuristic_gap', false));
 check(isequal(mf.w, model.w), 'OCR: solverBCFW = bcfw.m with BCFWstruct''s defaults');
 fprintf('bcfw OCR BCFWstruct demo: primal %.8f dual %.8f, test error %.3f\n', progress.primal(end), dual, ...
         progress.test_error(end));
