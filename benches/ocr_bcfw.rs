@@ -166,7 +166,7 @@ fn main() -> bmrm::Result<()> {
             let t = Instant::now();
             let info = solver.run(&mut w)?;
             let wall = t.elapsed().as_secs_f64();
-            let stats = solver.bcfw_stats().expect("BCFW ran");
+            let stats = solver.bcfw().and_then(|b| b.stats()).expect("BCFW ran");
             let mut reached = None;
             for r in solver.history() {
                 writeln!(

@@ -1179,10 +1179,12 @@ enum bmrm_status bmrm_problem_dim(const struct bmrm_problem *p, size_t *out);
  * returns the path on rank 0, an empty one elsewhere). A rank whose oracle fails ends the run on every
  * rank with BMRM_ERROR_ORACLE_FAILED naming the rank; a rank that does not
  * answer within `timeout_seconds` (0: 600 s; INFINITY: no limit) ends it
- * with the same status naming that rank: it cannot take part in MPI any
+ * with BMRM_ERROR_RANK_LOST naming that rank: it cannot take part in MPI any
  * more, so end the job (exit with a non-zero status without MPI_Finalize,
  * or MPI_Abort). MPI must be initialised; MPI is called only from the
- * thread that calls these functions. Free the solver before MPI_Finalize.
+ * thread that calls these functions: use the solver on the thread that made
+ * it (a call from another thread fails with BMRM_ERROR_INVALID_ARGUMENT
+ * and makes no MPI call) and free it there, before MPI_Finalize.
  * Errors: those of `bmrm_solver_new`, BMRM_ERROR_NO_ORACLE for a full risk,
  * BMRM_ERROR_INVALID_ARGUMENT when the ranks' shards do not fit together
  * (the message names the rank and the examples it should hold).

@@ -70,8 +70,8 @@ fn the_gap_is_primal_minus_dual_computed_independently() {
         let mut w = vec![0.0; solver.dim()];
         let info = solver.run(&mut w).unwrap();
         assert_eq!(info.exit, Exit::MaxIterations);
-        let iterate = solver.bcfw_iterate().unwrap().to_vec();
-        let stats = solver.bcfw_stats().unwrap();
+        let iterate = solver.bcfw().and_then(|b| b.iterate()).unwrap().to_vec();
+        let stats = solver.bcfw().and_then(|b| b.stats()).unwrap();
         let primal = brute_primal(&model, &iterate, lambda);
         let dual = stats.ell - 0.5 * lambda * iterate.iter().map(|v| v * v).sum::<f64>();
         let reported = solver.history().last().unwrap().exact_gap;
@@ -140,7 +140,10 @@ fn check_variants_against_bmrm(problem: Problem, lambda: f64, tol: f64) {
                     reference.primal
                 );
                 if cache {
-                    assert!(solver.bcfw_stats().unwrap().cache_hits > 0, "{what}");
+                    assert!(
+                        solver.bcfw().and_then(|b| b.stats()).unwrap().cache_hits > 0,
+                        "{what}"
+                    );
                 }
             }
         }
@@ -207,7 +210,11 @@ fn box_constraints_hold_and_match_an_exact_search() {
         s.step_type = step;
         s.max_iterations = 20_000;
         let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
-        solver.set_bounds(lo.to_vec(), hi.to_vec()).unwrap();
+        solver
+            .bcfw_mut()
+            .unwrap()
+            .set_bounds(lo.to_vec(), hi.to_vec())
+            .unwrap();
         let mut w = vec![lo[0], 0.0_f64.min(hi[1])];
         let info = solver.run(&mut w).unwrap();
         assert!(converged(&info), "{step:?} {info:?}");
@@ -231,7 +238,7 @@ fn every_breakpoint_of_the_path_is_eps_optimal_by_an_independent_check() {
     let mut s = bcfw_settings(1.0);
     s.gap_check = 2;
     let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
-    let path = solver.bcfw_path(eps, 1e-3, 100).unwrap();
+    let path = solver.bcfw_mut().unwrap().path(eps, 1e-3, 100).unwrap();
     assert!(path.len() >= 3, "{} breakpoints", path.len());
     for (k, bp) in path.iter().enumerate() {
         assert!(
@@ -410,7 +417,7 @@ fn block_storage_stays_sparse_on_a_wide_problem() {
     let mut w = vec![0.0; dim];
     let info = solver.run(&mut w).unwrap();
     assert!(converged(&info));
-    let stats = solver.bcfw_stats().unwrap();
+    let stats = solver.bcfw().and_then(|b| b.stats()).unwrap();
     let dense_blocks = (n * dim * 8) as u64;
     assert_eq!(stats.dense_blocks, 0);
     // The two dense iterates (v and w) dominate; the blocks are tiny.

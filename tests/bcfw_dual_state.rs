@@ -24,7 +24,7 @@ fn settings(lambda: f64) -> Settings {
 
 fn saved(s: &Solver, n: usize) -> Vec<BlockDual> {
     (0..n)
-        .map(|i| s.bcfw_block_dual(i).expect("corners kept"))
+        .map(|i| s.bcfw().unwrap().block_dual(i).expect("corners kept"))
         .collect()
 }
 
@@ -40,13 +40,18 @@ fn a_saved_dual_state_restores_the_same_point_and_stays_a_valid_bound() {
     let mut w = vec![0.0; first.dim()];
     first.run(&mut w).unwrap();
     let state = saved(&first, 60);
-    let stats = first.bcfw_stats().unwrap();
-    let iterate = first.bcfw_iterate().unwrap().to_vec();
+    let stats = first.bcfw().unwrap().stats().unwrap();
+    let iterate = first.bcfw().unwrap().iterate().unwrap().to_vec();
 
     // Restored into a fresh solver: the same w and ell (to rounding).
     let mut second = Solver::new(problem(), settings(lambda)).unwrap();
-    let start = second.bcfw_set_dual(state.clone()).unwrap().to_vec();
-    let d2 = second.bcfw_stats().unwrap();
+    let start = second
+        .bcfw_mut()
+        .unwrap()
+        .set_dual(state.clone())
+        .unwrap()
+        .to_vec();
+    let d2 = second.bcfw().unwrap().stats().unwrap();
     let dist: f64 = start
         .iter()
         .zip(&iterate)
@@ -70,8 +75,8 @@ fn a_saved_dual_state_restores_the_same_point_and_stays_a_valid_bound() {
     let mut wb = vec![0.0; bmrm.dim()];
     let reference = bmrm.run(&mut wb).unwrap();
     let mut third = Solver::new(problem(), settings(0.2)).unwrap();
-    third.bcfw_set_dual(state.clone()).unwrap();
-    let dual = third.bcfw_stats().unwrap().dual;
+    third.bcfw_mut().unwrap().set_dual(state.clone()).unwrap();
+    let dual = third.bcfw().unwrap().stats().unwrap().dual;
     assert!(
         dual <= reference.primal + 1e-12,
         "dual {dual} above BMRM's primal {}",
@@ -87,20 +92,24 @@ fn a_saved_dual_state_restores_the_same_point_and_stays_a_valid_bound() {
         alpha: 2.0,
     });
     assert!(
-        matches!(third.bcfw_set_dual(bad), Err(e) if e.kind() == ErrorKind::InvalidArgument && e.message().contains("block 3"))
+        matches!(third.bcfw_mut().unwrap().set_dual(bad), Err(e) if e.kind() == ErrorKind::InvalidArgument && e.message().contains("block 3"))
     );
     let mut bad = state.clone();
     if let Some(c) = bad[1].corners.first_mut() {
         c.psi.idx = vec![100_000];
         c.psi.val = vec![1.0];
     }
-    assert!(third.bcfw_set_dual(bad).is_err() || state[1].corners.is_empty());
-    assert!(third.bcfw_set_dual(state[..10].to_vec()).is_err());
-    assert_eq!(third.bcfw_stats().unwrap().dual, dual);
+    assert!(third.bcfw_mut().unwrap().set_dual(bad).is_err() || state[1].corners.is_empty());
+    assert!(third
+        .bcfw_mut()
+        .unwrap()
+        .set_dual(state[..10].to_vec())
+        .is_err());
+    assert_eq!(third.bcfw().unwrap().stats().unwrap().dual, dual);
     // FW steps without a cache keep no corners: no state to save or set.
     let mut fw = settings(lambda);
     fw.step_type = StepType::FrankWolfe;
     fw.use_cache = false;
     let mut plain = Solver::new(problem(), fw).unwrap();
-    assert!(plain.bcfw_set_dual(state).is_err());
+    assert!(plain.bcfw_mut().unwrap().set_dual(state).is_err());
 }

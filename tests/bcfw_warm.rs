@@ -75,14 +75,14 @@ fn check_with(
             info.primal >= opt_lb - slack,
             "{what}: primal below BMRM's bound"
         );
-        let stats = solver.bcfw_stats().unwrap();
+        let stats = solver.bcfw().and_then(|b| b.stats()).unwrap();
         assert!(
             stats.dual <= opt + slack,
             "{what}: BCFW dual {} above {opt}",
             stats.dual
         );
         // The dual the BCFW codes' users compute from ell and their iterate.
-        let it = solver.bcfw_iterate().unwrap();
+        let it = solver.bcfw().and_then(|b| b.iterate()).unwrap();
         let user_dual = stats.ell - 0.5 * lambda * it.iter().map(|x| x * x).sum::<f64>();
         assert!(
             user_dual <= opt + slack,

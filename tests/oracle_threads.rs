@@ -189,7 +189,7 @@ fn bcfw_passes_and_path_call_the_oracle_on_the_callers_thread() {
     let mut s = settings(Algorithm::Bcfw);
     s.gap_check = 2;
     let mut solver = Solver::new(Problem::Examples(examples.clone()), s).unwrap();
-    let path = solver.bcfw_path(0.05, 0.01, 20).unwrap();
+    let path = solver.bcfw_mut().unwrap().path(0.05, 0.01, 20).unwrap();
     assert!(!path.is_empty());
     all_on_this_thread(&examples, "BCFW regularisation path");
 }

@@ -189,8 +189,8 @@ fn bcfw_passes_go_through_eval_pass() {
     assert_eq!(i1.iterations, i2.iterations);
     assert!(w1.iter().zip(&w2).all(|(a, b)| a.to_bits() == b.to_bits()));
     assert!(oracle.passes.load(Ordering::SeqCst) > 0);
-    let p1 = plain.bcfw_path(0.05, 1e-3, 3).unwrap();
-    let p2 = hooked.bcfw_path(0.05, 1e-3, 3).unwrap();
+    let p1 = plain.bcfw_mut().unwrap().path(0.05, 1e-3, 3).unwrap();
+    let p2 = hooked.bcfw_mut().unwrap().path(0.05, 1e-3, 3).unwrap();
     assert_eq!(p1.len(), p2.len());
     for (a, b) in p1.iter().zip(&p2) {
         assert_eq!(a.lambda.to_bits(), b.lambda.to_bits());

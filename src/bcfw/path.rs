@@ -19,11 +19,11 @@
 //!   eps-optimal for every smaller lambda and the path ends.
 
 use super::engine::BcfwState;
-use super::pass::{on_oracle_thread, oracle_pass};
-use super::sparse::SparseVec;
 use crate::error::{Error, Result};
+use crate::oracle::pass::{on_oracle_thread, oracle_pass};
 use crate::oracle::MaxOracle;
-use crate::solver::Exit;
+use crate::oracle::SparseVec;
+use crate::vocab::Exit;
 
 /// One breakpoint of the path: `w` is eps-optimal for every lambda in
 /// `[lambda_low, lambda]`.

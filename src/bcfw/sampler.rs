@@ -6,7 +6,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::solver::Sampling;
+use crate::vocab::Sampling;
 
 /// Draws the next block.
 pub struct Sampler {

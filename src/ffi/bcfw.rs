@@ -2,8 +2,9 @@
 //! per-pass rows, the regularisation path, and the per-block dual state
 //! (saved and restored for warm starts across solvers).
 
-use crate::bcfw::{BcfwStats, BlockDual, Breakpoint, CornerDual, SparseVec};
+use crate::bcfw::{BcfwStats, BlockDual, Breakpoint, CornerDual};
 use crate::error::{Error, Result};
+use crate::oracle::SparseVec;
 use crate::solver::Iteration;
 
 use super::boundary::{catch, non_null, status};
@@ -381,7 +382,8 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_block(
         let solver = unsafe { bmrm_solver::from_ptr(s) }?;
         non_null(out, "out")?;
         let mut guard = solver.lock()?;
-        let b = guard.local_mut()?.bcfw_block_dual(i).ok_or_else(|| {
+        let local = guard.local_mut()?;
+        let b = local.bcfw().and_then(|h| h.block_dual(i)).ok_or_else(|| {
             Error::invalid_argument(format!(
                 "no BCFW dual state for block {i}: BCFW has not run, i is out of range, or \
                  corners are not kept (FW steps without a cache)"
@@ -568,7 +570,11 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_set_dual(
                 gap_estimate: gap,
             });
         }
-        let start_w = guard.local_mut()?.bcfw_set_dual(blocks)?;
+        let mut bcfw = guard
+            .local_mut()?
+            .bcfw_mut()
+            .ok_or_else(|| Error::invalid_argument("a BCFW dual state needs the BCFW algorithm"))?;
+        let start_w = bcfw.set_dual(blocks)?;
         // SAFETY: not NULL and writable for `dim` doubles by the contract;
         // `start_w` has the problem's dimension, checked equal to `dim`.
         unsafe { std::ptr::copy_nonoverlapping(start_w.as_ptr(), w, dim) };

@@ -14,9 +14,10 @@ use std::sync::{Mutex, MutexGuard};
 use crate::error::{Error, Result};
 use crate::oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk};
 use crate::solver::Info;
+use crate::vocab::{IterateHook, IterateView, Settings};
 
 use super::corner::bmrm_corner;
-use super::types::bmrm_info;
+use super::types::{bmrm_info, bmrm_settings};
 
 /// The full risk: writes R(w) into `*risk` and one subgradient of R at `w`
 /// into `subgrad` (`dim` doubles, zeroed on entry), and returns 0; any other
@@ -74,40 +75,23 @@ pub type bmrm_max_oracle_fn = Option<
     ) -> i32,
 >;
 
-/// Called after every iteration with the current summary (`info` is owned by
-/// the library and valid only during the call). Return 0 to go on, non-zero
-/// to stop: the run then ends with exit BMRM_EXIT_STOPPED_BY_USER and status
-/// BMRM_OK. Calls never overlap; they come from one of the solver's threads.
-/// It must not call `bmrm_solver_*` functions on the solver being run (they
-/// fail with BMRM_ERROR_INVALID_ARGUMENT: the solver is busy).
-pub type bmrm_progress_fn =
-    Option<unsafe extern "C" fn(user: *mut c_void, info: *const bmrm_info) -> i32>;
-
-/// BCFW: called after every pass with the iterate the BCFW MATLAB codes
-/// return (the weighted average under `weighted_averaging`, else the last
-/// iterate): `w` (`dim` doubles, owned by the library, valid during the call),
-/// the dual's loss term `ell` of that point and its dual value. Return 0 to
-/// go on, non-zero to stop (exit BMRM_EXIT_STOPPED_BY_USER). Called on the
-/// thread that called `bmrm_solver_run`, never concurrently; it must not call
-/// `bmrm_solver_*` on the solver being run.
-pub type bmrm_bcfw_iterate_fn = Option<
-    unsafe extern "C" fn(
-        user: *mut c_void,
-        pass: u64,
-        w: *const f64,
-        dim: usize,
-        ell: f64,
-        dual: f64,
-    ) -> i32,
->;
+/// The engine's settings of a C `bmrm_settings`, with its BCFW iterate
+/// callback (if any) as the engine's hook.
+pub(crate) fn engine_settings(c: &bmrm_settings) -> Result<Settings> {
+    let mut s = c.to_engine()?;
+    if let Some(f) = c.bcfw_iterate {
+        s.iterate_hook = Some(iterate_hook(f, c.bcfw_iterate_user));
+    }
+    Ok(s)
+}
 
 /// The C iterate callback as the engine's hook.
-pub(crate) fn iterate_hook(
+fn iterate_hook(
     f: unsafe extern "C" fn(*mut c_void, u64, *const f64, usize, f64, f64) -> i32,
     user: *mut c_void,
-) -> crate::bcfw::IterateHook {
+) -> IterateHook {
     let user = UserPtr(user);
-    crate::bcfw::IterateHook::new(move |v: &crate::bcfw::IterateView<'_>| {
+    IterateHook::new(move |v: &IterateView<'_>| {
         // SAFETY: `f` is the non-null iterate function of the settings the
         // solver was made with; `v.w` is valid for `v.w.len()` doubles until
         // the call returns, as the header promises.

@@ -42,9 +42,7 @@ pub use bcfw::{
     bmrm_solver_bcfw_info, bmrm_solver_bcfw_pass, bmrm_solver_bcfw_path, bmrm_solver_bcfw_set_dual,
     bmrm_solver_set_bounds,
 };
-pub use callbacks::{
-    bmrm_bcfw_iterate_fn, bmrm_max_oracle_fn, bmrm_partial_risk_fn, bmrm_progress_fn, bmrm_risk_fn,
-};
+pub use callbacks::{bmrm_max_oracle_fn, bmrm_partial_risk_fn, bmrm_risk_fn};
 pub use corner::{
     bmrm_corner, bmrm_corner_add, bmrm_corner_dense, bmrm_corner_set_label, bmrm_corner_set_loss,
 };
@@ -64,9 +62,9 @@ pub use solver::{
     bmrm_solver_set_lambda,
 };
 pub use types::{
-    bmrm_algorithm, bmrm_exit, bmrm_info, bmrm_iteration, bmrm_sampling, bmrm_settings,
-    bmrm_status, bmrm_step_type, RawAlgorithm, RawExit, RawSampling, RawStatus, RawStepType,
-    BMRM_ABI_VERSION,
+    bmrm_algorithm, bmrm_bcfw_iterate_fn, bmrm_exit, bmrm_info, bmrm_iteration, bmrm_progress_fn,
+    bmrm_sampling, bmrm_settings, bmrm_status, bmrm_step_type, RawAlgorithm, RawExit, RawSampling,
+    RawStatus, RawStepType, BMRM_ABI_VERSION,
 };
 
 /// A static NUL-terminated string.

@@ -7,8 +7,6 @@ use std::ffi::c_void;
 use crate::error::{Error, ErrorKind, Result};
 use crate::solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, StepType};
 
-use super::callbacks::{bmrm_bcfw_iterate_fn, bmrm_progress_fn};
-
 /// The version of the binary interface described by this header. It changes
 /// whenever a type's layout, an enum value or a function's signature changes
 /// incompatibly; compare it with `bmrm_abi_version()` to check that the
@@ -196,6 +194,33 @@ pub type RawAlgorithm = i32;
 pub type RawSampling = i32;
 /// A `bmrm_step_type` received from C (see [`RawStatus`]); spelled `bmrm_step_type`.
 pub type RawStepType = i32;
+
+/// Called after every iteration with the current summary (`info` is owned by
+/// the library and valid only during the call). Return 0 to go on, non-zero
+/// to stop: the run then ends with exit BMRM_EXIT_STOPPED_BY_USER and status
+/// BMRM_OK. Calls never overlap; they come from one of the solver's threads.
+/// It must not call `bmrm_solver_*` functions on the solver being run (they
+/// fail with BMRM_ERROR_INVALID_ARGUMENT: the solver is busy).
+pub type bmrm_progress_fn =
+    Option<unsafe extern "C" fn(user: *mut c_void, info: *const bmrm_info) -> i32>;
+
+/// BCFW: called after every pass with the iterate the BCFW MATLAB codes
+/// return (the weighted average under `weighted_averaging`, else the last
+/// iterate): `w` (`dim` doubles, owned by the library, valid during the call),
+/// the dual's loss term `ell` of that point and its dual value. Return 0 to
+/// go on, non-zero to stop (exit BMRM_EXIT_STOPPED_BY_USER). Called on the
+/// thread that called `bmrm_solver_run`, never concurrently; it must not call
+/// `bmrm_solver_*` on the solver being run.
+pub type bmrm_bcfw_iterate_fn = Option<
+    unsafe extern "C" fn(
+        user: *mut c_void,
+        pass: u64,
+        w: *const f64,
+        dim: usize,
+        ell: f64,
+        dual: f64,
+    ) -> i32,
+>;
 
 /// Every setting of the engine, as a plain struct of fixed-width fields.
 ///
@@ -407,9 +432,6 @@ impl bmrm_settings {
         s.path_a = self.path_a;
         s.gap_degree = self.gap_degree;
         s.early_exact_factor = self.early_exact_factor;
-        if let Some(f) = self.bcfw_iterate {
-            s.iterate_hook = Some(super::callbacks::iterate_hook(f, self.bcfw_iterate_user));
-        }
         Ok(s)
     }
 }

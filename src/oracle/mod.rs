@@ -12,11 +12,15 @@
 
 pub mod adapters;
 mod corner;
+pub mod pass;
+pub mod sparse;
 
 use std::sync::Arc;
 
 pub use adapters::{ExampleParts, SinglePart};
 pub use corner::Corner;
+pub use pass::PassItem;
+pub use sparse::SparseVec;
 
 use crate::error::Result;
 
@@ -88,7 +92,7 @@ pub trait MaxOracle: Send + Sync {
     /// `bmrm::distributed`). `None`, the default, makes the engine call
     /// [`MaxOracle::max_oracle`] for each example; `Some` holds the answers
     /// in example order (with `psi` when `keep_psi`) or the error.
-    fn eval_pass(&self, _w: &[f64], _keep_psi: bool) -> Option<Result<Vec<crate::bcfw::PassItem>>> {
+    fn eval_pass(&self, _w: &[f64], _keep_psi: bool) -> Option<Result<Vec<PassItem>>> {
         None
     }
 }

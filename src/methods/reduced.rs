@@ -1,5 +1,6 @@
-//! The loop shared by BMRM, P-BMRM, Prox-BMRM and Prox-P-BMRM, and the
-//! reduced problem they solve (docs/bundle-methods.md):
+//! The reduced problem BMRM, P-BMRM, Prox-BMRM and Prox-P-BMRM solve at
+//! every iteration (docs/bundle-methods.md), and the step rule that chooses its
+//! prox constant:
 //!
 //! ```text
 //! min_w lambda/2 ||w||^2 + sum_p max_{i in p} (<a_i, w> + b_i) + alpha ||w - c||^2
@@ -11,11 +12,9 @@
 
 use std::time::Instant;
 
-use super::run::{Evaluation, Run};
-use super::{Exit, Iteration};
 use crate::bundle::Bundle;
-use crate::error::{Error, Result};
-use crate::linalg::{dist, dot, norm2};
+use crate::error::Result;
+use crate::linalg::{dot, norm2};
 use crate::qp::{self, QpOptions, QpResult};
 
 /// How the prox constant of the next step is chosen.
@@ -167,95 +166,4 @@ pub fn prox_distance(bundle: &Bundle, lambda: f64, alpha: f64, centre: &Centre) 
     let cross = dot(beta, &centre.dots);
     let d2 = (lambda * lambda * centre.norm2 + 2.0 * lambda * cross + quad) / (mu * mu);
     d2.max(0.0).sqrt()
-}
-
-/// Runs a bundle method from `start` (or from a point already evaluated by
-/// SGD) until a stopping rule holds.
-pub fn run_bundle(
-    run: &mut Run<'_>,
-    bundle: &mut Bundle,
-    rule: &mut dyn StepRule,
-    start: &[f64],
-    first: Option<Evaluation>,
-) -> Result<Exit> {
-    let lambda = run.lambda;
-    let first = match first {
-        Some(e) => e,
-        None => run.evaluate(start, 0)?,
-    };
-    bundle.add(first.planes);
-    // The prox-centre is the best point so far: an iterate worse than it
-    // does not move it (as in every proximal bundle method).
-    let mut centre = run.best_w.clone();
-    rule.start(norm2(&centre).sqrt(), run.info.primal, lambda);
-    let mut t = 0u64;
-    loop {
-        t += 1;
-        let opts = QpOptions {
-            tol_gap: run.qp_tolerance(),
-            max_updates: run.settings.qp_max_updates,
-        };
-        let lower = solve_lower(bundle, lambda, &opts, &mut run.info.qp_seconds)
-            .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
-        if !lower.value.is_finite() {
-            return Err(Error::non_finite(format!(
-                "the reduced problem's value is {} at iteration {t}",
-                lower.value
-            )));
-        }
-        run.raise_lower_bound(lower.value);
-        let alpha = rule.alpha();
-        let w_new = if alpha == 0.0 {
-            bundle.beta_prox.clone_from(&bundle.beta);
-            primal_point(bundle, lambda, 0.0, &bundle.beta, &centre)
-        } else {
-            let c = Centre::new(bundle, &centre);
-            solve_prox_for_progress(
-                bundle,
-                lambda,
-                alpha,
-                &c,
-                run.info.primal,
-                opts,
-                &mut run.info.qp_seconds,
-            )
-            .map_err(|e| e.context(format!("in the prox problem at iteration {t}")))?;
-            primal_point(bundle, lambda, alpha, &bundle.beta_prox, &centre)
-        };
-        let f_prev = run.info.primal;
-        let eval = run.evaluate(&w_new, t)?;
-        let step_norm = dist(&w_new, &centre);
-        bundle.tick_idle();
-        bundle.clean(run.settings.clean_after);
-        let objective = eval.objective;
-        let risk = eval.risk;
-        bundle.add(eval.planes);
-        centre.copy_from_slice(&run.best_w);
-        let mut ctx = StepContext {
-            bundle,
-            lambda,
-            f_prev,
-            f_new: objective,
-            lower_bound: lower.value,
-            tol_rel: run.settings.tol_rel,
-            centre: &centre,
-            qp: opts,
-            qp_seconds: &mut run.info.qp_seconds,
-        };
-        rule.update(&mut ctx)
-            .map_err(|e| e.context(format!("in the prox search at iteration {t}")))?;
-        let row = Iteration {
-            iteration: t,
-            risk,
-            objective,
-            num_planes: bundle.len() as u64,
-            active_planes: bundle.active() as u64,
-            alpha,
-            step_norm,
-            ..Iteration::default()
-        };
-        if let Some(exit) = run.finish_iteration(row) {
-            return Ok(exit);
-        }
-    }
 }

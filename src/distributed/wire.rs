@@ -1,5 +1,6 @@
-//! The messages between rank 0 and the other ranks, over point-to-point MPI
-//! calls on the solver's own (duplicated) communicator.
+//! The wire: the messages between rank 0 and the other ranks, their
+//! encoding, and point-to-point MPI calls with deadlines on the
+//! distributed solver's own (duplicated) communicator.
 //!
 //! MPI has no timeout on a blocking receive or a collective, so every wait
 //! here is a loop of non-blocking matched probes (`MPI_Improbe`) with a
@@ -14,8 +15,16 @@
 //! the wait for its answer.
 //!
 //! Every message is a vector of `f64` (`TAG_CMD` from rank 0, `TAG_DATA` to
-//! rank 0; integers are sent as `f64`, exact below 2^53) or an error text
+//! rank 0; integers are sent as `f64`, exact below 2^53) or an error
 //! (`TAG_ERROR`, bytes: the status code, then the UTF-8 message).
+//!
+//! | message | numbers |
+//! |---|---|
+//! | set-up report, rank r to 0 | `[kind, dim, count]` |
+//! | set-up verdict, 0 to r | `[CMD_SETUP, 0, examples, parts, first part, parts of r]` |
+//! | evaluate parts | `[CMD_EVAL_PARTS, seq, w...]`, answer `[seq, risks..., subgradients...]` |
+//! | pass over examples | `[CMD_EVAL_EXAMPLES, seq, keep_psi, w...]`, answer [`encode_items`] |
+//! | end of a call | `[CMD_END, seq, ok, info (INFO_LEN)..., w...]`, then the error if not ok |
 
 use std::time::{Duration, Instant};
 
@@ -24,7 +33,8 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, Rank, SimpleCommunicator};
 use mpi::Tag;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, Result};
+use crate::oracle::{PassItem, SparseVec};
 use crate::solver::{Exit, Info};
 
 /// Commands from rank 0: `[kind, seq, payload...]`.
@@ -34,15 +44,27 @@ pub const TAG_DATA: Tag = 0x6d02;
 /// An error, in either direction: `[status code, UTF-8 message...]`.
 pub const TAG_ERROR: Tag = 0x6d03;
 
-/// Command kinds (the first entry of a `TAG_CMD` message).
+/// Command kind (the first entry of a `TAG_CMD` message): rank 0's verdict
+/// on the set-up and the rank's place in the plan.
 pub const CMD_SETUP: f64 = 1.0;
+/// Command kind: evaluate your parts at `w`.
 pub const CMD_EVAL_PARTS: f64 = 2.0;
+/// Command kind: the collective call ended (its outcome, info and `w`).
 pub const CMD_END: f64 = 3.0;
+/// Command kind: answer for your examples at `w` (BCFW's passes).
 pub const CMD_EVAL_EXAMPLES: f64 = 4.0;
+
+/// What a rank reports about its shard in the set-up (`[kind, dim, count]`):
+/// parts of a partitioned risk.
+pub const KIND_PARTS: f64 = 1.0;
+/// Set-up report kind: examples of a max-oracle.
+pub const KIND_EXAMPLES: f64 = 2.0;
 
 /// A message received: numbers or an error.
 pub enum Message {
+    /// A `TAG_CMD` or `TAG_DATA` message.
     Numbers(Vec<f64>),
+    /// A `TAG_ERROR` message (or one with an unknown tag).
     Failed(Error),
 }
 
@@ -115,7 +137,7 @@ pub fn receive(
 
 /// Waits for one message from each of `ranks`, until `deadline`. Returns
 /// the messages in the order of `ranks` (`None` for a rank that did not
-/// answer in time) and how long it waited.
+/// answer in time).
 pub fn gather(
     comm: &SimpleCommunicator,
     ranks: &[Rank],
@@ -159,29 +181,22 @@ pub fn send_error(comm: &SimpleCommunicator, to: Rank, e: &Error) {
         .send_with_tag(&bytes[..], TAG_ERROR);
 }
 
+/// An error as bytes: its status code (the crate's one table,
+/// [`Error::status_code`]), then its UTF-8 message.
 fn encode_error(e: &Error) -> Vec<u8> {
-    let (code, text) = split_error(e);
+    let code = u8::try_from(e.status_code()).unwrap_or(u8::MAX);
     let mut bytes = vec![code];
-    bytes.extend_from_slice(text.as_bytes());
+    bytes.extend_from_slice(e.message().as_bytes());
     bytes
 }
 
-/// The status code and the message of an error.
-fn split_error(e: &Error) -> (u8, &str) {
-    (e.status_code() as u8, e.message())
-}
-
-/// The error of a status code and a message (the inverse of `encode_error`).
-pub fn error_of(code: u8, text: String) -> Error {
-    Error::new(
-        ErrorKind::from_code(i32::from(code)).unwrap_or(ErrorKind::Internal),
-        text,
-    )
-}
-
+/// The inverse of [`encode_error`].
 fn decode_error(bytes: &[u8]) -> Error {
     match bytes.split_first() {
-        Some((&code, text)) => error_of(code, String::from_utf8_lossy(text).into_owned()),
+        Some((&code, text)) => {
+            let kind = ErrorKind::from_code(i32::from(code)).unwrap_or(ErrorKind::Internal);
+            Error::new(kind, String::from_utf8_lossy(text))
+        }
         None => Error::internal("an empty error message"),
     }
 }
@@ -242,7 +257,68 @@ pub fn name_ranks(ranks: &[Rank]) -> String {
     }
 }
 
-/// The size of a communicator as a count.
-pub fn size_of(comm: &SimpleCommunicator) -> usize {
-    comm.size() as usize
+/// "600 s" or "forever".
+pub fn seconds(d: Option<Duration>) -> String {
+    match d {
+        Some(d) => format!("{} s", d.as_secs_f64()),
+        None => "forever".into(),
+    }
+}
+
+/// A rank's answers of a pass as numbers: `[seq, count, per example: hinge,
+/// loss, label bits, and with psi: nnz, indices, values]`.
+pub fn encode_items(seq: f64, items: &[PassItem], keep_psi: bool) -> Vec<f64> {
+    let mut out = Vec::with_capacity(2 + 3 * items.len());
+    out.extend_from_slice(&[seq, items.len() as f64]);
+    for it in items {
+        out.extend_from_slice(&[it.hinge, it.loss, f64::from_bits(it.label)]);
+        if keep_psi {
+            let p = it.psi.as_ref();
+            out.push(p.map_or(0, |p| p.idx.len()) as f64);
+            if let Some(p) = p {
+                out.extend(p.idx.iter().map(|&j| f64::from(j)));
+                out.extend_from_slice(&p.val);
+            }
+        }
+    }
+    out
+}
+
+/// The inverse of [`encode_items`], checking the sequence and the count.
+pub fn decode_items(v: &[f64], seq: u64, n: usize, keep_psi: bool) -> Result<Vec<PassItem>> {
+    let bad = |what: &str| Error::internal(format!("a malformed pass answer: {what}"));
+    if v.len() < 2 || v[0] != seq as f64 || v[1] as usize != n {
+        return Err(bad("sequence or count"));
+    }
+    let mut items = Vec::with_capacity(n);
+    let mut k = 2;
+    for _ in 0..n {
+        let head = v.get(k..k + 3).ok_or_else(|| bad("short"))?;
+        let (hinge, loss, label) = (head[0], head[1], head[2].to_bits());
+        k += 3;
+        let psi = if keep_psi {
+            let nnz = *v.get(k).ok_or_else(|| bad("short"))? as usize;
+            let idx = v.get(k + 1..k + 1 + nnz).ok_or_else(|| bad("short"))?;
+            let val = v
+                .get(k + 1 + nnz..k + 1 + 2 * nnz)
+                .ok_or_else(|| bad("short"))?;
+            k += 1 + 2 * nnz;
+            Some(SparseVec {
+                idx: idx.iter().map(|&j| j as u32).collect(),
+                val: val.to_vec(),
+            })
+        } else {
+            None
+        };
+        items.push(PassItem {
+            hinge,
+            loss,
+            label,
+            psi,
+        });
+    }
+    if k != v.len() {
+        return Err(bad("trailing numbers"));
+    }
+    Ok(items)
 }

@@ -8,7 +8,7 @@
 //! grid `{0} ∪ {lambda * 2^k}`, which is the paper's `{0, 1, 2, 4, ...}`
 //! made invariant to the scale of `F`.
 
-use super::bundle_method::{prox_distance, solve_prox, Centre, StepContext, StepRule};
+use super::reduced::{prox_distance, solve_prox, Centre, StepContext, StepRule};
 use crate::error::Result;
 
 /// Lowest and highest exponent of the alpha grid `lambda * 2^k`.

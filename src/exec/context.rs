@@ -1,20 +1,24 @@
-//! What every solver loop shares: oracle evaluation with its checks, the best
-//! point seen, the lower bound, timers, history rows, the observer and the
-//! stopping rules.
+//! What a method sees of its run: the settings, the counted oracles, the
+//! best point and the bounds, and the checked evaluation of all parts.
 
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use super::{Exit, Info, Iteration, Observer, Settings};
+use super::counting::{Tally, Units};
 use crate::bundle::Plane;
 use crate::error::{Error, Result};
 use crate::linalg::{dot, first_non_finite, norm2};
 use crate::oracle::adapters::eval_parts;
-use crate::oracle::PartitionedRisk;
+use crate::oracle::{MaxOracle, PartitionedRisk};
+use crate::vocab::{Exit, Info, Settings};
 
 /// The risk and the cutting planes of every part at one point.
 pub struct Evaluation {
+    /// `R(w)`.
     pub risk: f64,
+    /// `F(w)`.
     pub objective: f64,
+    /// One plane per part, in part order.
     pub planes: Vec<Plane>,
 }
 
@@ -29,37 +33,61 @@ impl Evaluation {
     }
 }
 
-/// The state of one run of a solver.
-pub struct Run<'a> {
-    pub settings: &'a Settings,
-    pub lambda: f64,
-    pub parts: &'a dyn PartitionedRisk,
-    /// User callback invocations per evaluation of all parts.
-    pub calls_per_eval: u64,
-    pub started: Instant,
-    pub info: Info,
-    pub history: &'a mut Vec<Iteration>,
-    pub observer: Option<&'a mut Observer>,
-    pub best_w: Vec<f64>,
-    pub best_risk: f64,
+/// The oracles of a run, all counted into one [`Tally`].
+#[derive(Clone)]
+pub struct Oracles {
+    /// The parts the cutting-plane model is built on.
+    pub parts: Arc<dyn PartitionedRisk>,
+    /// The units SGD samples.
+    pub units: Units,
+    /// The max-oracle, when the problem has one (BCFW's).
+    pub examples: Option<Arc<dyn MaxOracle>>,
+    /// The same max-oracle uncounted, for work that is not part of the
+    /// algorithm (BCFW's traced gaps).
+    pub uncounted: Option<Arc<dyn MaxOracle>>,
+    /// Where the calls above are counted.
+    pub tally: Arc<Tally>,
 }
 
-impl<'a> Run<'a> {
+/// The state of one run that the executor owns and a method reads and feeds.
+pub struct Context<'a> {
+    /// The settings of this run.
+    pub settings: &'a Settings,
+    /// `lambda` of this run.
+    pub lambda: f64,
+    /// The solver's thread pool.
+    pub pool: &'a rayon::ThreadPool,
+    /// The counted oracles.
+    pub oracles: Oracles,
+    pub(super) started: Instant,
+    /// Time taken off the clock (work outside the algorithm).
+    pub(super) excluded: Duration,
+    pub(super) calls0: u64,
+    pub(super) seconds0: f64,
+    pub(super) info: Info,
+    /// The best point seen (the returned `w`).
+    best_w: Vec<f64>,
+}
+
+impl<'a> Context<'a> {
+    /// A run from `start` (its first best point, until one is evaluated).
     pub fn new(
         settings: &'a Settings,
-        parts: &'a dyn PartitionedRisk,
-        calls_per_eval: u64,
-        history: &'a mut Vec<Iteration>,
-        observer: Option<&'a mut Observer>,
+        pool: &'a rayon::ThreadPool,
+        oracles: Oracles,
         start: &[f64],
     ) -> Self {
-        history.clear();
-        Run {
+        let calls0 = oracles.tally.calls();
+        let seconds0 = oracles.tally.seconds();
+        Context {
             settings,
             lambda: settings.lambda,
-            parts,
-            calls_per_eval,
+            pool,
+            oracles,
             started: Instant::now(),
+            excluded: Duration::ZERO,
+            calls0,
+            seconds0,
             info: Info {
                 primal: f64::INFINITY,
                 lower_bound: f64::NEG_INFINITY,
@@ -67,16 +95,37 @@ impl<'a> Run<'a> {
                 risk: f64::NAN,
                 ..Info::default()
             },
-            history,
-            observer,
             best_w: start.to_vec(),
-            best_risk: f64::NAN,
         }
+    }
+
+    /// The best `F` so far (infinity before the first evaluation).
+    pub fn primal(&self) -> f64 {
+        self.info.primal
+    }
+
+    /// The best point so far.
+    pub fn best_w(&self) -> &[f64] {
+        &self.best_w
+    }
+
+    /// The seconds spent in QP solves, for the methods' solvers to add to.
+    pub fn qp_seconds(&mut self) -> &mut f64 {
+        &mut self.info.qp_seconds
     }
 
     /// `F(w) = lambda/2 ||w||^2 + r`.
     pub fn objective(&self, w: &[f64], risk: f64) -> f64 {
         0.5 * self.lambda * norm2(w) + risk
+    }
+
+    /// Runs `f` off the clock: work that is not part of the algorithm (its
+    /// time counts neither as elapsed nor as oracle time).
+    pub fn off_the_clock<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let t = Instant::now();
+        let out = f(self);
+        self.excluded += t.elapsed();
+        out
     }
 
     /// Evaluates every part at `w` (in parallel when allowed), checks the
@@ -88,12 +137,10 @@ impl<'a> Run<'a> {
                 "the solver's iterate w[{j}] is {v} at iteration {iteration}"
             )));
         }
-        let t = Instant::now();
-        let num_parts = self.parts.num_parts();
-        let result = eval_parts(self.parts, w, num_parts);
-        self.info.oracle_seconds += t.elapsed().as_secs_f64();
-        self.info.oracle_calls += self.calls_per_eval;
-        let (risks, grads) = result.map_err(|e| e.context(format!("at iteration {iteration}")))?;
+        let parts = self.oracles.parts.clone();
+        let num_parts = parts.num_parts();
+        let (risks, grads) = eval_parts(parts.as_ref(), w, num_parts)
+            .map_err(|e| e.context(format!("at iteration {iteration}")))?;
         let mut planes = Vec::with_capacity(num_parts);
         let mut risk = 0.0;
         for (p, (r, a)) in risks.into_iter().zip(grads).enumerate() {
@@ -130,7 +177,6 @@ impl<'a> Run<'a> {
         if objective < self.info.primal {
             self.info.primal = objective;
             self.info.risk = risk;
-            self.best_risk = risk;
             self.best_w.copy_from_slice(w);
         }
     }
@@ -140,41 +186,6 @@ impl<'a> Run<'a> {
         if lb > self.info.lower_bound {
             self.info.lower_bound = lb;
         }
-    }
-
-    /// Fills the summary, appends a history row, calls the observer and
-    /// returns how the run must end, if it must.
-    pub fn finish_iteration(&mut self, mut row: Iteration) -> Option<Exit> {
-        self.info.iterations = row.iteration;
-        self.info.gap = self.info.primal - self.info.lower_bound;
-        self.info.elapsed_seconds = self.started.elapsed().as_secs_f64();
-        row.primal = self.info.primal;
-        row.lower_bound = self.info.lower_bound;
-        row.elapsed_seconds = self.info.elapsed_seconds;
-        row.oracle_seconds = self.info.oracle_seconds;
-        row.qp_seconds = self.info.qp_seconds;
-        row.oracle_calls = self.info.oracle_calls;
-        self.info.num_planes = row.num_planes;
-        self.info.active_planes = row.active_planes;
-        self.history.push(row);
-        let converged = self.converged();
-        if let Some(obs) = self.observer.as_mut() {
-            // The observer sees every iteration, the last one included.
-            if obs(&self.info).is_break() && converged.is_none() {
-                return Some(Exit::StoppedByUser);
-            }
-        }
-        if converged.is_some() {
-            return converged;
-        }
-        let s = self.settings;
-        if s.max_iterations > 0 && row.iteration >= s.max_iterations {
-            return Some(Exit::MaxIterations);
-        }
-        if s.time_limit_seconds > 0.0 && self.info.elapsed_seconds >= s.time_limit_seconds {
-            return Some(Exit::TimeLimit);
-        }
-        None
     }
 
     /// The convergence test on the best primal and the best lower bound.
@@ -206,11 +217,22 @@ impl<'a> Run<'a> {
         tol.max(1e-3 * target).max(1e-15 * scale)
     }
 
-    /// Ends the run: the final summary.
-    pub fn into_info(mut self, exit: Exit) -> Info {
-        self.info.exit = exit;
-        self.info.gap = self.info.primal - self.info.lower_bound;
-        self.info.elapsed_seconds = self.started.elapsed().as_secs_f64();
-        self.info
+    /// Seconds since the start, without the time taken off the clock.
+    pub(super) fn elapsed(&self) -> f64 {
+        self.started
+            .elapsed()
+            .saturating_sub(self.excluded)
+            .as_secs_f64()
+    }
+
+    /// Copies the counted calls and their time into the summary.
+    pub(super) fn sync_counts(&mut self) {
+        let tally = &self.oracles.tally;
+        self.info.oracle_calls = tally.calls() - self.calls0;
+        self.info.oracle_seconds = tally.seconds() - self.seconds0;
+    }
+
+    pub(super) fn into_parts(self) -> (Info, Vec<f64>) {
+        (self.info, self.best_w)
     }
 }

@@ -4,6 +4,7 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(i32)]
 pub enum Exit {
+    /// No run has ended (or the run failed).
     #[default]
     /// No run yet, or the last run failed.
     NotRun = 0,

@@ -1,9 +1,9 @@
 //! BMRM (Teo et al.) and P-BMRM: every step minimises the reduced problem
 //! without a prox term. With one part it is BMRM; with P parts it keeps one
 //! cutting-plane model per part (P-BMRM). The loop is in
-//! [`super::bundle_method`]; this file is the step rule.
+//! [`super::bundle`]; this file is the step rule.
 
-use super::bundle_method::{StepContext, StepRule};
+use super::reduced::{StepContext, StepRule};
 use crate::error::Result;
 
 /// Always `alpha = 0`.

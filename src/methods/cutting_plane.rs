@@ -12,13 +12,13 @@
 //! the optimum lies in the ball: the default `r = sqrt(2 F(w_1) / lambda)`
 //! guarantees that when `R >= 0`.
 
-use super::bundle_method::{primal_point, solve_lower};
-use super::run::Run;
-use super::{Exit, Iteration};
+use super::reduced::{primal_point, solve_lower};
 use crate::bundle::{Bundle, Plane};
 use crate::error::{Error, Result};
+use crate::exec::{Context, Method};
 use crate::linalg::{dist, dot, norm2};
 use crate::qp::QpOptions;
+use crate::vocab::Iteration;
 
 /// Most alternations between `beta` and `nu` per iteration.
 const MAX_ALTERNATIONS: usize = 60;
@@ -30,55 +30,90 @@ const MAX_ALTERNATIONS: usize = 60;
 const NU_FLOOR: f64 = 0.02;
 
 /// A plane of `F` at `w` from the risk's planes there.
-fn objective_plane(run: &Run<'_>, w: &[f64], risk_grad: &[f64], objective: f64) -> Plane {
+fn objective_plane(lambda: f64, w: &[f64], risk_grad: &[f64], objective: f64) -> Plane {
     let mut a = risk_grad.to_vec();
-    crate::linalg::axpy(run.lambda, w, &mut a);
+    crate::linalg::axpy(lambda, w, &mut a);
     let b = objective - dot(&a, w);
     Plane { part: 0, a, b }
 }
 
-pub fn run_cutting_plane(run: &mut Run<'_>, w: &[f64]) -> Result<Exit> {
-    let lambda = run.lambda;
-    let mut bundle = Bundle::new(w.len(), 1, run.settings.buffer_size);
-    let first = run.evaluate(w, 0)?;
-    bundle.add(vec![objective_plane(
-        run,
-        w,
-        &first.subgradient(),
-        first.objective,
-    )]);
-    let radius = if run.settings.cp_radius > 0.0 {
-        run.settings.cp_radius
-    } else if first.objective > 0.0 {
-        (2.0 * first.objective / lambda).sqrt().max(norm2(w).sqrt())
-    } else {
-        return Err(Error::invalid_argument(format!(
-            "the cutting-plane method needs cp_radius when F(w_1) = {} is not positive",
-            first.objective
-        )));
-    };
-    let mut nu = lambda;
-    let mut previous = w.to_vec();
-    let mut t = 0;
-    loop {
-        t += 1;
+/// Kelley's method: its model of `F`, the ball and the dual's `nu`.
+pub struct CuttingPlane {
+    bundle: Bundle,
+    radius: f64,
+    nu: f64,
+    /// The start (the centre of the `alpha = 0` primal point, unused by it).
+    start: Vec<f64>,
+    previous: Vec<f64>,
+}
+
+impl CuttingPlane {
+    /// A method not yet started.
+    pub fn new() -> Self {
+        CuttingPlane {
+            bundle: Bundle::new(0, 1, 1),
+            radius: 0.0,
+            nu: 0.0,
+            start: Vec::new(),
+            previous: Vec::new(),
+        }
+    }
+}
+
+impl Default for CuttingPlane {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Method for CuttingPlane {
+    fn start(&mut self, ctx: &mut Context<'_>, w: &[f64]) -> Result<()> {
+        let lambda = ctx.lambda;
+        self.bundle = Bundle::new(w.len(), 1, ctx.settings.buffer_size);
+        let first = ctx.evaluate(w, 0)?;
+        self.bundle.add(vec![objective_plane(
+            lambda,
+            w,
+            &first.subgradient(),
+            first.objective,
+        )]);
+        self.radius = if ctx.settings.cp_radius > 0.0 {
+            ctx.settings.cp_radius
+        } else if first.objective > 0.0 {
+            (2.0 * first.objective / lambda).sqrt().max(norm2(w).sqrt())
+        } else {
+            return Err(Error::invalid_argument(format!(
+                "the cutting-plane method needs cp_radius when F(w_1) = {} is not positive",
+                first.objective
+            )));
+        };
+        self.nu = lambda;
+        self.start = w.to_vec();
+        self.previous = w.to_vec();
+        Ok(())
+    }
+
+    fn step(&mut self, ctx: &mut Context<'_>, t: u64) -> Result<Iteration> {
+        let lambda = ctx.lambda;
+        let radius = self.radius;
+        let bundle = &mut self.bundle;
         let opts = QpOptions {
-            tol_gap: run.qp_tolerance(),
-            max_updates: run.settings.qp_max_updates,
+            tol_gap: ctx.qp_tolerance(),
+            max_updates: ctx.settings.qp_max_updates,
         };
         let mut bound = f64::NEG_INFINITY;
         for _ in 0..MAX_ALTERNATIONS {
-            let q = solve_lower(&mut bundle, nu, &opts, &mut run.info.qp_seconds)
+            let q = solve_lower(bundle, self.nu, &opts, ctx.qp_seconds())
                 .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
             let a_beta_norm = dot(&bundle.beta, &bundle.gram_times(&bundle.beta))
                 .max(0.0)
                 .sqrt();
-            bound = bound.max(q.value - nu * radius * radius / 2.0);
-            let target = (run.settings.tol_rel * run.info.primal.abs()).max(run.settings.tol_abs);
+            bound = bound.max(q.value - self.nu * radius * radius / 2.0);
+            let target = (ctx.settings.tol_rel * ctx.primal().abs()).max(ctx.settings.tol_abs);
             let floor = (NU_FLOOR * target / (radius * radius)).max(1e-12 * lambda);
             let next = (a_beta_norm / radius).max(floor);
-            let settled = (next - nu).abs() <= 1e-9 * nu;
-            nu = next;
+            let settled = (next - self.nu).abs() <= 1e-9 * self.nu;
+            self.nu = next;
             if settled {
                 break;
             }
@@ -88,34 +123,31 @@ pub fn run_cutting_plane(run: &mut Run<'_>, w: &[f64]) -> Result<Exit> {
                 "the cutting-plane bound is {bound} at iteration {t}"
             )));
         }
-        run.raise_lower_bound(bound);
-        let mut w_new = primal_point(&bundle, nu, 0.0, &bundle.beta, w);
+        ctx.raise_lower_bound(bound);
+        let mut w_new = primal_point(bundle, self.nu, 0.0, &bundle.beta, &self.start);
         let norm = norm2(&w_new).sqrt();
         if norm > radius {
             w_new.iter_mut().for_each(|x| *x *= radius / norm);
         }
-        let eval = run.evaluate(&w_new, t)?;
+        let eval = ctx.evaluate(&w_new, t)?;
         bundle.tick_idle();
-        bundle.clean(run.settings.clean_after);
+        bundle.clean(ctx.settings.clean_after);
         bundle.add(vec![objective_plane(
-            run,
+            lambda,
             &w_new,
             &eval.subgradient(),
             eval.objective,
         )]);
         let row = Iteration {
-            iteration: t,
             risk: eval.risk,
             objective: eval.objective,
             num_planes: bundle.len() as u64,
             active_planes: bundle.active() as u64,
-            alpha: nu,
-            step_norm: dist(&w_new, &previous),
+            alpha: self.nu,
+            step_norm: dist(&w_new, &self.previous),
             ..Iteration::default()
         };
-        previous = w_new;
-        if let Some(exit) = run.finish_iteration(row) {
-            return Ok(exit);
-        }
+        self.previous = w_new;
+        Ok(row)
     }
 }

@@ -6,10 +6,10 @@
 
 use rayon::prelude::*;
 
+use super::adapters::call_max_oracle_named;
 use super::sparse::SparseVec;
+use super::{Corner, MaxOracle};
 use crate::error::{Error, Result};
-use crate::oracle::adapters::call_max_oracle_named;
-use crate::oracle::{Corner, MaxOracle};
 
 /// What the oracle answered for one example.
 #[derive(Debug, Clone)]

@@ -198,7 +198,7 @@ pub struct Settings {
     pub trace_gap: bool,
     /// BCFW: called after every pass with the iterate (the averaged one
     /// under weighted averaging) and its `ell` (default none).
-    pub iterate_hook: Option<crate::bcfw::IterateHook>,
+    pub iterate_hook: Option<super::IterateHook>,
     /// BCFW gap sampling: blocks drawn proportionally to `gap^gap_degree`
     /// (default 1; > 0 and finite).
     pub gap_degree: f64,
