@@ -145,7 +145,7 @@ impl<'a> BcfwHandle<'a> {
 
     /// The epsilon-approximate regularisation path of BCFW from lambda_max
     /// down to `lambda_min` (at most `max_breakpoints`), see
-    /// [`crate::bcfw`]. Each breakpoint is solved to an exact gap of
+    /// docs/bcfw.md. Each breakpoint is solved to an exact gap of
     /// `settings.path_a * eps`, warm-started from the previous one. The
     /// solver is left at the last breakpoint's lambda and state.
     pub fn path(
