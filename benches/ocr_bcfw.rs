@@ -75,11 +75,13 @@ impl Variant {
                 Sampling::Gap => "gap",
                 Sampling::Uniform => "uniform",
                 Sampling::Permutation => "perm",
+                Sampling::MaxGap => "maxgap",
             },
             match self.step {
                 StepType::FrankWolfe => "-BCFW",
                 StepType::Pairwise => "-BCPFW",
                 StepType::Away => "-BCAFW",
+                StepType::All => "-all",
             },
             if self.cache { "+cache" } else { "" }
         )

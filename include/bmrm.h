@@ -63,7 +63,7 @@
  * incompatibly; compare it with `bmrm_abi_version()` to check that the
  * library loaded at run time matches the header a program was compiled with.
  */
-#define BMRM_ABI_VERSION 1
+#define BMRM_ABI_VERSION 2
 
 /**
  * Did the call succeed. Every function that can fail returns one of these;
@@ -202,6 +202,10 @@ typedef enum bmrm_sampling {
      * Proportionally to the last computed block gaps (gap sampling).
      */
     BMRM_SAMPLING_GAP = 2,
+    /**
+     * The block with the largest gap estimate, deterministically (ABI 2).
+     */
+    BMRM_SAMPLING_MAX_GAP = 3,
 } bmrm_sampling;
 
 /**
@@ -220,6 +224,10 @@ typedef enum bmrm_step_type {
      * FW or away steps, whichever improves the dual more.
      */
     BMRM_STEP_AWAY = 2,
+    /**
+     * The best of a FW, a pairwise and an away step (ABI 2).
+     */
+    BMRM_STEP_ALL = 3,
 } bmrm_step_type;
 
 /**
@@ -386,6 +394,25 @@ typedef struct bmrm_breakpoint {
 } bmrm_breakpoint;
 
 /**
+ * The sizes of one block's BCFW dual state (`bmrm_solver_bcfw_block`).
+ */
+typedef struct bmrm_bcfw_block {
+    /**
+     * Corners kept other than the ground truth, each with a label id, a
+     * loss, a dual weight and psi.
+     */
+    size_t num_corners;
+    /**
+     * Non-zeros of the corners' psi together.
+     */
+    size_t psi_nnz;
+    /**
+     * The block's last gap estimate (INFINITY: unknown).
+     */
+    double gap_estimate;
+} bmrm_bcfw_block;
+
+/**
  * The summary of a solve: what `bmrm_solver_info` returns and what the
  * progress callback sees after every iteration.
  */
@@ -451,6 +478,22 @@ typedef struct bmrm_info {
  * fail with BMRM_ERROR_INVALID_ARGUMENT: the solver is busy).
  */
 typedef int32_t (*bmrm_progress_fn)(void *user, const struct bmrm_info *info);
+
+/**
+ * BCFW: called after every pass with the iterate the BCFW MATLAB codes
+ * return (the weighted average under `weighted_averaging`, else the last
+ * iterate): `w` (`dim` doubles, owned by the library, valid during the call),
+ * the dual's loss term `ell` of that point and its dual value. Return 0 to
+ * go on, non-zero to stop (exit BMRM_EXIT_STOPPED_BY_USER). Called on the
+ * thread that called `bmrm_solver_run`, never concurrently; it must not call
+ * `bmrm_solver_*` on the solver being run.
+ */
+typedef int32_t (*bmrm_bcfw_iterate_fn)(void *user,
+                                        uint64_t pass,
+                                        const double *w,
+                                        size_t dim,
+                                        double ell,
+                                        double dual);
 
 /**
  * Every setting of the engine, as a plain struct of fixed-width fields.
@@ -605,6 +648,26 @@ typedef struct bmrm_settings {
      * dereferenced or freed by the library. May be NULL.
      */
     void *progress_user;
+    /**
+     * BCFW: called after every pass with the iterate and its `ell` (see
+     * `bmrm_bcfw_iterate_fn`); NULL (the default) for none. (ABI 2)
+     */
+    bmrm_bcfw_iterate_fn bcfw_iterate;
+    /**
+     * Passed back unchanged as the first argument of `bcfw_iterate`.
+     */
+    void *bcfw_iterate_user;
+    /**
+     * BCFW gap sampling: blocks drawn proportionally to gap^gap_degree
+     * (default 1; positive and finite). (ABI 2)
+     */
+    double gap_degree;
+    /**
+     * BCFW: an exact gap pass as soon as every block's gap estimate is known
+     * and their sum is <= early_exact_factor * tol_abs (gapBCFW's
+     * quit_passes_heuristic_gap; default 0 = off). (ABI 2)
+     */
+    double early_exact_factor;
 } bmrm_settings;
 
 /**
@@ -841,6 +904,60 @@ enum bmrm_status bmrm_path_breakpoint(const struct bmrm_path *p,
  * `p` is NULL or a live path, not used again.
  */
 void bmrm_path_free(struct bmrm_path *p);
+
+/**
+ * Block `i`'s BCFW dual state, once BCFW has run with corners kept (a cache
+ * or pairwise/away steps): the sizes into `*out` and, when the arrays are
+ * not NULL (all or none), the corners: `labels`, `losses`, `alphas`
+ * (`num_corners` each), `psi_start` (`num_corners + 1` offsets into
+ * `psi_index`/`psi_value`, `psi_nnz` each; 0-based indices). The ground
+ * truth holds `1 - sum alphas`. Errors: BMRM_ERROR_INVALID_ARGUMENT (no
+ * BCFW state, corners not kept, `i` out of range, some arrays NULL).
+ *
+ * # Safety
+ * `s` is NULL or a live solver; `out` NULL or writable; the arrays NULL or
+ * writable for the sizes above.
+ */
+enum bmrm_status bmrm_solver_bcfw_block(const struct bmrm_solver *s,
+                                        size_t i,
+                                        struct bmrm_bcfw_block *out,
+                                        uint64_t *labels,
+                                        double *losses,
+                                        double *alphas,
+                                        size_t *psi_start,
+                                        size_t *psi_index,
+                                        double *psi_value);
+
+/**
+ * Replaces the BCFW dual state of all `n` blocks (a warm start from a
+ * state saved with `bmrm_solver_bcfw_block`): block b has `num_corners[b]`
+ * corners, taken in order from `labels`, `losses`, `alphas` and
+ * `psi_start` (`sum num_corners + 1` offsets into `psi_index`/`psi_value`),
+ * and the gap estimate `gap_estimates[b]` (INFINITY: unknown). Every w_i
+ * and l_i is recomputed from the corners at the solver's lambda, so the
+ * state is a feasible dual point. Writes into `w` (`dim` doubles) the
+ * iterate the next `bmrm_solver_run` must be given as its start. Errors:
+ * BMRM_ERROR_INVALID_ARGUMENT (not BCFW, corners not kept, n not the number
+ * of examples, a weight < 0 or weights summing above 1, a non-finite
+ * value, indices not increasing or >= dim, a label id twice in a block),
+ * BMRM_ERROR_DIMENSION_MISMATCH.
+ *
+ * # Safety
+ * `s` is NULL or a live solver; the arrays NULL or readable for the sizes
+ * above; `w` NULL or writable for `dim` doubles.
+ */
+enum bmrm_status bmrm_solver_bcfw_set_dual(struct bmrm_solver *s,
+                                           size_t n,
+                                           const size_t *num_corners,
+                                           const double *gap_estimates,
+                                           const uint64_t *labels,
+                                           const double *losses,
+                                           const double *alphas,
+                                           const size_t *psi_start,
+                                           const size_t *psi_index,
+                                           const double *psi_value,
+                                           double *w,
+                                           size_t dim);
 
 /**
  * Sets the loss L_i(y^) of the corner (0 until set). A NULL `c` is ignored

@@ -73,13 +73,15 @@ pub mod plot;
 pub mod solver;
 pub mod vocab;
 
-pub use bcfw::{BcfwStats, Bounds, Breakpoint};
+pub use bcfw::{BcfwStats, BlockDual, Bounds, Breakpoint, CornerDual};
 pub use error::{Error, ErrorKind, Result};
 pub use oracle::{PassItem, SparseVec};
 
 pub use oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk, Problem};
 pub use solver::Solver;
-pub use vocab::{Algorithm, Exit, Info, Iteration, Sampling, Settings, StepType};
+pub use vocab::{
+    Algorithm, Exit, Info, IterateHook, IterateView, Iteration, Sampling, Settings, StepType,
+};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

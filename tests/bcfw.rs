@@ -98,10 +98,24 @@ fn check_variants_against_bmrm(problem: Problem, lambda: f64, tol: f64) {
     let mut w = vec![0.0; bmrm.dim()];
     let reference = bmrm.run(&mut w).unwrap();
     assert_eq!(reference.exit, Exit::ConvergedRel);
-    for sampling in [Sampling::Uniform, Sampling::Permutation, Sampling::Gap] {
-        for step in [StepType::FrankWolfe, StepType::Pairwise, StepType::Away] {
+    let samplings = [
+        Sampling::Uniform,
+        Sampling::Permutation,
+        Sampling::Gap,
+        Sampling::MaxGap,
+    ];
+    let steps = [
+        StepType::FrankWolfe,
+        StepType::Pairwise,
+        StepType::Away,
+        StepType::All,
+    ];
+    for sampling in samplings {
+        for step in steps {
             for cache in [false, true] {
                 let mut s = bcfw_settings(lambda);
+                // gapBCFW's gapDegree: gap sampling by the squared gaps.
+                s.gap_degree = if cache { 2.0 } else { 1.0 };
                 s.tol_rel = tol;
                 s.sampling = sampling;
                 s.step_type = step;
@@ -412,4 +426,86 @@ fn block_storage_stays_sparse_on_a_wide_problem() {
         "{} bytes, dense blocks would take {dense_blocks}",
         stats.memory_bytes
     );
+}
+
+#[test]
+fn heuristic_gaps_trigger_the_exact_pass_early_and_the_stop_stays_exact() {
+    let model = Arc::new(multiclass(60, 4, 3, 3));
+    let run = |factor: f64| {
+        let mut s = bcfw_settings(0.05);
+        s.tol_rel = 0.0;
+        s.tol_abs = 1e-3;
+        s.gap_check = 1000;
+        s.max_iterations = 300;
+        s.step_type = StepType::Pairwise;
+        s.early_exact_factor = factor;
+        let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
+        let mut w = vec![0.0; solver.dim()];
+        solver.run(&mut w).unwrap()
+    };
+    // Off: no exact pass before pass 1000, so the run hits the pass limit.
+    let off = run(0.0);
+    assert_eq!(off.exit, Exit::MaxIterations, "{off:?}");
+    // On: an exact pass once the estimates sum below 0.8 tol_abs; the stop
+    // is on the exact (certified) gap.
+    let on = run(0.8);
+    assert!(converged(&on) && on.iterations < 300, "{on:?}");
+    assert!(on.primal - on.lower_bound <= 1e-3, "{on:?}");
+}
+
+/// What the iterate hook saw: the pass, the point, its dual, averaged or not.
+type Seen = (u64, Vec<f64>, f64, bool);
+
+#[test]
+fn the_iterate_hook_sees_each_pass_point_with_its_own_dual_and_can_stop() {
+    use std::ops::ControlFlow;
+    use std::sync::Mutex;
+    let model = Arc::new(multiclass(40, 3, 3, 5));
+    let lambda = 0.05;
+    for averaging in [false, true] {
+        let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+        let log = seen.clone();
+        let mut s = bcfw_settings(lambda);
+        s.tol_rel = 0.0;
+        s.tol_abs = 0.0;
+        s.max_iterations = 50;
+        s.weighted_averaging = averaging;
+        s.iterate_hook = Some(bmrm::IterateHook::new(move |v| {
+            log.lock()
+                .unwrap()
+                .push((v.pass, v.w.to_vec(), v.dual, v.averaged));
+            if v.pass == 3 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }));
+        let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
+        let mut w = vec![0.0; solver.dim()];
+        let info = solver.run(&mut w).unwrap();
+        // The hook's stop ends the run after pass 3, like the observer's.
+        assert_eq!(info.exit, Exit::StoppedByUser, "{info:?}");
+        assert_eq!(info.iterations, 3);
+        let seen = seen.lock().unwrap();
+        assert_eq!(
+            seen.iter().map(|x| x.0).collect::<Vec<_>>(),
+            [1, 2, 3],
+            "one call per pass"
+        );
+        for (pass, point, dual, averaged) in seen.iter() {
+            assert_eq!(*averaged, averaging, "pass {pass}");
+            // The dual value belongs to the point: weak duality against a
+            // primal computed by enumeration.
+            assert!(
+                *dual <= brute_primal(&model, point, lambda) + 1e-12,
+                "pass {pass}"
+            );
+        }
+        if !averaging {
+            // Without averaging the point is BCFW's iterate and its dual.
+            let bcfw = solver.bcfw().unwrap();
+            assert_eq!(seen[2].1.as_slice(), bcfw.iterate().unwrap());
+            assert_eq!(seen[2].2, bcfw.stats().unwrap().dual);
+        }
+    }
 }

@@ -75,6 +75,10 @@ fn settings_offsets() -> Vec<(&'static str, usize)> {
         ("path_a", offset!(s, path_a)),
         ("progress", offset!(s, progress)),
         ("progress_user", offset!(s, progress_user)),
+        ("bcfw_iterate", offset!(s, bcfw_iterate)),
+        ("bcfw_iterate_user", offset!(s, bcfw_iterate_user)),
+        ("gap_degree", offset!(s, gap_degree)),
+        ("early_exact_factor", offset!(s, early_exact_factor)),
     ]
 }
 
@@ -220,20 +224,24 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
         ("BMRM_SAMPLING_UNIFORM", BMRM_SAMPLING_UNIFORM as i64),
         ("BMRM_SAMPLING_PERM", BMRM_SAMPLING_PERM as i64),
         ("BMRM_SAMPLING_GAP", BMRM_SAMPLING_GAP as i64),
+        ("BMRM_SAMPLING_MAX_GAP", BMRM_SAMPLING_MAX_GAP as i64),
         ("BMRM_STEP_FW", BMRM_STEP_FW as i64),
         ("BMRM_STEP_PAIRWISE", BMRM_STEP_PAIRWISE as i64),
         ("BMRM_STEP_AWAY", BMRM_STEP_AWAY as i64),
+        ("BMRM_STEP_ALL", BMRM_STEP_ALL as i64),
     ]
 }
 
-/// The promises of docs/c-api.md and ABI version 1: changing any of
+/// The promises of docs/c-api.md and ABI version 2 (1 + the BCFW iterate
+/// callback, gap_degree, max-gap sampling and all-steps at the end of
+/// bmrm_settings and the enums): changing any of
 /// these numbers breaks compiled C programs, and needs a new
 /// BMRM_ABI_VERSION.
 #[test]
 fn abi_layout_and_values_are_pinned() {
-    assert_eq!(BMRM_ABI_VERSION, 1);
-    let expected_values: [(&str, i64); 31] = [
-        ("BMRM_ABI_VERSION", 1),
+    assert_eq!(BMRM_ABI_VERSION, 2);
+    let expected_values: [(&str, i64); 33] = [
+        ("BMRM_ABI_VERSION", 2),
         ("BMRM_OK", 0),
         ("BMRM_ERROR_NULL_ARGUMENT", 1),
         ("BMRM_ERROR_INVALID_ARGUMENT", 2),
@@ -261,9 +269,11 @@ fn abi_layout_and_values_are_pinned() {
         ("BMRM_SAMPLING_UNIFORM", 0),
         ("BMRM_SAMPLING_PERM", 1),
         ("BMRM_SAMPLING_GAP", 2),
+        ("BMRM_SAMPLING_MAX_GAP", 3),
         ("BMRM_STEP_FW", 0),
         ("BMRM_STEP_PAIRWISE", 1),
         ("BMRM_STEP_AWAY", 2),
+        ("BMRM_STEP_ALL", 3),
     ];
     assert_eq!(rust_enum_values(), expected_values.to_vec());
 
@@ -282,7 +292,7 @@ fn abi_layout_and_values_are_pinned() {
     }
     if cfg!(target_pointer_width = "64") {
         let expected = [
-            ("bmrm_settings", 184, 8),
+            ("bmrm_settings", 216, 8),
             ("bmrm_info", 96, 8),
             ("bmrm_iteration", 104, 8),
             ("bmrm_status", 4, 4),
@@ -326,6 +336,10 @@ fn abi_layout_and_values_are_pinned() {
             ("path_a", 160),
             ("progress", 168),
             ("progress_user", 176),
+            ("bcfw_iterate", 184),
+            ("bcfw_iterate_user", 192),
+            ("gap_degree", 200),
+            ("early_exact_factor", 208),
         ];
         assert_eq!(settings_offsets(), settings.to_vec());
         // bmrm_info: the exit, 4 bytes of padding, then 11 eight-byte fields.
@@ -914,9 +928,9 @@ fn c_example_builds_against_the_installed_library() {
             })
             .collect();
         declared.sort();
-        // 23 core functions, 7 of BCFW (src/ffi/bcfw.rs), 7 of the built-in
+        // 23 core functions, 9 of BCFW (src/ffi/bcfw.rs), 7 of the built-in
         // models (src/ffi/models.rs).
-        assert_eq!(declared.len(), 37, "functions in bmrm.h: {declared:?}");
+        assert_eq!(declared.len(), 39, "functions in bmrm.h: {declared:?}");
         assert_eq!(
             exported, declared,
             "exported symbols vs the header's functions"

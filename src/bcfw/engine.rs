@@ -32,7 +32,10 @@ macro_rules! point {
     };
 }
 
+mod dual;
 mod steps;
+
+pub use dual::{BlockDual, CornerDual};
 
 /// The result of an exact pass at the current iterate.
 pub struct ExactPass {
@@ -99,7 +102,7 @@ impl BcfwState {
             )));
         }
         let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
-        let sampler = Sampler::new(settings.sampling, n, &mut rng);
+        let sampler = Sampler::new(settings.sampling, n, &mut rng).with_degree(settings.gap_degree);
         let v = vec![0.0; dim];
         let w = match &bounds {
             Some(b) => b.clip_all(&v),
@@ -251,6 +254,20 @@ impl BcfwState {
         self.vbar
             .as_ref()
             .map(|vb| dual_value(self.lambda, vb, self.bounds.as_ref(), self.lbar))
+    }
+
+    /// Calls `f(w, ell, dual, averaged)` with the iterate the BCFW codes
+    /// return: the averaged point under weighted averaging, else the last.
+    pub fn with_iterate<R>(&self, f: impl FnOnce(&[f64], f64, f64, bool) -> R) -> R {
+        match (self.average_point(), self.dual_of_average()) {
+            (Some(avg), Some(dual)) => f(&avg, self.lbar, dual, true),
+            _ => f(point!(self), self.l, self.dual(), false),
+        }
+    }
+
+    /// Every block's gap estimate is known (finite).
+    pub fn all_estimated(&self) -> bool {
+        self.blocks.iter().all(|b| b.gap_estimate.is_finite())
     }
 
     /// The averaged primal point `clip(vbar)`, when averaging is on.

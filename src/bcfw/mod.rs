@@ -37,6 +37,7 @@ mod sparse;
 use std::sync::Arc;
 
 pub use bounds::Bounds;
+pub use engine::{BlockDual, CornerDual};
 pub use path::Breakpoint;
 
 pub(crate) use engine::BcfwState;
@@ -47,7 +48,7 @@ use crate::error::{Error, Result};
 use crate::exec::{Context, Method};
 use crate::oracle::pass::{on_oracle_thread, oracle_pass};
 use crate::oracle::MaxOracle;
-use crate::vocab::{Exit, Iteration, Settings};
+use crate::vocab::{Exit, IterateView, Iteration, Settings};
 
 /// BCFW's own figures, cumulative over the runs of one solver.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -87,6 +88,8 @@ pub struct BcfwMethod<'s> {
     /// The pass of this run that ended with an exact pass.
     last_exact_at: Option<u64>,
     limit: Option<u64>,
+    /// The iterate hook asked to stop after the last pass.
+    stop: bool,
 }
 
 impl<'s> BcfwMethod<'s> {
@@ -97,6 +100,7 @@ impl<'s> BcfwMethod<'s> {
             k: 0,
             last_exact_at: None,
             limit: engine::pass_limit(settings),
+            stop: false,
         }
     }
 
@@ -131,7 +135,15 @@ impl Method for BcfwMethod<'_> {
         self.k = k;
         self.state.pass(oracle.as_ref(), settings)?;
         let mut exact = None;
-        if k % u64::from(settings.gap_check) == 0 {
+        // Every gap_check passes since the last exact pass, or sooner when
+        // every block's estimate is known and their sum is below
+        // early_exact_factor * tol_abs (gapBCFW's quit_passes_heuristic_gap).
+        let since = k - self.last_exact_at.unwrap_or(0);
+        let early = settings.early_exact_factor > 0.0
+            && settings.tol_abs > 0.0
+            && self.state.all_estimated()
+            && self.state.gap_estimate() <= settings.early_exact_factor * settings.tol_abs;
+        if since >= u64::from(settings.gap_check) || early {
             exact = Some(self.certify(ctx, oracle.as_ref())?);
             self.last_exact_at = Some(k);
         }
@@ -148,11 +160,27 @@ impl Method for BcfwMethod<'_> {
         if let Some(d) = self.state.dual_of_average() {
             ctx.raise_lower_bound(d);
         }
+        self.stop = settings.iterate_hook.as_ref().is_some_and(|h| {
+            self.state.with_iterate(|w, ell, dual, averaged| {
+                h.call(&IterateView {
+                    pass: k,
+                    w,
+                    ell,
+                    dual,
+                    averaged,
+                })
+                .is_break()
+            })
+        });
         Ok(engine::pass_row(self.state, exact.as_ref(), traced))
     }
 
     fn own_limit(&self) -> Option<u64> {
         self.limit
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.stop
     }
 
     /// A fresh certificate at the point the run stops at.

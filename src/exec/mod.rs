@@ -32,6 +32,13 @@ pub trait Method {
         None
     }
 
+    /// A stop the method's own hook asked for in the last step (BCFW's
+    /// iterate hook), checked after the stopping rules: a converged run
+    /// still ends converged. The run ends with [`Exit::StoppedByUser`].
+    fn stop_requested(&self) -> bool {
+        false
+    }
+
     /// Called once the loop stopped with `exit`; may refresh the certificate
     /// and so change how the run ended.
     fn finish(&mut self, _ctx: &mut Context<'_>, exit: Exit) -> Result<Exit> {
@@ -69,6 +76,9 @@ pub fn execute(
             let row = method.step(&mut ctx, t)?;
             if let Some(exit) = finish_iteration(&mut ctx, history, &mut observer, t, row) {
                 break exit;
+            }
+            if method.stop_requested() {
+                break Exit::StoppedByUser;
             }
             if method.own_limit().is_some_and(|m| t >= m) {
                 break Exit::MaxIterations;

@@ -14,9 +14,10 @@ use std::sync::{Mutex, MutexGuard};
 use crate::error::{Error, Result};
 use crate::oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk};
 use crate::solver::Info;
+use crate::vocab::{IterateHook, IterateView, Settings};
 
 use super::corner::bmrm_corner;
-use super::types::bmrm_info;
+use super::types::{bmrm_info, bmrm_settings};
 
 /// The full risk: writes R(w) into `*risk` and one subgradient of R at `w`
 /// into `subgrad` (`dim` doubles, zeroed on entry), and returns 0; any other
@@ -73,6 +74,35 @@ pub type bmrm_max_oracle_fn = Option<
         out: *mut bmrm_corner,
     ) -> i32,
 >;
+
+/// The engine's settings of a C `bmrm_settings`, with its BCFW iterate
+/// callback (if any) as the engine's hook.
+pub(crate) fn engine_settings(c: &bmrm_settings) -> Result<Settings> {
+    let mut s = c.to_engine()?;
+    if let Some(f) = c.bcfw_iterate {
+        s.iterate_hook = Some(iterate_hook(f, c.bcfw_iterate_user));
+    }
+    Ok(s)
+}
+
+/// The C iterate callback as the engine's hook.
+fn iterate_hook(
+    f: unsafe extern "C" fn(*mut c_void, u64, *const f64, usize, f64, f64) -> i32,
+    user: *mut c_void,
+) -> IterateHook {
+    let user = UserPtr(user);
+    IterateHook::new(move |v: &IterateView<'_>| {
+        // SAFETY: `f` is the non-null iterate function of the settings the
+        // solver was made with; `v.w` is valid for `v.w.len()` doubles until
+        // the call returns, as the header promises.
+        let rc = unsafe { f(user.get(), v.pass, v.w.as_ptr(), v.w.len(), v.ell, v.dual) };
+        if rc == 0 {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(())
+        }
+    })
+}
 
 /// The caller's opaque `user` pointer, passed back to its callbacks.
 #[derive(Clone, Copy)]

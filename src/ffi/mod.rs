@@ -37,9 +37,10 @@ use std::ffi::c_char;
 use crate::error::ErrorKind;
 
 pub use bcfw::{
-    bmrm_bcfw_info, bmrm_bcfw_pass, bmrm_breakpoint, bmrm_path, bmrm_path_breakpoint,
-    bmrm_path_free, bmrm_path_len, bmrm_solver_bcfw_info, bmrm_solver_bcfw_pass,
-    bmrm_solver_bcfw_path, bmrm_solver_set_bounds,
+    bmrm_bcfw_block, bmrm_bcfw_info, bmrm_bcfw_pass, bmrm_breakpoint, bmrm_path,
+    bmrm_path_breakpoint, bmrm_path_free, bmrm_path_len, bmrm_solver_bcfw_block,
+    bmrm_solver_bcfw_info, bmrm_solver_bcfw_pass, bmrm_solver_bcfw_path, bmrm_solver_bcfw_set_dual,
+    bmrm_solver_set_bounds,
 };
 pub use callbacks::{bmrm_max_oracle_fn, bmrm_partial_risk_fn, bmrm_risk_fn};
 pub use corner::{
@@ -61,9 +62,9 @@ pub use solver::{
     bmrm_solver_set_lambda,
 };
 pub use types::{
-    bmrm_algorithm, bmrm_exit, bmrm_info, bmrm_iteration, bmrm_progress_fn, bmrm_sampling,
-    bmrm_settings, bmrm_status, bmrm_step_type, RawAlgorithm, RawExit, RawSampling, RawStatus,
-    RawStepType, BMRM_ABI_VERSION,
+    bmrm_algorithm, bmrm_bcfw_iterate_fn, bmrm_exit, bmrm_info, bmrm_iteration, bmrm_progress_fn,
+    bmrm_sampling, bmrm_settings, bmrm_status, bmrm_step_type, RawAlgorithm, RawExit, RawSampling,
+    RawStatus, RawStepType, BMRM_ABI_VERSION,
 };
 
 /// A static NUL-terminated string.

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::oracle::Problem;
 
 use super::boundary::{non_null, status};
-use super::callbacks::observer;
+use super::callbacks::{engine_settings, observer};
 use super::problem::bmrm_problem;
 use super::solver::{bmrm_solver, Held};
 use super::types::{bmrm_settings, bmrm_status};
@@ -114,7 +114,7 @@ pub unsafe extern "C" fn bmrm_solver_new_mpi(
             // SAFETY: `s` is not NULL and readable by the contract; every
             // bit pattern of its fields is valid (see bmrm_solver_new).
             let c_settings = unsafe { s.read() };
-            let settings = c_settings.to_engine()?;
+            let settings = engine_settings(&c_settings)?;
             if let Some(f) = c_settings.progress {
                 progress = Some((f, c_settings.progress_user));
             }

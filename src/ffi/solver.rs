@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::solver::{Info, Iteration, Solver};
 
 use super::boundary::{catch, non_null, status};
-use super::callbacks::observer;
+use super::callbacks::{engine_settings, observer};
 use super::problem::bmrm_problem;
 use super::types::{bmrm_info, bmrm_iteration, bmrm_settings, bmrm_status, RawAlgorithm};
 
@@ -110,6 +110,17 @@ impl Held {
             s.bcfw_mut().ok_or(unsupported)?.set_bounds(lower, upper)
         })
     }
+    /// The solver of this process, for BCFW's dual state (which is not
+    /// carried across ranks).
+    pub(super) fn local_mut(&mut self) -> Result<&mut Solver> {
+        match self {
+            Held::Local(s) => Ok(s),
+            #[cfg(feature = "mpi")]
+            Held::Mpi(_) => Err(Error::invalid_argument(
+                "a BCFW dual state is not available in distributed mode",
+            )),
+        }
+    }
     pub(super) fn bcfw_stats(&self) -> Option<crate::bcfw::BcfwStats> {
         self.solver()
             .and_then(Solver::bcfw)
@@ -200,7 +211,7 @@ pub unsafe extern "C" fn bmrm_solver_new(
         // plain integers here, and `progress` is an `Option` of a function
         // pointer, for which NULL is `None`.
         let c_settings = unsafe { s.read() };
-        let settings = c_settings.to_engine()?;
+        let settings = engine_settings(&c_settings)?;
         let engine_problem = problem.engine()?;
         let dim = problem.dim();
         // Rust aborts on a failed allocation: try the first one here, so a

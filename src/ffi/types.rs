@@ -11,7 +11,7 @@ use crate::solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, StepTy
 /// whenever a type's layout, an enum value or a function's signature changes
 /// incompatibly; compare it with `bmrm_abi_version()` to check that the
 /// library loaded at run time matches the header a program was compiled with.
-pub const BMRM_ABI_VERSION: u32 = 1;
+pub const BMRM_ABI_VERSION: u32 = 2;
 
 /// Did the call succeed. Every function that can fail returns one of these;
 /// on failure `bmrm_last_error()` gives a message naming what failed.
@@ -163,6 +163,8 @@ pub enum bmrm_sampling {
     BMRM_SAMPLING_PERM = 1,
     /// Proportionally to the last computed block gaps (gap sampling).
     BMRM_SAMPLING_GAP = 2,
+    /// The block with the largest gap estimate, deterministically (ABI 2).
+    BMRM_SAMPLING_MAX_GAP = 3,
 }
 
 /// Which step BCFW takes on a block.
@@ -176,6 +178,8 @@ pub enum bmrm_step_type {
     BMRM_STEP_PAIRWISE = 1,
     /// FW or away steps, whichever improves the dual more.
     BMRM_STEP_AWAY = 2,
+    /// The best of a FW, a pairwise and an away step (ABI 2).
+    BMRM_STEP_ALL = 3,
 }
 
 /// A `bmrm_status` received from C, as a plain integer so that an
@@ -199,6 +203,24 @@ pub type RawStepType = i32;
 /// fail with BMRM_ERROR_INVALID_ARGUMENT: the solver is busy).
 pub type bmrm_progress_fn =
     Option<unsafe extern "C" fn(user: *mut c_void, info: *const bmrm_info) -> i32>;
+
+/// BCFW: called after every pass with the iterate the BCFW MATLAB codes
+/// return (the weighted average under `weighted_averaging`, else the last
+/// iterate): `w` (`dim` doubles, owned by the library, valid during the call),
+/// the dual's loss term `ell` of that point and its dual value. Return 0 to
+/// go on, non-zero to stop (exit BMRM_EXIT_STOPPED_BY_USER). Called on the
+/// thread that called `bmrm_solver_run`, never concurrently; it must not call
+/// `bmrm_solver_*` on the solver being run.
+pub type bmrm_bcfw_iterate_fn = Option<
+    unsafe extern "C" fn(
+        user: *mut c_void,
+        pass: u64,
+        w: *const f64,
+        dim: usize,
+        ell: f64,
+        dual: f64,
+    ) -> i32,
+>;
 
 /// Every setting of the engine, as a plain struct of fixed-width fields.
 ///
@@ -293,6 +315,18 @@ pub struct bmrm_settings {
     /// Passed back unchanged as the first argument of `progress`; never
     /// dereferenced or freed by the library. May be NULL.
     pub progress_user: *mut c_void,
+    /// BCFW: called after every pass with the iterate and its `ell` (see
+    /// `bmrm_bcfw_iterate_fn`); NULL (the default) for none. (ABI 2)
+    pub bcfw_iterate: bmrm_bcfw_iterate_fn,
+    /// Passed back unchanged as the first argument of `bcfw_iterate`.
+    pub bcfw_iterate_user: *mut c_void,
+    /// BCFW gap sampling: blocks drawn proportionally to gap^gap_degree
+    /// (default 1; positive and finite). (ABI 2)
+    pub gap_degree: f64,
+    /// BCFW: an exact gap pass as soon as every block's gap estimate is known
+    /// and their sum is <= early_exact_factor * tol_abs (gapBCFW's
+    /// quit_passes_heuristic_gap; default 0 = off). (ABI 2)
+    pub early_exact_factor: f64,
 }
 
 impl bmrm_settings {
@@ -334,6 +368,10 @@ impl bmrm_settings {
             path_a: engine.path_a,
             progress: None,
             progress_user: std::ptr::null_mut(),
+            bcfw_iterate: None,
+            bcfw_iterate_user: std::ptr::null_mut(),
+            gap_degree: engine.gap_degree,
+            early_exact_factor: engine.early_exact_factor,
         }
     }
 
@@ -348,15 +386,15 @@ impl bmrm_settings {
                 self.algorithm
             ))
         })?;
-        if !(0..=2).contains(&self.sampling) {
+        if !(0..=3).contains(&self.sampling) {
             return Err(Error::invalid_argument(format!(
-                "sampling = {} is not a bmrm_sampling (0..=2)",
+                "sampling = {} is not a bmrm_sampling (0..=3)",
                 self.sampling
             )));
         }
-        if !(0..=2).contains(&self.step_type) {
+        if !(0..=3).contains(&self.step_type) {
             return Err(Error::invalid_argument(format!(
-                "step_type = {} is not a bmrm_step_type (0..=2)",
+                "step_type = {} is not a bmrm_step_type (0..=3)",
                 self.step_type
             )));
         }
@@ -392,6 +430,8 @@ impl bmrm_settings {
         s.cache_factor = self.cache_factor;
         s.num_passes = self.num_passes;
         s.path_a = self.path_a;
+        s.gap_degree = self.gap_degree;
+        s.early_exact_factor = self.early_exact_factor;
         Ok(s)
     }
 }
@@ -533,7 +573,7 @@ mod tests {
             matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("sampling"))
         );
         let mut c = bmrm_settings::defaults(0);
-        c.step_type = 3;
+        c.step_type = 4;
         assert!(
             matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("step_type"))
         );

@@ -6,7 +6,7 @@
 //! [`Solver::bcfw_mut`]: super::Solver::bcfw_mut
 
 use super::Core;
-use crate::bcfw::{BcfwMethod, BcfwState, BcfwStats, Bounds, Breakpoint, PathTarget};
+use crate::bcfw::{BcfwMethod, BcfwState, BcfwStats, BlockDual, Bounds, Breakpoint, PathTarget};
 use crate::error::{Error, Result};
 use crate::oracle::Problem;
 use crate::vocab::{Exit, Info};
@@ -31,6 +31,12 @@ impl Bcfw {
     /// an earlier iterate or the averaged one).
     pub fn iterate(&self) -> Option<&[f64]> {
         self.state.as_ref().map(BcfwState::w)
+    }
+
+    /// Block `i`'s dual state (its corners and weights), once BCFW has run
+    /// with corners kept (a cache or pairwise/away steps).
+    pub fn block_dual(&self, i: usize) -> Option<BlockDual> {
+        self.state.as_ref().and_then(|s| s.block_dual(i))
     }
 
     pub(super) fn set_lambda(&mut self, lambda: f64) {
@@ -103,6 +109,32 @@ impl<'a> BcfwHandle<'a> {
         self.bcfw.iterate()
     }
 
+    /// Block `i`'s dual state ([`Bcfw::block_dual`]).
+    pub fn block_dual(&self, i: usize) -> Option<BlockDual> {
+        self.bcfw.block_dual(i)
+    }
+
+    /// Replaces BCFW's dual state by `blocks` (a warm start from a saved
+    /// state, recomputed at this solver's lambda) and returns the iterate the
+    /// next run must be given as its start.
+    pub fn set_dual(&mut self, blocks: Vec<BlockDual>) -> Result<&[f64]> {
+        let Problem::Examples(oracle) = &self.core.problem else {
+            return Err(Error::no_oracle("BCFW needs an example max-oracle"));
+        };
+        let mut state = match self.bcfw.state.take() {
+            Some(s) => s,
+            None => BcfwState::new(
+                oracle.as_ref(),
+                &self.core.settings,
+                self.bcfw.bounds.clone(),
+            )?,
+        };
+        let result = state.set_dual(blocks);
+        let state = self.bcfw.state.insert(state);
+        result?;
+        Ok(state.w())
+    }
+
     /// Box constraints `lower <= w <= upper` (use infinities for free
     /// coordinates). Setting them restarts BCFW from its start.
     pub fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
@@ -113,7 +145,7 @@ impl<'a> BcfwHandle<'a> {
 
     /// The epsilon-approximate regularisation path of BCFW from lambda_max
     /// down to `lambda_min` (at most `max_breakpoints`), see
-    /// [`crate::bcfw`]. Each breakpoint is solved to an exact gap of
+    /// docs/bcfw.md. Each breakpoint is solved to an exact gap of
     /// `settings.path_a * eps`, warm-started from the previous one. The
     /// solver is left at the last breakpoint's lambda and state.
     pub fn path(

@@ -1,7 +1,7 @@
 //! The [`Solver`]: owns a problem, its thread pool and the state kept
 //! between runs (the bundle, or BCFW's dual state, for warm starts along a
-//! lambda path), chooses the [`Method`] the settings name and runs it with
-//! the executor ([`crate::exec::execute`]).
+//! lambda path), chooses the `Method` the settings name and runs it with
+//! the executor (`crate::exec::execute`).
 
 mod bcfw;
 mod path;

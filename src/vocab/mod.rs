@@ -5,11 +5,13 @@
 //! oracle layer, the methods, the executor and the front ends can all use it
 //! without importing one another.
 
+mod hook;
 mod info;
 mod settings;
 
 use std::ops::ControlFlow;
 
+pub use hook::{IterateHook, IterateView};
 pub use info::{Exit, Info, Iteration};
 pub use settings::{Algorithm, Sampling, Settings, StepType};
 

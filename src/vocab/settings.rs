@@ -75,6 +75,9 @@ pub enum Sampling {
     /// Proportionally to the last computed block gaps; blocks never visited
     /// first (gap sampling).
     Gap = 2,
+    /// Deterministically the block with the largest gap estimate (ties: the
+    /// lowest index); blocks never visited first (gapBCFW's 'maxGap').
+    MaxGap = 3,
 }
 
 impl Sampling {
@@ -84,6 +87,7 @@ impl Sampling {
             0 => Sampling::Uniform,
             1 => Sampling::Permutation,
             2 => Sampling::Gap,
+            3 => Sampling::MaxGap,
             _ => return None,
         })
     }
@@ -101,6 +105,8 @@ pub enum StepType {
     Pairwise = 1,
     /// The better of a FW step and an away step (BCAFW).
     Away = 2,
+    /// The best of a FW, a pairwise and an away step (gapBCFW's "all steps").
+    All = 3,
 }
 
 impl StepType {
@@ -110,6 +116,7 @@ impl StepType {
             0 => StepType::FrankWolfe,
             1 => StepType::Pairwise,
             2 => StepType::Away,
+            3 => StepType::All,
             _ => return None,
         })
     }
@@ -189,6 +196,17 @@ pub struct Settings {
     /// pass for the history (`Iteration::exact_gap`) without using it and
     /// without counting its oracle calls or time (default false).
     pub trace_gap: bool,
+    /// BCFW: called after every pass with the iterate (the averaged one
+    /// under weighted averaging) and its `ell` (default none).
+    pub iterate_hook: Option<super::IterateHook>,
+    /// BCFW gap sampling: blocks drawn proportionally to `gap^gap_degree`
+    /// (default 1; > 0 and finite).
+    pub gap_degree: f64,
+    /// BCFW: an exact pass as soon as every block's gap estimate is known and
+    /// their sum is <= early_exact_factor * tol_abs, not only every
+    /// gap_check passes (gapBCFW's quit_passes_heuristic_gap with its
+    /// eps multiplier; default 0 = off).
+    pub early_exact_factor: f64,
 }
 
 impl Settings {
@@ -224,6 +242,9 @@ impl Settings {
             num_passes: 0,
             path_a: 0.9,
             trace_gap: false,
+            iterate_hook: None,
+            gap_degree: 1.0,
+            early_exact_factor: 0.0,
         }
     }
 
@@ -276,6 +297,18 @@ impl Settings {
             return bad(format!(
                 "cache_factor must be >= 0, got {}",
                 self.cache_factor
+            ));
+        }
+        if !(self.early_exact_factor >= 0.0 && self.early_exact_factor.is_finite()) {
+            return bad(format!(
+                "early_exact_factor must be >= 0 and finite, got {}",
+                self.early_exact_factor
+            ));
+        }
+        if !(self.gap_degree > 0.0 && self.gap_degree.is_finite()) {
+            return bad(format!(
+                "gap_degree must be positive and finite, got {}",
+                self.gap_degree
             ));
         }
         if !(self.path_a > 0.0 && self.path_a < 1.0) {

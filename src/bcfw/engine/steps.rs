@@ -86,24 +86,32 @@ impl BcfwState {
             (dl, gamma, gain, 0.0)
         };
         let mut chosen = (StepKind::FrankWolfe, gamma_fw, dl_fw, CornerRef::Truth);
-        if settings.step_type != StepType::FrankWolfe {
+        let alternatives: &[StepKind] = match settings.step_type {
+            StepType::FrankWolfe => &[],
+            StepType::Pairwise => &[StepKind::Pairwise],
+            StepType::Away => &[StepKind::Away],
+            StepType::All => &[StepKind::Pairwise, StepKind::Away],
+        };
+        if !alternatives.is_empty() {
             if let Some((a, alpha_a)) = self.away_corner(i) {
-                let kind = match settings.step_type {
-                    StepType::Pairwise => StepKind::Pairwise,
-                    _ => StepKind::Away,
-                };
-                // An away corner holding (almost) all the mass is w_i itself:
-                // its direction is rounding noise with an unbounded step.
-                let usable = match kind {
-                    StepKind::Pairwise => a != s,
-                    _ => alpha_a < 1.0 - 1e-9,
-                };
-                if usable {
-                    // Park the FW direction while the alternative is tried.
+                let mut best_gain = gain_fw;
+                for &kind in alternatives {
+                    // An away corner holding (almost) all the mass is w_i
+                    // itself: its direction is rounding noise with an
+                    // unbounded step.
+                    let usable = match kind {
+                        StepKind::Pairwise => a != s,
+                        _ => alpha_a < 1.0 - 1e-9,
+                    };
+                    if !usable {
+                        continue;
+                    }
+                    // Park the best direction so far while this one is tried.
                     std::mem::swap(&mut self.dir, &mut self.dir_parked);
                     let (dl, gmax) = self.direction_to(i, s, a, kind);
                     let (gamma, gain) = self.line_search(&self.dir, dl, gmax);
-                    if gain > gain_fw {
+                    if gain > best_gain {
+                        best_gain = gain;
                         chosen = (kind, gamma, dl, a);
                     } else {
                         std::mem::swap(&mut self.dir, &mut self.dir_parked);
