@@ -31,9 +31,10 @@ fn sampling(v: &str) -> PyResult<Sampling> {
         "uniform" => Sampling::Uniform,
         "permutation" => Sampling::Permutation,
         "gap" => Sampling::Gap,
+        "max-gap" => Sampling::MaxGap,
         _ => {
             return Err(PyValueError::new_err(format!(
-                "sampling: unknown value {v:?} (use 'uniform', 'permutation' or 'gap')"
+                "sampling: unknown value {v:?} (use 'uniform', 'permutation', 'gap' or 'max-gap')"
             )))
         }
     })
@@ -44,9 +45,10 @@ fn step_type(v: &str) -> PyResult<StepType> {
         "fw" | "frank-wolfe" => StepType::FrankWolfe,
         "pairwise" => StepType::Pairwise,
         "away" => StepType::Away,
+        "all" => StepType::All,
         _ => {
             return Err(PyValueError::new_err(format!(
-                "step_type: unknown value {v:?} (use 'fw', 'pairwise' or 'away')"
+                "step_type: unknown value {v:?} (use 'fw', 'pairwise', 'away' or 'all')"
             )))
         }
     })
@@ -98,6 +100,8 @@ pub fn apply(s: &mut Settings, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<(
             "num_passes" => s.num_passes = get(v, key, U)?,
             "path_a" => s.path_a = get(v, key, F)?,
             "trace_gap" => s.trace_gap = get(v, key, B)?,
+            "gap_degree" => s.gap_degree = get(v, key, F)?,
+            "early_exact_factor" => s.early_exact_factor = get(v, key, F)?,
             _ => {
                 return Err(PyTypeError::new_err(format!(
                     "unknown setting {key:?} (see help(bmrm.Solver) for the settings)"
@@ -134,6 +138,7 @@ pub fn to_dict<'py>(py: Python<'py>, s: &Settings) -> PyResult<Bound<'py, PyDict
             Sampling::Uniform => "uniform",
             Sampling::Permutation => "permutation",
             Sampling::Gap => "gap",
+            Sampling::MaxGap => "max-gap",
         },
     )?;
     d.set_item(
@@ -142,6 +147,7 @@ pub fn to_dict<'py>(py: Python<'py>, s: &Settings) -> PyResult<Bound<'py, PyDict
             StepType::FrankWolfe => "fw",
             StepType::Pairwise => "pairwise",
             StepType::Away => "away",
+            StepType::All => "all",
         },
     )?;
     d.set_item("line_search", s.line_search)?;
@@ -154,5 +160,7 @@ pub fn to_dict<'py>(py: Python<'py>, s: &Settings) -> PyResult<Bound<'py, PyDict
     d.set_item("num_passes", s.num_passes)?;
     d.set_item("path_a", s.path_a)?;
     d.set_item("trace_gap", s.trace_gap)?;
+    d.set_item("gap_degree", s.gap_degree)?;
+    d.set_item("early_exact_factor", s.early_exact_factor)?;
     Ok(d)
 }
