@@ -45,7 +45,7 @@
 //! # Ok::<(), bmrm::Error>(())
 //! ```
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![deny(unsafe_code)]
 
 // Internals: the BCFW state, the bundle, the QP, the dense kernels, the
