@@ -37,7 +37,7 @@ if ~isfield(param, 'oracleFn')
 end
 n = numel(param.patterns);
 d = bcfw_dim(who, param);
-opt = @(name, default) pick(options, name, default);
+opt = @(name, default) option(options, name, default);
 
 o = struct('dim', d, 'algorithm', 'bcfw', 'hash_args', 2);
 o.lambda = opt('lambda', 1 / n);
@@ -117,12 +117,4 @@ for i = 1:numel(param.patterns)
   e = e + param.lossFn(param, param.labels{i}, param.oracleFn(param, model, param.patterns{i}));
 end
 e = e / numel(param.patterns);
-end
-
-function v = pick(options, name, default)
-if isfield(options, name) && ~isempty(options.(name))
-  v = options.(name);
-else
-  v = default;
-end
 end

@@ -8,7 +8,7 @@ check_options(who, options, {'lambda', 'gap_threshold', 'num_passes', 'time_budg
   'output_model_before_batch_step', 'init_gap_value_for_cache', 'logging_level'});
 n = numel(param.patterns);
 d = bcfw_dim(who, param);
-opt = @(name, default) pick(options, name, default);
+opt = @(name, default) option(options, name, default);
 
 o = struct('dim', d, 'algorithm', 'bcfw', 'hash_args', 1);
 o.lambda = opt('lambda', 1 / n);
@@ -73,14 +73,6 @@ if ~isfield(param, 'hashFn') || isempty(param.hashFn)
   param = rmfield_if(param, 'hashFn');
 end
 
-end
-
-function v = pick(options, name, default)
-if isfield(options, name) && ~isempty(options.(name))
-  v = options.(name);
-else
-  v = default;
-end
 end
 
 function s = rmfield_if(s, f)
