@@ -35,16 +35,8 @@ end
 if ~isfield(param, 'oracleFn')
   error('bmrm:badArgument', '%s: param.oracleFn (or param.constraintFn) is missing', who);
 end
-n = numel(param.patterns);
-d = bcfw_dim(who, param);
 opt = @(name, default) option(options, name, default);
-
-o = struct('dim', d, 'algorithm', 'bcfw', 'hash_args', 2);
-o.lambda = opt('lambda', 1 / n);
-o.tol_rel = 0;
-o.tol_abs = opt('gap_threshold', 0.1);
-o.num_passes = opt('num_passes', 200);
-o.time_limit = 60 * opt('time_budget', inf);
+o = bcfw_base_options(who, param, options, 2);
 gc = opt('gap_check', 10);
 if gc == 0
   gc = inf;   % BCFWstruct's "off": only the final certificate
