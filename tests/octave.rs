@@ -112,21 +112,29 @@ fn skip() -> bool {
     false
 }
 
-#[test]
-fn octave_front_end_tests_pass() {
-    if skip() {
-        return;
-    }
+/// Runs the check script `tests/octave/{name}.m`: its output and the last
+/// "N passed, M failed" line of it (empty when there is none).
+fn octave_checks(name: &str) -> (String, String) {
     let out = run_octave(
         &root().join("tests/octave"),
-        "run_tests",
-        "tests/octave/run_tests.m",
+        name,
+        &format!("tests/octave/{name}.m"),
     );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let summary = stdout
         .lines()
         .rfind(|l| l.contains(" passed, "))
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .to_owned();
+    (stdout, summary)
+}
+
+#[test]
+fn octave_front_end_tests_pass() {
+    if skip() {
+        return;
+    }
+    let (stdout, summary) = octave_checks("run_tests");
     assert!(
         summary.ends_with(" passed, 0 failed"),
         "Octave checks: {summary}\n{stdout}"
@@ -148,16 +156,7 @@ fn ocr_demos_in_the_style_of_gapbcfw_and_bcfwstruct_run_unmodified() {
     if skip() {
         return;
     }
-    let out = run_octave(
-        &root().join("tests/octave"),
-        "run_ocr_demos",
-        "tests/octave/run_ocr_demos.m",
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let summary = stdout
-        .lines()
-        .rfind(|l| l.contains(" passed, "))
-        .unwrap_or_default();
+    let (stdout, summary) = octave_checks("run_ocr_demos");
     assert!(
         summary.ends_with(" passed, 0 failed") && !summary.starts_with("0 passed"),
         "OCR demo checks: {summary}\n{stdout}"

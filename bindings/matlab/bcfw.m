@@ -175,18 +175,6 @@ end
 try
   [model, progress] = bmrm_mex('bcfw', param, o);
 catch err
-  msg = regexprep(err.message, '^bmrm_mex: ', '');
-  if isempty(err.identifier)
-    error('bmrm:error', '%s', msg);
-  end
-  error(err.identifier, '%s', msg);
-end
-end
-
-function v = option(options, name, default)
-if isfield(options, name) && ~isempty(options.(name))
-  v = options.(name);
-else
-  v = default;
+  rethrow_mex(err);
 end
 end

@@ -198,20 +198,7 @@ check_scalars(o, {'tol_rel', 'tol_abs', 'max_iterations', 'time_limit', 'verb', 
 try
   [W, stat] = bmrm_mex('bmrm', data, risk, double(lambda), o);
 catch err
-  % Octave prefixes the MEX's name; the error is bmrm's.
-  msg = regexprep(err.message, '^bmrm_mex: ', '');
-  if isempty(err.identifier)
-    error('bmrm:error', '%s', msg);
-  end
-  error(err.identifier, '%s', msg);
-end
-end
-
-function v = option(options, name, default)
-if isfield(options, name) && ~isempty(options.(name))
-  v = options.(name);
-else
-  v = default;
+  rethrow_mex(err);
 end
 end
 

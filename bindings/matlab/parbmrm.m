@@ -8,15 +8,8 @@ function [W, stat] = parbmrm(data, risk, lambda, options)
 % BufSize, K, W, CleanICP, CleanAfter, Tmax, ...: see bmrm.m), with
 % options.Algorithm = 'pbmrm'. risk may have the toolbox's fourth output
 % (its timings), which is not used.
-if nargin < 4 || isempty(options)
+if nargin < 4
   options = struct();
 end
-if isfield(options, 'Algorithm')
-  error('bmrm:badArgument', 'parbmrm: options.Algorithm is ''pbmrm'' here (call bmrm for another)');
-end
-if ~iscell(data)
-  data = {data};   % the toolbox's parallel codes take one block too
-end
-options.Algorithm = 'pbmrm';
-[W, stat] = bmrm(data, risk, lambda, options);
+[W, stat] = toolbox_bmrm('parbmrm', 'pbmrm', data, risk, lambda, options);
 end

@@ -8,15 +8,8 @@ function [W, stat] = pp_bmrm(data, risk, lambda, options)
 % BufSize, K, W, CleanICP, CleanAfter, Tmax, ...: see bmrm.m), K defaulting
 % to the toolbox's 0.4, and options.Algorithm = 'proxbmrm'. risk may have the
 % toolbox's fourth output (its timings), which is not used.
-if nargin < 4 || isempty(options)
+if nargin < 4
   options = struct();
 end
-if isfield(options, 'Algorithm')
-  error('bmrm:badArgument', 'pp_bmrm: options.Algorithm is ''proxbmrm'' here (call bmrm for another)');
-end
-if ~isfield(options, 'K') || isempty(options.K)
-  options.K = 0.4;   % the toolbox's default step bound
-end
-options.Algorithm = 'proxbmrm';
-[W, stat] = bmrm(data, risk, lambda, options);
+[W, stat] = toolbox_bmrm('pp_bmrm', 'proxbmrm', data, risk, lambda, options);
 end

@@ -8,18 +8,8 @@ function [W, stat] = pp_pbmrm(data, risk, lambda, options)
 % BufSize, K, W, CleanICP, CleanAfter, Tmax, ...: see bmrm.m), K defaulting
 % to the toolbox's 0.4, and options.Algorithm = 'proxpbmrm'. risk may have the
 % toolbox's fourth output (its timings), which is not used.
-if nargin < 4 || isempty(options)
+if nargin < 4
   options = struct();
 end
-if isfield(options, 'Algorithm')
-  error('bmrm:badArgument', 'pp_pbmrm: options.Algorithm is ''proxpbmrm'' here (call bmrm for another)');
-end
-if ~iscell(data)
-  data = {data};   % the toolbox's parallel codes take one block too
-end
-if ~isfield(options, 'K') || isempty(options.K)
-  options.K = 0.4;   % the toolbox's default step bound
-end
-options.Algorithm = 'proxpbmrm';
-[W, stat] = bmrm(data, risk, lambda, options);
+[W, stat] = toolbox_bmrm('pp_pbmrm', 'proxpbmrm', data, risk, lambda, options);
 end

@@ -35,16 +35,8 @@ end
 if ~isfield(param, 'oracleFn')
   error('bmrm:badArgument', '%s: param.oracleFn (or param.constraintFn) is missing', who);
 end
-n = numel(param.patterns);
-d = bcfw_dim(who, param);
-opt = @(name, default) pick(options, name, default);
-
-o = struct('dim', d, 'algorithm', 'bcfw', 'hash_args', 2);
-o.lambda = opt('lambda', 1 / n);
-o.tol_rel = 0;
-o.tol_abs = opt('gap_threshold', 0.1);
-o.num_passes = opt('num_passes', 200);
-o.time_limit = 60 * opt('time_budget', inf);
+opt = @(name, default) option(options, name, default);
+o = bcfw_base_options(who, param, options, 2);
 gc = opt('gap_check', 10);
 if gc == 0
   gc = inf;   % BCFWstruct's "off": only the final certificate
@@ -117,12 +109,4 @@ for i = 1:numel(param.patterns)
   e = e + param.lossFn(param, param.labels{i}, param.oracleFn(param, model, param.patterns{i}));
 end
 e = e / numel(param.patterns);
-end
-
-function v = pick(options, name, default)
-if isfield(options, name) && ~isempty(options.(name))
-  v = options.(name);
-else
-  v = default;
-end
 end

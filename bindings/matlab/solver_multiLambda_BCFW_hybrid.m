@@ -95,13 +95,13 @@ n = numel(param.patterns);
 if use_path
   % gapBCFW's eps-approximate path: every breakpoint solved to a*eps, the
   % next lambda where the gap can reach (a + b)*eps, b = 1 - a.
-  pa = pick(options, 'regularization_path_a', 0.9);
-  pb = pick(options, 'regularization_path_b', 1 - pa);
+  pa = option(options, 'regularization_path_a', 0.9);
+  pb = option(options, 'regularization_path_b', 1 - pa);
   if abs(pb - (1 - pa)) > 1e-12
     unsupported(who, sprintf('options.regularization_path_b = %g (only 1 - regularization_path_a)', pb));
   end
-  o.path_eps = pick(options, 'regularization_path_eps', 0.1);
-  o.path_lambda_min = pick(options, 'regularization_path_min_lambda', 1e-5);
+  o.path_eps = option(options, 'regularization_path_eps', 0.1);
+  o.path_lambda_min = option(options, 'regularization_path_min_lambda', 1e-5);
   o.path_a = pa;
   [m, p] = bcfw_call(who, param, o);
   progress = cell(numel(m), 1);
@@ -142,12 +142,4 @@ for k = 1:numel(m)
 end
 model = struct('w', m(end).w, 'ell', m(end).ell, 'dual', m(end).dual);
 gap_vec_heuristic = NaN(n, 1);
-end
-
-function v = pick(options, name, default)
-if isfield(options, name) && ~isempty(options.(name))
-  v = options.(name);
-else
-  v = default;
-end
 end

@@ -6,16 +6,8 @@ check_options(who, options, {'lambda', 'gap_threshold', 'num_passes', 'time_budg
   'stepType', 'do_batch_step', 'gap_check', 'rand_seed', 'quit_passes_heuristic_gap', ...
   'quit_passes_heuristic_gap_eps_multiplyer', 'true_gap_when_converged', ...
   'output_model_before_batch_step', 'init_gap_value_for_cache', 'logging_level'});
-n = numel(param.patterns);
-d = bcfw_dim(who, param);
-opt = @(name, default) pick(options, name, default);
-
-o = struct('dim', d, 'algorithm', 'bcfw', 'hash_args', 1);
-o.lambda = opt('lambda', 1 / n);
-o.tol_rel = 0;
-o.tol_abs = opt('gap_threshold', 0.1);
-o.num_passes = opt('num_passes', 200);
-o.time_limit = 60 * opt('time_budget', inf);
+opt = @(name, default) option(options, name, default);
+o = bcfw_base_options(who, param, options, 1);
 sample = opt('sample', 'gap');
 switch sample
   case 'uniform', o.sampling = 0;
@@ -73,14 +65,6 @@ if ~isfield(param, 'hashFn') || isempty(param.hashFn)
   param = rmfield_if(param, 'hashFn');
 end
 
-end
-
-function v = pick(options, name, default)
-if isfield(options, name) && ~isempty(options.(name))
-  v = options.(name);
-else
-  v = default;
-end
 end
 
 function s = rmfield_if(s, f)

@@ -36,6 +36,17 @@ fn as_contiguous<'py>(
     np.call_method1("ascontiguousarray", (arr, dtype))
 }
 
+/// `obj` as a 1-D `f64` vector, converted and copied (no value checks).
+fn read_f64(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<f64>> {
+    let arr = as_contiguous(py, obj, name, 1, "float64")?;
+    let v = arr
+        .downcast::<PyArray1<f64>>()?
+        .readonly()
+        .as_slice()?
+        .to_vec();
+    Ok(v)
+}
+
 /// A 1-D array of finite numbers as `f64`, of length `len` when given.
 pub fn vec_f64(
     py: Python<'_>,
@@ -48,9 +59,7 @@ pub fn vec_f64(
         let r = a.readonly();
         r.as_array().iter().copied().collect()
     } else {
-        let arr = as_contiguous(py, obj, name, 1, "float64")?;
-        let a = arr.downcast::<PyArray1<f64>>()?;
-        a.readonly().as_slice()?.to_vec()
+        read_f64(py, obj, name)?
     };
     if let Some(n) = len {
         if v.len() != n {
@@ -76,12 +85,7 @@ pub fn vec_bounds(
     name: &str,
     len: usize,
 ) -> PyResult<Vec<f64>> {
-    let arr = as_contiguous(py, obj, name, 1, "float64")?;
-    let v = arr
-        .downcast::<PyArray1<f64>>()?
-        .readonly()
-        .as_slice()?
-        .to_vec();
+    let v = read_f64(py, obj, name)?;
     if v.len() != len {
         return Err(PyValueError::new_err(format!(
             "{name}: expected length {len}, got {}",
@@ -117,12 +121,7 @@ pub fn matrix_f32(
 /// A 1-D array of non-negative integers (labels, lengths, CSR index arrays).
 /// Floats are accepted when they hold whole numbers.
 pub fn vec_index(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<usize>> {
-    let arr = as_contiguous(py, obj, name, 1, "float64")?;
-    let v = arr
-        .downcast::<PyArray1<f64>>()?
-        .readonly()
-        .as_slice()?
-        .to_vec();
+    let v = read_f64(py, obj, name)?;
     v.iter()
         .enumerate()
         .map(|(j, &x)| {

