@@ -177,6 +177,13 @@ impl<'a> Run<'a> {
         None
     }
 
+    /// When the time limit ends the run (`None`: no limit). Loops inside an
+    /// iteration (the SGD start, its passes) check it too.
+    pub fn deadline(&self) -> Option<Instant> {
+        let limit = self.settings.time_limit_seconds;
+        (limit > 0.0).then(|| self.started + std::time::Duration::from_secs_f64(limit))
+    }
+
     /// The convergence test on the best primal and the best lower bound.
     pub fn converged(&self) -> Option<Exit> {
         let gap = self.info.primal - self.info.lower_bound;

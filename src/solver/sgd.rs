@@ -50,6 +50,9 @@ impl Units<'_> {
                 let risk = r
                     .partial_risk(i, w, g)
                     .map_err(|e| e.context(format!("(part {i})")))?;
+                if !risk.is_finite() {
+                    return Err(Error::NonFinite(format!("the risk is {risk} (part {i})")));
+                }
                 if let Some((j, v)) = first_non_finite(g) {
                     return Err(Error::NonFinite(format!(
                         "subgradient[{j}] is {v} (part {i})"
@@ -62,7 +65,9 @@ impl Units<'_> {
     }
 }
 
-/// One SGD pass over `order`, continuing the step counter `t`.
+/// One SGD pass over `order`, continuing the step counter `t`. Returns
+/// false when the deadline stopped it part-way.
+#[allow(clippy::too_many_arguments)]
 fn pass(
     units: &Units<'_>,
     lambda: f64,
@@ -71,17 +76,26 @@ fn pass(
     order: &[usize],
     w: &mut [f64],
     scratch: &mut (Vec<f64>, Corner),
-) -> Result<()> {
+    deadline: Option<std::time::Instant>,
+) -> Result<bool> {
     let (g, corner) = scratch;
     for &i in order {
-        units.estimate(i, w, g, corner)?;
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return Ok(false);
+        }
+        let risk = units.estimate(i, w, g, corner)?;
+        if !risk.is_finite() {
+            return Err(Error::NonFinite(format!(
+                "the risk estimate of unit {i} is {risk}"
+            )));
+        }
         *t += 1;
         let eta = 1.0 / (lambda * (t0 + *t as f64));
         let shrink = 1.0 - eta * lambda;
         w.iter_mut().for_each(|x| *x *= shrink);
         axpy(-eta, g, w);
     }
-    Ok(())
+    Ok(true)
 }
 
 /// `F` estimated on a sample of units.
@@ -95,7 +109,13 @@ fn sampled_objective(
     let (g, corner) = scratch;
     let mut r = 0.0;
     for &i in sample {
-        r += units.estimate(i, w, g, corner)?;
+        let risk = units.estimate(i, w, g, corner)?;
+        if !risk.is_finite() {
+            return Err(Error::NonFinite(format!(
+                "the risk estimate of unit {i} is {risk}"
+            )));
+        }
+        r += risk;
     }
     Ok(0.5 * lambda * norm2(w) + r / sample.len() as f64)
 }
@@ -125,8 +145,12 @@ pub fn run_sgd(
     let mut scratch = (vec![0.0; dim], Corner::new(dim));
     let oracle_start = std::time::Instant::now();
 
+    let deadline = run.deadline();
     // t0 on a 10 % sample.
-    let mut perm: Vec<usize> = (0..n).collect();
+    let mut perm: Vec<usize> = Vec::new();
+    perm.try_reserve_exact(n)
+        .map_err(|_| Error::OutOfMemory(format!("SGD's order of {n} units")))?;
+    perm.extend(0..n);
     perm.shuffle(&mut rng);
     let sample: Vec<usize> = perm[..n.div_ceil(10).max(1)].to_vec();
     let mut best_t0 = 1.0;
@@ -135,7 +159,18 @@ pub fn run_sgd(
         let t0 = 10f64.powi(k);
         let mut trial = w.to_vec();
         let mut t = 0;
-        pass(units, lambda, t0, &mut t, &sample, &mut trial, &mut scratch)?;
+        if !pass(
+            units,
+            lambda,
+            t0,
+            &mut t,
+            &sample,
+            &mut trial,
+            &mut scratch,
+            deadline,
+        )? {
+            break;
+        }
         let value = sampled_objective(units, lambda, &sample, &trial, &mut scratch)?;
         if value.is_finite() && value < best_value {
             best_value = value;
@@ -156,7 +191,7 @@ pub fn run_sgd(
     for k in 1..=passes {
         perm.shuffle(&mut rng);
         let started = std::time::Instant::now();
-        pass(
+        let whole = pass(
             units,
             lambda,
             best_t0,
@@ -164,8 +199,13 @@ pub fn run_sgd(
             &perm,
             &mut current,
             &mut scratch,
+            deadline,
         )
         .map_err(|e| e.context(format!("in SGD pass {k}")))?;
+        if !whole {
+            exit = Some(Exit::TimeLimit);
+            break;
+        }
         run.info.oracle_seconds += started.elapsed().as_secs_f64();
         run.info.oracle_calls += n as u64;
         let eval = run.evaluate(&current, k as u64)?;
