@@ -17,7 +17,7 @@ use std::ops::ControlFlow;
 pub use info::{Exit, Info, Iteration};
 pub use path::{solve_path, PathPoint};
 pub(crate) use run::Run;
-pub use settings::{Algorithm, Sampling, Settings, StepType};
+pub use settings::{Algorithm, Sampling, Settings, StepType, MAX_THREADS};
 
 use crate::bcfw::{BcfwState, BcfwStats, Bounds, Breakpoint};
 use crate::bundle::Bundle;
@@ -39,7 +39,9 @@ pub const DEFAULT_PARTS: usize = 16;
 pub struct Solver {
     problem: Problem,
     settings: Settings,
-    pool: std::sync::Arc<rayon::ThreadPool>,
+    /// Built at the first run: a solver that is made and freed (or only
+    /// configured) starts no threads.
+    pool: std::sync::OnceLock<std::sync::Arc<rayon::ThreadPool>>,
     parts: std::sync::Arc<dyn PartitionedRisk>,
     calls_per_eval: u64,
     bundle: Option<Bundle>,
@@ -95,6 +97,7 @@ impl Solver {
             }
         }
         let parts = problem.parts(num_parts)?;
+        check_memory(&problem, &settings, parts.num_parts())?;
         let calls_per_eval = match &problem {
             Problem::Risk(_) => 1,
             Problem::Partitioned(r) => r.num_parts() as u64,
@@ -150,15 +153,10 @@ impl Solver {
         parts: std::sync::Arc<dyn PartitionedRisk>,
         calls_per_eval: u64,
     ) -> Result<Self> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(settings.num_threads)
-            .build()
-            .map_err(|e| Error::Internal(format!("cannot build the thread pool: {e}")))?;
-        let pool = std::sync::Arc::new(pool);
         Ok(Solver {
             problem,
             settings,
-            pool,
+            pool: std::sync::OnceLock::new(),
             parts,
             calls_per_eval,
             bundle: None,
@@ -172,6 +170,18 @@ impl Solver {
 
     pub fn dim(&self) -> usize {
         self.problem.dim()
+    }
+
+    /// The solver's thread pool, built on first use.
+    fn pool(&self) -> Result<std::sync::Arc<rayon::ThreadPool>> {
+        if let Some(p) = self.pool.get() {
+            return Ok(p.clone());
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.settings.num_threads)
+            .build()
+            .map_err(|e| Error::Internal(format!("cannot build the thread pool: {e}")))?;
+        Ok(self.pool.get_or_init(|| std::sync::Arc::new(pool)).clone())
     }
     pub fn settings(&self) -> &Settings {
         &self.settings
@@ -269,12 +279,18 @@ impl Solver {
                 self.settings.algorithm.name()
             )));
         }
+        self.info = Info::default();
+        if !(eps.is_finite() && eps > 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "eps must be positive and finite, got {eps}"
+            )));
+        }
         let saved = self.settings.clone();
         let mut path_settings = saved.clone();
         path_settings.tol_abs = path_settings.path_a * eps;
         path_settings.tol_rel = 0.0;
         let mut state = BcfwState::new(oracle.as_ref(), &path_settings, self.bounds.clone())?;
-        let pool = self.pool.clone();
+        let pool = self.pool()?;
         let a = path_settings.path_a;
         let result = {
             let mut solve = |state: &mut BcfwState| -> Result<Exit> {
@@ -315,6 +331,8 @@ impl Solver {
     /// Minimises `F` from the start `w`; on return `w` holds the best point
     /// seen — also when the run fails, when it holds the last valid iterate.
     pub fn run(&mut self, w: &mut [f64]) -> Result<Info> {
+        // A run that fails, also before it starts, leaves "not run" behind.
+        self.info = Info::default();
         if w.len() != self.dim() {
             return Err(Error::DimensionMismatch(format!(
                 "w has length {} but the problem's dimension is {}",
@@ -325,7 +343,7 @@ impl Solver {
         if let Some((j, v)) = crate::linalg::first_non_finite(w) {
             return Err(Error::NonFinite(format!("the start w[{j}] is {v}")));
         }
-        let pool = self.pool.clone();
+        let pool = self.pool()?;
         if self.problem.thread_safe() {
             pool.install(|| self.run_in_pool(w))
         } else {
@@ -343,7 +361,7 @@ impl Solver {
         let mut bundle = self.bundle.take().unwrap_or_else(|| {
             Bundle::new(self.dim(), self.parts.num_parts(), settings.buffer_size)
         });
-        bundle.set_pool(self.pool.clone());
+        bundle.set_pool(self.pool()?);
         let mut history = std::mem::take(&mut self.history);
         let mut observer = self.observer.take();
         let mut run = Run::new(
@@ -368,7 +386,9 @@ impl Solver {
         }
         self.history = history;
         self.observer = observer;
-        self.bundle = Some(bundle);
+        // A failed run may have left planes that poison every later QP (a
+        // subgradient of 1e308 gives H = inf): the next run starts over.
+        self.bundle = info.is_ok().then_some(bundle);
         info
     }
 
@@ -424,7 +444,8 @@ impl Solver {
             observer.as_mut(),
             &start,
         );
-        let outcome = crate::bcfw::run_bcfw(oracle.as_ref(), state, &mut run, &self.pool);
+        let pool = self.pool()?;
+        let outcome = crate::bcfw::run_bcfw(oracle.as_ref(), state, &mut run, &pool);
         w.copy_from_slice(&run.best_w);
         let exit = outcome.as_ref().copied().unwrap_or(Exit::NotRun);
         self.info = run.into_info(exit);
@@ -479,4 +500,42 @@ impl Solver {
         w.copy_from_slice(&run.best_w);
         result
     }
+}
+
+/// Refuses, as `OutOfMemory`, a problem whose working memory cannot be had:
+/// the sizes come from the caller (the dimension, the number of examples or
+/// parts) and an allocation that fails later would abort the host. The
+/// estimate is a floor (a few vectors of `w`, a plane per part, BCFW's
+/// blocks, SGD's order); it is reserved once and released.
+fn check_memory(problem: &Problem, settings: &Settings, model_parts: usize) -> Result<()> {
+    let dim = problem.dim();
+    let examples = match problem {
+        Problem::Examples(o) => o.num_examples(),
+        _ => 0,
+    };
+    let f64s = |n: usize| n.checked_mul(std::mem::size_of::<f64>());
+    let mut need = f64s(dim).and_then(|v| v.checked_mul(4));
+    if settings.algorithm == Algorithm::Bcfw {
+        // A block (its w_i, norms and weights) and the sampler's entries.
+        let per_example = 128;
+        need = need.and_then(|b| examples.checked_mul(per_example)?.checked_add(b));
+    } else {
+        need = need.and_then(|b| f64s(dim)?.checked_mul(model_parts)?.checked_add(b));
+    }
+    if settings.sgd_passes > 0 {
+        need = need.and_then(|b| f64s(examples.max(model_parts))?.checked_add(b));
+    }
+    let bytes = need.filter(|&b| b <= isize::MAX as usize).ok_or_else(|| {
+        Error::OutOfMemory(format!(
+            "dimension {dim} with {examples} examples and {model_parts} parts overflows the \
+             address space"
+        ))
+    })?;
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(bytes).map_err(|_| {
+        Error::OutOfMemory(format!(
+            "cannot allocate {bytes} bytes for dimension {dim} with {examples} examples and \
+             {model_parts} parts"
+        ))
+    })
 }
