@@ -252,3 +252,37 @@ fn bcfw_path_refuses_a_degenerate_eps() {
         }
     }
 }
+
+/// Four parts; part 2 fails.
+struct FailingPart;
+
+impl PartitionedRisk for FailingPart {
+    fn dim(&self) -> usize {
+        4
+    }
+    fn num_parts(&self) -> usize {
+        4
+    }
+    fn partial_risk(&self, p: usize, _: &[f64], g: &mut [f64]) -> bmrm::Result<f64> {
+        g.iter_mut().for_each(|x| *x = 0.0);
+        if p == 2 {
+            return Err(Error::oracle("callback returned 3"));
+        }
+        Ok(1.0)
+    }
+}
+
+#[test]
+fn a_failing_part_is_named_once_under_every_algorithm() {
+    for algorithm in [Algorithm::Bmrm, Algorithm::ProxBmrm, Algorithm::PBmrm] {
+        let mut solver = Solver::new(
+            Problem::from_partitioned(FailingPart),
+            Settings::new(algorithm, 0.1),
+        )
+        .unwrap();
+        let mut w = vec![0.0; 4];
+        let message = solver.run(&mut w).unwrap_err().to_string();
+        assert_eq!(message.matches("(part ").count(), 1, "{algorithm:?}: {message}");
+        assert!(message.contains("(part 2)"), "{algorithm:?}: {message}");
+    }
+}

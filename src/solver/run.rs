@@ -97,14 +97,19 @@ impl<'a> Run<'a> {
         let mut planes = Vec::with_capacity(num_parts);
         let mut risk = 0.0;
         for (p, (r, a)) in risks.into_iter().zip(grads).enumerate() {
+            let part = if num_parts > 1 {
+                format!(" (part {p})")
+            } else {
+                String::new()
+            };
             if !r.is_finite() {
                 return Err(Error::NonFinite(format!(
-                    "risk is {r} at iteration {iteration} (part {p})"
+                    "risk is {r} at iteration {iteration}{part}"
                 )));
             }
             if let Some((j, v)) = first_non_finite(&a) {
                 return Err(Error::NonFinite(format!(
-                    "subgradient[{j}] is {v} at iteration {iteration} (part {p})"
+                    "subgradient[{j}] is {v} at iteration {iteration}{part}"
                 )));
             }
             risk += r;
