@@ -183,10 +183,17 @@ mod tests {
             status("bmrm_test", || panic!("quiet")),
             bmrm_status::BMRM_ERROR_INTERNAL
         );
-        assert_eq!(PRINTED.with(Cell::get), 0, "a caught panic reached the hook");
+        assert_eq!(
+            PRINTED.with(Cell::get),
+            0,
+            "a caught panic reached the hook"
+        );
         assert!(last_error().contains("quiet"));
         // A panic on a pool thread during a call is the library's too.
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
         let got = status("bmrm_test", || pool.install(|| panic!("in the pool")));
         assert_eq!(got, bmrm_status::BMRM_ERROR_INTERNAL);
         assert!(last_error().contains("in the pool"));
