@@ -282,7 +282,11 @@ fn a_failing_part_is_named_once_under_every_algorithm() {
         .unwrap();
         let mut w = vec![0.0; 4];
         let message = solver.run(&mut w).unwrap_err().to_string();
-        assert_eq!(message.matches("(part ").count(), 1, "{algorithm:?}: {message}");
+        assert_eq!(
+            message.matches("(part ").count(),
+            1,
+            "{algorithm:?}: {message}"
+        );
         assert!(message.contains("(part 2)"), "{algorithm:?}: {message}");
     }
 }
