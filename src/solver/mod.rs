@@ -96,8 +96,9 @@ impl Solver {
                 ));
             }
         }
+        // Before the split: it allocates per part.
+        check_memory(&problem, &settings, num_parts.max(1))?;
         let parts = problem.parts(num_parts)?;
-        check_memory(&problem, &settings, parts.num_parts())?;
         let calls_per_eval = match &problem {
             Problem::Risk(_) => 1,
             Problem::Partitioned(r) => r.num_parts() as u64,
@@ -511,7 +512,8 @@ fn check_memory(problem: &Problem, settings: &Settings, model_parts: usize) -> R
     let dim = problem.dim();
     let examples = match problem {
         Problem::Examples(o) => o.num_examples(),
-        _ => 0,
+        Problem::Partitioned(r) => r.num_parts(),
+        Problem::Risk(_) => 0,
     };
     let f64s = |n: usize| n.checked_mul(std::mem::size_of::<f64>());
     let mut need = f64s(dim).and_then(|v| v.checked_mul(4));
@@ -521,6 +523,11 @@ fn check_memory(problem: &Problem, settings: &Settings, model_parts: usize) -> R
         need = need.and_then(|b| examples.checked_mul(per_example)?.checked_add(b));
     } else {
         need = need.and_then(|b| f64s(dim)?.checked_mul(model_parts)?.checked_add(b));
+    }
+    if let Problem::Partitioned(r) = problem {
+        // An evaluation holds every part's subgradient at once.
+        let per_part = f64s(dim).and_then(|v| v.checked_add(64));
+        need = need.and_then(|b| per_part?.checked_mul(r.num_parts())?.checked_add(b));
     }
     if settings.sgd_passes > 0 {
         need = need.and_then(|b| f64s(examples.max(model_parts))?.checked_add(b));
