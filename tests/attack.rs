@@ -36,7 +36,7 @@ fn build(name: &str, source: &str, extra: &[&str]) -> PathBuf {
 /// message, no sanitizer report). Returns its stdout.
 fn run_clean(program: &Path, what: &str) -> String {
     let out = run_ok(
-        Command::new(program).env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1"),
+        Command::new(program).env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1:allocator_may_return_null=1"),
         what,
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
