@@ -1,4 +1,7 @@
-//! Generates the C header `bmrm.h` from `src/ffi` with cbindgen.
+//! Generates the C header `bmrm.h` from `src/ffi` with cbindgen, and on
+//! ELF targets gives the shared library the SONAME `libbmrm.so.<ABI>`, the
+//! `BMRM_ABI_VERSION` of `src/ffi/types.rs` (scripts/install.sh makes the
+//! `libbmrm.so -> libbmrm.so.<ABI> -> libbmrm.so.<ABI>.<version>` links).
 //!
 //! The header is always written to `$OUT_DIR/bmrm.h`. In a git checkout and
 //! outside CI (the `CI` environment variable unset, empty, `0` or `false`)
@@ -18,6 +21,12 @@ fn main() {
     println!("cargo:rerun-if-changed=include/bmrm.h");
     println!("cargo:rerun-if-env-changed=CI");
 
+    let abi = abi_version(&ffi.join("types.rs"));
+    let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if !matches!(os.as_str(), "macos" | "ios" | "windows") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libbmrm.so.{abi}");
+    }
+
     let config = cbindgen::Config::from_file(root.join("cbindgen.toml"))
         .unwrap_or_else(|e| panic!("cannot read cbindgen.toml: {e}"));
     // cbindgen follows the `mod` declarations of src/ffi/mod.rs.
@@ -33,6 +42,21 @@ fn main() {
         // Writes only when the contents differ (no needless rebuilds).
         bindings.write_to_file(root.join("include").join("bmrm.h"));
     }
+}
+
+/// The `BMRM_ABI_VERSION` declared in `types` (the one place it is written).
+fn abi_version(types: &Path) -> u32 {
+    let text = std::fs::read_to_string(types)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", types.display()));
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("pub const BMRM_ABI_VERSION: u32 = "))
+        .and_then(|v| v.trim_end_matches(';').trim().parse().ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "no `pub const BMRM_ABI_VERSION: u32 = N;` in {}",
+                types.display()
+            )
+        })
 }
 
 /// Whether to refresh the committed `include/bmrm.h`.

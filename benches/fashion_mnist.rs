@@ -1,4 +1,4 @@
-//! The shape of the Prox-BMRM / P-BMRM papers' tables (DESIGN.md section 5)
+//! The shape of the Prox-BMRM / P-BMRM papers' tables (docs/benchmarks.md)
 //! on a linear multiclass SO-SVM on Fashion-MNIST (n = 7,850 with the bias,
 //! m = 60,000): iterations and seconds to `tol_rel` for BMRM, Prox-BMRM,
 //! P-BMRM and Prox-P-BMRM at several lambdas with the REUSE start (each
@@ -19,11 +19,9 @@ use std::io::Write;
 use std::sync::Arc;
 
 use bmrm::models::Multiclass;
+use bmrm::plot;
 use bmrm::{Algorithm, Problem, Settings, Solver};
 use clap::Parser;
-
-#[path = "../src/bin/bmrm/plot.rs"]
-mod plot;
 
 #[derive(Parser)]
 #[command(about = "Iterations and seconds to tol_rel of the bundle methods on Fashion-MNIST")]
@@ -140,8 +138,8 @@ fn main() -> bmrm::Result<()> {
     }
     print_table(&args, &algs, &table);
     write_csv(&args, m, &algs, &table)
-        .map_err(|e| bmrm::Error::InvalidArgument(format!("{}: {e}", args.csv)))?;
-    write_plot(&args, m, &algs, &table).map_err(bmrm::Error::InvalidArgument)?;
+        .map_err(|e| bmrm::Error::invalid_argument(format!("{}: {e}", args.csv)))?;
+    write_plot(&args, m, &algs, &table).map_err(bmrm::Error::invalid_argument)?;
     Ok(())
 }
 

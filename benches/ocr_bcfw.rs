@@ -75,11 +75,13 @@ impl Variant {
                 Sampling::Gap => "gap",
                 Sampling::Uniform => "uniform",
                 Sampling::Permutation => "perm",
+                Sampling::MaxGap => "maxgap",
             },
             match self.step {
                 StepType::FrankWolfe => "-BCFW",
                 StepType::Pairwise => "-BCPFW",
                 StepType::Away => "-BCAFW",
+                StepType::All => "-all",
             },
             if self.cache { "+cache" } else { "" }
         )
@@ -164,7 +166,7 @@ fn main() -> bmrm::Result<()> {
             let t = Instant::now();
             let info = solver.run(&mut w)?;
             let wall = t.elapsed().as_secs_f64();
-            let stats = solver.bcfw_stats().expect("BCFW ran");
+            let stats = solver.bcfw().and_then(|b| b.stats()).expect("BCFW ran");
             let mut reached = None;
             for r in solver.history() {
                 writeln!(
@@ -285,5 +287,5 @@ fn print_table(args: &Args, outcomes: &[Outcome]) {
 }
 
 fn io_error(path: &str, e: std::io::Error) -> bmrm::Error {
-    bmrm::Error::InvalidArgument(format!("{path}: {e}"))
+    bmrm::Error::invalid_argument(format!("{path}: {e}"))
 }

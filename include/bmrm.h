@@ -63,7 +63,7 @@
  * incompatibly; compare it with `bmrm_abi_version()` to check that the
  * library loaded at run time matches the header a program was compiled with.
  */
-#define BMRM_ABI_VERSION 1
+#define BMRM_ABI_VERSION 2
 
 /**
  * Did the call succeed. Every function that can fail returns one of these;
@@ -109,6 +109,15 @@ typedef enum bmrm_status {
      * A caught panic or a broken invariant: a bug in the library.
      */
     BMRM_ERROR_INTERNAL = 8,
+    /**
+     * Reading or writing a file failed.
+     */
+    BMRM_ERROR_IO = 9,
+    /**
+     * An MPI rank died or stopped answering; the communicator cannot be used
+     * for another run (end the job).
+     */
+    BMRM_ERROR_RANK_LOST = 10,
 } bmrm_status;
 
 /**
@@ -193,6 +202,10 @@ typedef enum bmrm_sampling {
      * Proportionally to the last computed block gaps (gap sampling).
      */
     BMRM_SAMPLING_GAP = 2,
+    /**
+     * The block with the largest gap estimate, deterministically (ABI 2).
+     */
+    BMRM_SAMPLING_MAX_GAP = 3,
 } bmrm_sampling;
 
 /**
@@ -211,6 +224,10 @@ typedef enum bmrm_step_type {
      * FW or away steps, whichever improves the dual more.
      */
     BMRM_STEP_AWAY = 2,
+    /**
+     * The best of a FW, a pairwise and an away step (ABI 2).
+     */
+    BMRM_STEP_ALL = 3,
 } bmrm_step_type;
 
 /**
@@ -377,6 +394,25 @@ typedef struct bmrm_breakpoint {
 } bmrm_breakpoint;
 
 /**
+ * The sizes of one block's BCFW dual state (`bmrm_solver_bcfw_block`).
+ */
+typedef struct bmrm_bcfw_block {
+    /**
+     * Corners kept other than the ground truth, each with a label id, a
+     * loss, a dual weight and psi.
+     */
+    size_t num_corners;
+    /**
+     * Non-zeros of the corners' psi together.
+     */
+    size_t psi_nnz;
+    /**
+     * The block's last gap estimate (INFINITY: unknown).
+     */
+    double gap_estimate;
+} bmrm_bcfw_block;
+
+/**
  * The summary of a solve: what `bmrm_solver_info` returns and what the
  * progress callback sees after every iteration.
  */
@@ -442,6 +478,22 @@ typedef struct bmrm_info {
  * fail with BMRM_ERROR_INVALID_ARGUMENT: the solver is busy).
  */
 typedef int32_t (*bmrm_progress_fn)(void *user, const struct bmrm_info *info);
+
+/**
+ * BCFW: called after every pass with the iterate the BCFW MATLAB codes
+ * return (the weighted average under `weighted_averaging`, else the last
+ * iterate): `w` (`dim` doubles, owned by the library, valid during the call),
+ * the dual's loss term `ell` of that point and its dual value. Return 0 to
+ * go on, non-zero to stop (exit BMRM_EXIT_STOPPED_BY_USER). Called on the
+ * thread that called `bmrm_solver_run`, never concurrently; it must not call
+ * `bmrm_solver_*` on the solver being run.
+ */
+typedef int32_t (*bmrm_bcfw_iterate_fn)(void *user,
+                                        uint64_t pass,
+                                        const double *w,
+                                        size_t dim,
+                                        double ell,
+                                        double dual);
 
 /**
  * Every setting of the engine, as a plain struct of fixed-width fields.
@@ -597,6 +649,26 @@ typedef struct bmrm_settings {
      * dereferenced or freed by the library. May be NULL.
      */
     void *progress_user;
+    /**
+     * BCFW: called after every pass with the iterate and its `ell` (see
+     * `bmrm_bcfw_iterate_fn`); NULL (the default) for none. (ABI 2)
+     */
+    bmrm_bcfw_iterate_fn bcfw_iterate;
+    /**
+     * Passed back unchanged as the first argument of `bcfw_iterate`.
+     */
+    void *bcfw_iterate_user;
+    /**
+     * BCFW gap sampling: blocks drawn proportionally to gap^gap_degree
+     * (default 1; positive and finite). (ABI 2)
+     */
+    double gap_degree;
+    /**
+     * BCFW: an exact gap pass as soon as every block's gap estimate is known
+     * and their sum is <= early_exact_factor * tol_abs (gapBCFW's
+     * quit_passes_heuristic_gap; default 0 = off). (ABI 2)
+     */
+    double early_exact_factor;
 } bmrm_settings;
 
 /**
@@ -835,6 +907,60 @@ enum bmrm_status bmrm_path_breakpoint(const struct bmrm_path *p,
 void bmrm_path_free(struct bmrm_path *p);
 
 /**
+ * Block `i`'s BCFW dual state, once BCFW has run with corners kept (a cache
+ * or pairwise/away steps): the sizes into `*out` and, when the arrays are
+ * not NULL (all or none), the corners: `labels`, `losses`, `alphas`
+ * (`num_corners` each), `psi_start` (`num_corners + 1` offsets into
+ * `psi_index`/`psi_value`, `psi_nnz` each; 0-based indices). The ground
+ * truth holds `1 - sum alphas`. Errors: BMRM_ERROR_INVALID_ARGUMENT (no
+ * BCFW state, corners not kept, `i` out of range, some arrays NULL).
+ *
+ * # Safety
+ * `s` is NULL or a live solver; `out` NULL or writable; the arrays NULL or
+ * writable for the sizes above.
+ */
+enum bmrm_status bmrm_solver_bcfw_block(const struct bmrm_solver *s,
+                                        size_t i,
+                                        struct bmrm_bcfw_block *out,
+                                        uint64_t *labels,
+                                        double *losses,
+                                        double *alphas,
+                                        size_t *psi_start,
+                                        size_t *psi_index,
+                                        double *psi_value);
+
+/**
+ * Replaces the BCFW dual state of all `n` blocks (a warm start from a
+ * state saved with `bmrm_solver_bcfw_block`): block b has `num_corners[b]`
+ * corners, taken in order from `labels`, `losses`, `alphas` and
+ * `psi_start` (`sum num_corners + 1` offsets into `psi_index`/`psi_value`),
+ * and the gap estimate `gap_estimates[b]` (INFINITY: unknown). Every w_i
+ * and l_i is recomputed from the corners at the solver's lambda, so the
+ * state is a feasible dual point. Writes into `w` (`dim` doubles) the
+ * iterate the next `bmrm_solver_run` must be given as its start. Errors:
+ * BMRM_ERROR_INVALID_ARGUMENT (not BCFW, corners not kept, n not the number
+ * of examples, a weight < 0 or weights summing above 1, a non-finite
+ * value, indices not increasing or >= dim, a label id twice in a block),
+ * BMRM_ERROR_DIMENSION_MISMATCH.
+ *
+ * # Safety
+ * `s` is NULL or a live solver; the arrays NULL or readable for the sizes
+ * above; `w` NULL or writable for `dim` doubles.
+ */
+enum bmrm_status bmrm_solver_bcfw_set_dual(struct bmrm_solver *s,
+                                           size_t n,
+                                           const size_t *num_corners,
+                                           const double *gap_estimates,
+                                           const uint64_t *labels,
+                                           const double *losses,
+                                           const double *alphas,
+                                           const size_t *psi_start,
+                                           const size_t *psi_index,
+                                           const double *psi_value,
+                                           double *w,
+                                           size_t dim);
+
+/**
  * Sets the loss L_i(y^) of the corner (0 until set). A NULL `c` is ignored
  * (and recorded for `bmrm_last_error`). A non-finite loss fails the solve
  * with BMRM_ERROR_NON_FINITE once the oracle returns.
@@ -854,7 +980,7 @@ void bmrm_corner_set_loss(struct bmrm_corner *c, double loss);
 void bmrm_corner_set_label(struct bmrm_corner *c, uint64_t label_id);
 
 /**
- * psi[index] += value (sparse psi; repeated indices add up, and add to the
+ * psi\[index\] += value (sparse psi; repeated indices add up, and add to the
  * dense buffer if one is used too). Returns BMRM_ERROR_NULL_ARGUMENT for a
  * NULL `c` and BMRM_ERROR_DIMENSION_MISMATCH for index >= dim; such a
  * failure also fails the oracle call (and so the solve) when the oracle
@@ -1056,10 +1182,12 @@ enum bmrm_status bmrm_problem_dim(const struct bmrm_problem *p, size_t *out);
  * returns the path on rank 0, an empty one elsewhere). A rank whose oracle fails ends the run on every
  * rank with BMRM_ERROR_ORACLE_FAILED naming the rank; a rank that does not
  * answer within `timeout_seconds` (0: 600 s; INFINITY: no limit) ends it
- * with the same status naming that rank: it cannot take part in MPI any
+ * with BMRM_ERROR_RANK_LOST naming that rank: it cannot take part in MPI any
  * more, so end the job (exit with a non-zero status without MPI_Finalize,
  * or MPI_Abort). MPI must be initialised; MPI is called only from the
- * thread that calls these functions. Free the solver before MPI_Finalize.
+ * thread that calls these functions: use the solver on the thread that made
+ * it (a call from another thread fails with BMRM_ERROR_INVALID_ARGUMENT
+ * and makes no MPI call) and free it there, before MPI_Finalize.
  * Errors: those of `bmrm_solver_new`, BMRM_ERROR_NO_ORACLE for a full risk,
  * BMRM_ERROR_INVALID_ARGUMENT when the ranks' shards do not fit together
  * (the message names the rank and the examples it should hold).
@@ -1170,8 +1298,8 @@ void bmrm_problem_free(struct bmrm_problem *p);
 
 /**
  * The default settings for `algorithm`: the engine's defaults, lambda = 0
- * (no default: set it), the BCFW options at the values of DESIGN.md
- * section 6, no progress callback. Returned by value; there is nothing to
+ * (no default: set it), the BCFW options at the values of docs/bcfw.md,
+ * no progress callback. Returned by value; there is nothing to
  * free. An unknown `algorithm` value is kept in the struct, and
  * `bmrm_solver_new` rejects it.
  */

@@ -2,7 +2,10 @@
 # Installs the C library of bmrm into a prefix:
 #
 #   PREFIX/include/bmrm.h
-#   PREFIX/lib/libbmrm.so      (libbmrm.dylib on macOS)
+#   PREFIX/lib/libbmrm.so.A.V  (A: BMRM_ABI_VERSION, V: the crate version)
+#   PREFIX/lib/libbmrm.so.A -> libbmrm.so.A.V   (the SONAME: what programs load)
+#   PREFIX/lib/libbmrm.so   -> libbmrm.so.A     (what `-lbmrm` finds)
+#                              (macOS: libbmrm.dylib, no links)
 #   PREFIX/lib/libbmrm.a
 #   PREFIX/lib/pkgconfig/bmrm.pc
 #
@@ -40,16 +43,24 @@ else
     sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')}
   built=$target/release
 fi
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+abi=$(sed -n 's/^#define BMRM_ABI_VERSION \([0-9]*\)/\1/p' include/bmrm.h)
+if [ -z "$abi" ]; then echo "no BMRM_ABI_VERSION in include/bmrm.h" >&2; exit 1; fi
 for f in "$shared" libbmrm.a; do
   [ -f "$built/$f" ] || { echo "no $built/$f" >&2; exit 1; }
 done
 
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
-abi=$(sed -n 's/^#define BMRM_ABI_VERSION \([0-9]*\)/\1/p' include/bmrm.h)
-
 install -d "$destdir$prefix/include" "$destdir$libdir/pkgconfig"
 install -m 644 include/bmrm.h "$destdir$prefix/include/bmrm.h"
-install -m 755 "$built/$shared" "$destdir$libdir/$shared"
+if [ "$shared" = libbmrm.so ]; then
+  # The library's SONAME is libbmrm.so.$abi (build.rs); the usual links.
+  real="libbmrm.so.$abi.$version"
+  install -m 755 "$built/$shared" "$destdir$libdir/$real"
+  ln -sfn "$real" "$destdir$libdir/libbmrm.so.$abi"
+  ln -sfn "libbmrm.so.$abi" "$destdir$libdir/libbmrm.so"
+else
+  install -m 755 "$built/$shared" "$destdir$libdir/$shared"
+fi
 install -m 644 "$built/libbmrm.a" "$destdir$libdir/libbmrm.a"
 if [ "$shared" = libbmrm.dylib ] && command -v install_name_tool >/dev/null; then
   install_name_tool -id "$libdir/$shared" "$destdir$libdir/$shared"

@@ -49,3 +49,40 @@ cargo test --release --features mpi --test mpi
 # AddressSanitizer and UndefinedBehaviorSanitizer.
 echo "== C ABI under AddressSanitizer + UBSan, randomized call sequences"
 cargo test --release --test attack -- --ignored
+
+# ---- boundaries (issue 12): the C library alone, its SONAME, the docs ----
+echo "== C library without the cli feature (no clap/indicatif/serde_json/plotters)"
+cargo build --release --lib --no-default-features
+if cargo tree --no-default-features -e normal --prefix none |
+  grep -E '^(clap|indicatif|serde_json|plotters) '; then
+  echo "the C library depends on a command-line crate" >&2
+  exit 1
+fi
+if command -v readelf >/dev/null && [ "$(uname -s)" = Linux ]; then
+  abi=$(sed -n 's/^#define BMRM_ABI_VERSION \([0-9]*\)/\1/p' include/bmrm.h)
+  readelf -d target/release/libbmrm.so | grep -q "Library soname: \[libbmrm.so.$abi\]" ||
+    { echo "libbmrm.so has no SONAME libbmrm.so.$abi" >&2; exit 1; }
+fi
+echo "== cargo doc (no warnings)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib
+echo "== no reference to a document outside the repository"
+# (the pattern is split so that this file does not match itself)
+if git grep -n "DESIGN""[.]md" -- . ; then
+  echo "a file refers to the design document outside the repository (see docs/)" >&2
+  exit 1
+fi
+
+echo "== Python bindings (bindings/python): the wheel in a fresh virtual environment, pytest"
+# The Rust CLI is the reference of the bit-identity test (BMRM_CLI).
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+fi
+cargo fmt --manifest-path bindings/python/Cargo.toml -- --check
+cargo build --release --bin bmrm
+py_env=$(mktemp -d)
+python3 -m venv "$py_env"
+"$py_env/bin/pip" install -q maturin numpy scipy scikit-learn pytest
+"$py_env/bin/pip" install -q ./bindings/python
+BMRM_CLI="$PWD/target/release/bmrm" "$py_env/bin/python" -m pytest -q -p no:cacheprovider bindings/python/tests
+rm -rf "$py_env"

@@ -45,23 +45,43 @@
 //! # Ok::<(), bmrm::Error>(())
 //! ```
 
-pub mod bcfw;
-pub mod bundle;
+#![warn(missing_docs)]
+#![deny(unsafe_code)]
+
+// Internals: the BCFW state, the bundle, the QP, the dense kernels, the
+// executor and the methods are reached through `Solver`; what users name is
+// re-exported below.
+pub(crate) mod bcfw;
+pub(crate) mod bundle;
+pub(crate) mod exec;
+pub(crate) mod linalg;
+pub(crate) mod methods;
+pub(crate) mod qp;
+
 pub mod data;
 #[cfg(feature = "mpi")]
 pub mod distributed;
-pub mod error;
+mod error;
+// The C ABI is the one place that needs `unsafe` (each block has a
+// `// SAFETY:` comment).
+#[allow(unsafe_code)]
 pub mod ffi;
-pub mod linalg;
 pub mod models;
 pub mod oracle;
-pub mod qp;
+#[cfg(feature = "cli")]
+pub mod plot;
 pub mod solver;
+pub mod vocab;
 
-pub use error::{Error, Result};
+pub use bcfw::{BcfwStats, BlockDual, Bounds, Breakpoint, CornerDual};
+pub use error::{Error, ErrorKind, Result};
+pub use oracle::{PassItem, SparseVec};
 
 pub use oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk, Problem};
-pub use solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, Solver, StepType};
+pub use solver::Solver;
+pub use vocab::{
+    Algorithm, Exit, Info, IterateHook, IterateView, Iteration, Sampling, Settings, StepType,
+};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

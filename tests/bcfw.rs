@@ -70,8 +70,8 @@ fn the_gap_is_primal_minus_dual_computed_independently() {
         let mut w = vec![0.0; solver.dim()];
         let info = solver.run(&mut w).unwrap();
         assert_eq!(info.exit, Exit::MaxIterations);
-        let iterate = solver.bcfw_iterate().unwrap().to_vec();
-        let stats = solver.bcfw_stats().unwrap();
+        let iterate = solver.bcfw().and_then(|b| b.iterate()).unwrap().to_vec();
+        let stats = solver.bcfw().and_then(|b| b.stats()).unwrap();
         let primal = brute_primal(&model, &iterate, lambda);
         let dual = stats.ell - 0.5 * lambda * iterate.iter().map(|v| v * v).sum::<f64>();
         let reported = solver.history().last().unwrap().exact_gap;
@@ -98,10 +98,24 @@ fn check_variants_against_bmrm(problem: Problem, lambda: f64, tol: f64) {
     let mut w = vec![0.0; bmrm.dim()];
     let reference = bmrm.run(&mut w).unwrap();
     assert_eq!(reference.exit, Exit::ConvergedRel);
-    for sampling in [Sampling::Uniform, Sampling::Permutation, Sampling::Gap] {
-        for step in [StepType::FrankWolfe, StepType::Pairwise, StepType::Away] {
+    let samplings = [
+        Sampling::Uniform,
+        Sampling::Permutation,
+        Sampling::Gap,
+        Sampling::MaxGap,
+    ];
+    let steps = [
+        StepType::FrankWolfe,
+        StepType::Pairwise,
+        StepType::Away,
+        StepType::All,
+    ];
+    for sampling in samplings {
+        for step in steps {
             for cache in [false, true] {
                 let mut s = bcfw_settings(lambda);
+                // gapBCFW's gapDegree: gap sampling by the squared gaps.
+                s.gap_degree = if cache { 2.0 } else { 1.0 };
                 s.tol_rel = tol;
                 s.sampling = sampling;
                 s.step_type = step;
@@ -126,7 +140,10 @@ fn check_variants_against_bmrm(problem: Problem, lambda: f64, tol: f64) {
                     reference.primal
                 );
                 if cache {
-                    assert!(solver.bcfw_stats().unwrap().cache_hits > 0, "{what}");
+                    assert!(
+                        solver.bcfw().and_then(|b| b.stats()).unwrap().cache_hits > 0,
+                        "{what}"
+                    );
                 }
             }
         }
@@ -193,7 +210,11 @@ fn box_constraints_hold_and_match_an_exact_search() {
         s.step_type = step;
         s.max_iterations = 20_000;
         let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
-        solver.set_bounds(lo.to_vec(), hi.to_vec()).unwrap();
+        solver
+            .bcfw_mut()
+            .unwrap()
+            .set_bounds(lo.to_vec(), hi.to_vec())
+            .unwrap();
         let mut w = vec![lo[0], 0.0_f64.min(hi[1])];
         let info = solver.run(&mut w).unwrap();
         assert!(converged(&info), "{step:?} {info:?}");
@@ -217,7 +238,7 @@ fn every_breakpoint_of_the_path_is_eps_optimal_by_an_independent_check() {
     let mut s = bcfw_settings(1.0);
     s.gap_check = 2;
     let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
-    let path = solver.bcfw_path(eps, 1e-3, 100).unwrap();
+    let path = solver.bcfw_mut().unwrap().path(eps, 1e-3, 100).unwrap();
     assert!(path.len() >= 3, "{} breakpoints", path.len());
     for (k, bp) in path.iter().enumerate() {
         assert!(
@@ -260,14 +281,19 @@ fn warm_starts_keep_the_state_and_refuse_a_foreign_start() {
     s.tol_rel = 1e-3;
     let mut solver = Solver::new(Problem::Examples(model.clone()), s.clone()).unwrap();
     let mut w = vec![0.5; solver.dim()];
-    assert!(matches!(solver.run(&mut w), Err(Error::InvalidArgument(m)) if m.contains("w = 0")));
+    assert!(
+        matches!(solver.run(&mut w), Err(Error { kind: bmrm::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("w = 0"))
+    );
     let mut w = vec![0.0; solver.dim()];
     solver.run(&mut w).unwrap();
     let mut other = w.clone();
     other[0] += 1.0;
     assert!(matches!(
         solver.run(&mut other),
-        Err(Error::InvalidArgument(_))
+        Err(Error {
+            kind: bmrm::ErrorKind::InvalidArgument,
+            ..
+        })
     ));
     solver.set_lambda(0.01).unwrap();
     let warm = solver.run(&mut w).unwrap();
@@ -316,7 +342,16 @@ fn an_oracle_below_the_ground_truth_is_reported() {
     // At w = 0 the bad corner has H = 0; once w[0] > 0 it is below the truth.
     let err = solver.run(&mut w).unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, Error::OracleFailed(_)), "{msg}");
+    assert!(
+        matches!(
+            err,
+            Error {
+                kind: bmrm::ErrorKind::OracleFailed,
+                ..
+            }
+        ),
+        "{msg}"
+    );
     assert!(
         msg.contains("example 7") && msg.contains("below the ground truth"),
         "{msg}"
@@ -382,7 +417,7 @@ fn block_storage_stays_sparse_on_a_wide_problem() {
     let mut w = vec![0.0; dim];
     let info = solver.run(&mut w).unwrap();
     assert!(converged(&info));
-    let stats = solver.bcfw_stats().unwrap();
+    let stats = solver.bcfw().and_then(|b| b.stats()).unwrap();
     let dense_blocks = (n * dim * 8) as u64;
     assert_eq!(stats.dense_blocks, 0);
     // The two dense iterates (v and w) dominate; the blocks are tiny.
@@ -391,4 +426,86 @@ fn block_storage_stays_sparse_on_a_wide_problem() {
         "{} bytes, dense blocks would take {dense_blocks}",
         stats.memory_bytes
     );
+}
+
+#[test]
+fn heuristic_gaps_trigger_the_exact_pass_early_and_the_stop_stays_exact() {
+    let model = Arc::new(multiclass(60, 4, 3, 3));
+    let run = |factor: f64| {
+        let mut s = bcfw_settings(0.05);
+        s.tol_rel = 0.0;
+        s.tol_abs = 1e-3;
+        s.gap_check = 1000;
+        s.max_iterations = 300;
+        s.step_type = StepType::Pairwise;
+        s.early_exact_factor = factor;
+        let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
+        let mut w = vec![0.0; solver.dim()];
+        solver.run(&mut w).unwrap()
+    };
+    // Off: no exact pass before pass 1000, so the run hits the pass limit.
+    let off = run(0.0);
+    assert_eq!(off.exit, Exit::MaxIterations, "{off:?}");
+    // On: an exact pass once the estimates sum below 0.8 tol_abs; the stop
+    // is on the exact (certified) gap.
+    let on = run(0.8);
+    assert!(converged(&on) && on.iterations < 300, "{on:?}");
+    assert!(on.primal - on.lower_bound <= 1e-3, "{on:?}");
+}
+
+/// What the iterate hook saw: the pass, the point, its dual, averaged or not.
+type Seen = (u64, Vec<f64>, f64, bool);
+
+#[test]
+fn the_iterate_hook_sees_each_pass_point_with_its_own_dual_and_can_stop() {
+    use std::ops::ControlFlow;
+    use std::sync::Mutex;
+    let model = Arc::new(multiclass(40, 3, 3, 5));
+    let lambda = 0.05;
+    for averaging in [false, true] {
+        let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+        let log = seen.clone();
+        let mut s = bcfw_settings(lambda);
+        s.tol_rel = 0.0;
+        s.tol_abs = 0.0;
+        s.max_iterations = 50;
+        s.weighted_averaging = averaging;
+        s.iterate_hook = Some(bmrm::IterateHook::new(move |v| {
+            log.lock()
+                .unwrap()
+                .push((v.pass, v.w.to_vec(), v.dual, v.averaged));
+            if v.pass == 3 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }));
+        let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
+        let mut w = vec![0.0; solver.dim()];
+        let info = solver.run(&mut w).unwrap();
+        // The hook's stop ends the run after pass 3, like the observer's.
+        assert_eq!(info.exit, Exit::StoppedByUser, "{info:?}");
+        assert_eq!(info.iterations, 3);
+        let seen = seen.lock().unwrap();
+        assert_eq!(
+            seen.iter().map(|x| x.0).collect::<Vec<_>>(),
+            [1, 2, 3],
+            "one call per pass"
+        );
+        for (pass, point, dual, averaged) in seen.iter() {
+            assert_eq!(*averaged, averaging, "pass {pass}");
+            // The dual value belongs to the point: weak duality against a
+            // primal computed by enumeration.
+            assert!(
+                *dual <= brute_primal(&model, point, lambda) + 1e-12,
+                "pass {pass}"
+            );
+        }
+        if !averaging {
+            // Without averaging the point is BCFW's iterate and its dual.
+            let bcfw = solver.bcfw().unwrap();
+            assert_eq!(seen[2].1.as_slice(), bcfw.iterate().unwrap());
+            assert_eq!(seen[2].2, bcfw.stats().unwrap().dual);
+        }
+    }
 }

@@ -294,7 +294,16 @@ fn label_ids() {
 fn validation() {
     let ok = || vec![0.5f32; 6];
     let bad = |r: bmrm::Result<Chain>, want: &str| match r {
-        Err(e @ (Error::InvalidArgument(_) | Error::DimensionMismatch(_))) => {
+        Err(
+            e @ (Error {
+                kind: bmrm::ErrorKind::InvalidArgument,
+                ..
+            }
+            | Error {
+                kind: bmrm::ErrorKind::DimensionMismatch,
+                ..
+            }),
+        ) => {
             assert!(e.to_string().contains(want), "{e} lacks {want}")
         }
         other => panic!("expected an error with {want}, got {other:?}"),
@@ -353,16 +362,25 @@ fn validation() {
     let mut c = Corner::new(model.dim());
     assert!(matches!(
         model.max_oracle(0, &[0.0; 3], &mut c),
-        Err(Error::DimensionMismatch(_))
+        Err(Error {
+            kind: bmrm::ErrorKind::DimensionMismatch,
+            ..
+        })
     ));
     assert!(matches!(
         model.max_oracle(2, &vec![0.0; model.dim()], &mut c),
-        Err(Error::InvalidArgument(_))
+        Err(Error {
+            kind: bmrm::ErrorKind::InvalidArgument,
+            ..
+        })
     ));
     let w = vec![f64::NAN; model.dim()];
     assert!(matches!(
         model.max_oracle(0, &w, &mut c),
-        Err(Error::NonFinite(_))
+        Err(Error {
+            kind: bmrm::ErrorKind::NonFinite,
+            ..
+        })
     ));
 }
 

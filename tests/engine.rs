@@ -442,10 +442,28 @@ fn a_failing_oracle_or_a_nan_ends_the_run_with_a_message_naming_where() {
             "{msg}"
         );
         if nan {
-            assert!(matches!(err, Error::NonFinite(_)), "{err:?}");
+            assert!(
+                matches!(
+                    err,
+                    Error {
+                        kind: bmrm::ErrorKind::NonFinite,
+                        ..
+                    }
+                ),
+                "{err:?}"
+            );
             assert!(msg.contains("psi[3] is NaN"), "{msg}");
         } else {
-            assert!(matches!(err, Error::OracleFailed(_)), "{err:?}");
+            assert!(
+                matches!(
+                    err,
+                    Error {
+                        kind: bmrm::ErrorKind::OracleFailed,
+                        ..
+                    }
+                ),
+                "{err:?}"
+            );
             assert!(msg.contains("ran out of patience"), "{msg}");
         }
         // w holds the best valid point, whose value the summary reports.
@@ -477,7 +495,13 @@ fn a_nan_subgradient_is_named_by_index_and_iteration() {
     .unwrap();
     let mut w = vec![0.0; 20];
     let err = solver.run(&mut w).unwrap_err();
-    assert!(matches!(err, Error::NonFinite(_)));
+    assert!(matches!(
+        err,
+        Error {
+            kind: bmrm::ErrorKind::NonFinite,
+            ..
+        }
+    ));
     assert!(
         err.to_string()
             .contains("subgradient[12] is NaN at iteration 1"),
@@ -527,33 +551,50 @@ fn bad_settings_and_inputs_are_rejected_with_messages() {
         f(&mut s);
         Solver::new(problem.clone(), s).err().expect("rejected")
     };
-    assert!(matches!(bad(&|s| s.lambda = 0.0), Error::InvalidArgument(m) if m.contains("lambda")));
+    assert!(
+        matches!(bad(&|s| s.lambda = 0.0), Error { kind: bmrm::ErrorKind::InvalidArgument, message: m, .. } if m.contains("lambda"))
+    );
     assert!(matches!(
         bad(&|s| s.lambda = f64::NAN),
-        Error::InvalidArgument(_)
+        Error {
+            kind: bmrm::ErrorKind::InvalidArgument,
+            ..
+        }
     ));
     assert!(
-        matches!(bad(&|s| s.tol_rel = -1.0), Error::InvalidArgument(m) if m.contains("tol_rel"))
+        matches!(bad(&|s| s.tol_rel = -1.0), Error { kind: bmrm::ErrorKind::InvalidArgument, message: m, .. } if m.contains("tol_rel"))
     );
     assert!(
-        matches!(bad(&|s| s.tol_rel = 0.0), Error::InvalidArgument(m) if m.contains("stopping"))
+        matches!(bad(&|s| s.tol_rel = 0.0), Error { kind: bmrm::ErrorKind::InvalidArgument, message: m, .. } if m.contains("stopping"))
     );
     assert!(matches!(
         bad(&|s| s.algorithm = Algorithm::PBmrm),
-        Error::NoOracle(_)
+        Error {
+            kind: bmrm::ErrorKind::NoOracle,
+            ..
+        }
     ));
     let mut solver = Solver::new(problem, Settings::new(Algorithm::Bmrm, 1.0)).unwrap();
     assert!(matches!(
         solver.run(&mut [0.0, 0.0]),
-        Err(Error::DimensionMismatch(_))
+        Err(Error {
+            kind: bmrm::ErrorKind::DimensionMismatch,
+            ..
+        })
     ));
     assert!(matches!(
         solver.set_lambda(-2.0),
-        Err(Error::InvalidArgument(_))
+        Err(Error {
+            kind: bmrm::ErrorKind::InvalidArgument,
+            ..
+        })
     ));
     assert!(matches!(
         solver.run(&mut [f64::INFINITY]),
-        Err(Error::NonFinite(_))
+        Err(Error {
+            kind: bmrm::ErrorKind::NonFinite,
+            ..
+        })
     ));
 }
 

@@ -75,6 +75,10 @@ fn settings_offsets() -> Vec<(&'static str, usize)> {
         ("path_a", offset!(s, path_a)),
         ("progress", offset!(s, progress)),
         ("progress_user", offset!(s, progress_user)),
+        ("bcfw_iterate", offset!(s, bcfw_iterate)),
+        ("bcfw_iterate_user", offset!(s, bcfw_iterate_user)),
+        ("gap_degree", offset!(s, gap_degree)),
+        ("early_exact_factor", offset!(s, early_exact_factor)),
     ]
 }
 
@@ -193,6 +197,8 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
         ("BMRM_ERROR_NON_FINITE", BMRM_ERROR_NON_FINITE as i64),
         ("BMRM_ERROR_OUT_OF_MEMORY", BMRM_ERROR_OUT_OF_MEMORY as i64),
         ("BMRM_ERROR_INTERNAL", BMRM_ERROR_INTERNAL as i64),
+        ("BMRM_ERROR_IO", BMRM_ERROR_IO as i64),
+        ("BMRM_ERROR_RANK_LOST", BMRM_ERROR_RANK_LOST as i64),
         ("BMRM_EXIT_NOT_RUN", BMRM_EXIT_NOT_RUN as i64),
         ("BMRM_EXIT_CONVERGED_REL", BMRM_EXIT_CONVERGED_REL as i64),
         ("BMRM_EXIT_CONVERGED_ABS", BMRM_EXIT_CONVERGED_ABS as i64),
@@ -218,20 +224,24 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
         ("BMRM_SAMPLING_UNIFORM", BMRM_SAMPLING_UNIFORM as i64),
         ("BMRM_SAMPLING_PERM", BMRM_SAMPLING_PERM as i64),
         ("BMRM_SAMPLING_GAP", BMRM_SAMPLING_GAP as i64),
+        ("BMRM_SAMPLING_MAX_GAP", BMRM_SAMPLING_MAX_GAP as i64),
         ("BMRM_STEP_FW", BMRM_STEP_FW as i64),
         ("BMRM_STEP_PAIRWISE", BMRM_STEP_PAIRWISE as i64),
         ("BMRM_STEP_AWAY", BMRM_STEP_AWAY as i64),
+        ("BMRM_STEP_ALL", BMRM_STEP_ALL as i64),
     ]
 }
 
-/// The promises of DESIGN.md section 3 and ABI version 1: changing any of
+/// The promises of docs/c-api.md and ABI version 2 (1 + the BCFW iterate
+/// callback, gap_degree, max-gap sampling and all-steps at the end of
+/// bmrm_settings and the enums): changing any of
 /// these numbers breaks compiled C programs, and needs a new
 /// BMRM_ABI_VERSION.
 #[test]
 fn abi_layout_and_values_are_pinned() {
-    assert_eq!(BMRM_ABI_VERSION, 1);
-    let expected_values: [(&str, i64); 29] = [
-        ("BMRM_ABI_VERSION", 1),
+    assert_eq!(BMRM_ABI_VERSION, 2);
+    let expected_values: [(&str, i64); 33] = [
+        ("BMRM_ABI_VERSION", 2),
         ("BMRM_OK", 0),
         ("BMRM_ERROR_NULL_ARGUMENT", 1),
         ("BMRM_ERROR_INVALID_ARGUMENT", 2),
@@ -241,6 +251,8 @@ fn abi_layout_and_values_are_pinned() {
         ("BMRM_ERROR_NON_FINITE", 6),
         ("BMRM_ERROR_OUT_OF_MEMORY", 7),
         ("BMRM_ERROR_INTERNAL", 8),
+        ("BMRM_ERROR_IO", 9),
+        ("BMRM_ERROR_RANK_LOST", 10),
         ("BMRM_EXIT_NOT_RUN", 0),
         ("BMRM_EXIT_CONVERGED_REL", 1),
         ("BMRM_EXIT_CONVERGED_ABS", 2),
@@ -257,9 +269,11 @@ fn abi_layout_and_values_are_pinned() {
         ("BMRM_SAMPLING_UNIFORM", 0),
         ("BMRM_SAMPLING_PERM", 1),
         ("BMRM_SAMPLING_GAP", 2),
+        ("BMRM_SAMPLING_MAX_GAP", 3),
         ("BMRM_STEP_FW", 0),
         ("BMRM_STEP_PAIRWISE", 1),
         ("BMRM_STEP_AWAY", 2),
+        ("BMRM_STEP_ALL", 3),
     ];
     assert_eq!(rust_enum_values(), expected_values.to_vec());
 
@@ -278,7 +292,7 @@ fn abi_layout_and_values_are_pinned() {
     }
     if cfg!(target_pointer_width = "64") {
         let expected = [
-            ("bmrm_settings", 184, 8),
+            ("bmrm_settings", 216, 8),
             ("bmrm_info", 96, 8),
             ("bmrm_iteration", 104, 8),
             ("bmrm_status", 4, 4),
@@ -322,6 +336,10 @@ fn abi_layout_and_values_are_pinned() {
             ("path_a", 160),
             ("progress", 168),
             ("progress_user", 176),
+            ("bcfw_iterate", 184),
+            ("bcfw_iterate_user", 192),
+            ("gap_degree", 200),
+            ("early_exact_factor", 208),
         ];
         assert_eq!(settings_offsets(), settings.to_vec());
         // bmrm_info: the exit, 4 bytes of padding, then 11 eight-byte fields.
@@ -359,7 +377,7 @@ fn settings_defaults_are_the_engines() {
         assert_eq!(c.qp_max_updates, engine.qp_max_updates);
         assert_eq!(c.seed, engine.seed);
         assert!(c.progress.is_none() && c.progress_user.is_null());
-        // BCFW options (DESIGN.md section 6).
+        // BCFW options (docs/bcfw.md).
         assert_eq!(c.sampling, bmrm_sampling::BMRM_SAMPLING_GAP as i32);
         assert_eq!(c.step_type, bmrm_step_type::BMRM_STEP_FW as i32);
         assert_eq!((c.gap_check, c.cache_size, c.num_passes), (10, 50, 0));
@@ -814,6 +832,18 @@ fn c_example_builds_against_the_installed_library() {
     ] {
         assert!(f.is_file(), "{} was not installed", f.display());
     }
+    // libbmrm.so -> libbmrm.so.<ABI> (the SONAME) -> the real file.
+    let soname = format!("libbmrm.so.{BMRM_ABI_VERSION}");
+    if !cfg!(target_os = "macos") {
+        let link = |name: &str| std::fs::read_link(libdir.join(name)).ok();
+        assert_eq!(link("libbmrm.so"), Some(PathBuf::from(&soname)));
+        let real = link(&soname).expect("libbmrm.so.<ABI> is a link");
+        assert_eq!(
+            real,
+            PathBuf::from(format!("{soname}.{}", env!("CARGO_PKG_VERSION")))
+        );
+        assert!(libdir.join(&real).is_file() && !libdir.join(&real).is_symlink());
+    }
 
     let pkg_config = |args: &[&str]| -> Vec<String> {
         let out = run_ok(
@@ -854,11 +884,13 @@ fn c_example_builds_against_the_installed_library() {
     if let Ok(ldd) = ldd {
         let ldd = String::from_utf8_lossy(&ldd.stdout).into_owned();
         if !ldd.is_empty() && !cfg!(target_os = "macos") {
-            let lib = libdir.join(shared_lib_name());
-            let lib = path_arg(&lib);
+            // Linked against the versioned name (the SONAME), found in libdir.
+            let lib = path_arg(&libdir.join(&soname));
             assert!(
-                ldd.lines()
-                    .any(|l| l.contains("libbmrm.so") && l.contains(lib.as_str())),
+                ldd.lines().any(|l| {
+                    l.trim_start().starts_with(&format!("{soname} => "))
+                        && l.contains(&format!("{lib} "))
+                }),
                 "the example is not linked to the installed {lib}:\n{ldd}"
             );
         }
@@ -896,9 +928,9 @@ fn c_example_builds_against_the_installed_library() {
             })
             .collect();
         declared.sort();
-        // 23 core functions, 7 of BCFW (src/ffi/bcfw.rs), 7 of the built-in
+        // 23 core functions, 9 of BCFW (src/ffi/bcfw.rs), 7 of the built-in
         // models (src/ffi/models.rs).
-        assert_eq!(declared.len(), 37, "functions in bmrm.h: {declared:?}");
+        assert_eq!(declared.len(), 39, "functions in bmrm.h: {declared:?}");
         assert_eq!(
             exported, declared,
             "exported symbols vs the header's functions"

@@ -286,7 +286,11 @@ fn mutated_files_give_a_read_or_a_located_error_never_a_panic_or_a_huge_allocati
                 ok += 1;
                 None
             }
-            Ok(Err(Error::InvalidArgument(m))) => {
+            Ok(Err(Error {
+                kind: bmrm::ErrorKind::InvalidArgument,
+                message: m,
+                ..
+            })) => {
                 errors += 1;
                 let named = m.contains(&path.display().to_string());
                 let located = m.contains(location) || WHOLE_FILE.iter().any(|w| m.contains(w));

@@ -175,19 +175,61 @@ fn multiclass_validation() {
     let bad = |r: bmrm::Result<Multiclass>| r.unwrap_err();
     // features.len() != m * d
     let e = bad(Multiclass::new(vec![0.0; 5], 2, vec![0, 1, 0], 2, false));
-    assert!(matches!(e, Error::DimensionMismatch(_)), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error {
+                kind: bmrm::ErrorKind::DimensionMismatch,
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert!(e.to_string().contains("5 feature values"), "{e}");
     // label out of range
     let e = bad(Multiclass::new(vec![0.0; 6], 2, vec![0, 3, 0], 3, false));
-    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error {
+                kind: bmrm::ErrorKind::InvalidArgument,
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert!(e.to_string().contains("label 3 of example 1"), "{e}");
     // too few classes, d = 0, no examples, non-finite feature
     let e = bad(Multiclass::new(vec![0.0; 2], 2, vec![0], 1, false));
-    assert!(matches!(e, Error::InvalidArgument(_)) && e.to_string().contains("num_classes"));
+    assert!(
+        matches!(
+            e,
+            Error {
+                kind: bmrm::ErrorKind::InvalidArgument,
+                ..
+            }
+        ) && e.to_string().contains("num_classes")
+    );
     let e = bad(Multiclass::new(vec![], 0, vec![0], 2, false));
-    assert!(matches!(e, Error::InvalidArgument(_)) && e.to_string().contains("d must"));
+    assert!(
+        matches!(
+            e,
+            Error {
+                kind: bmrm::ErrorKind::InvalidArgument,
+                ..
+            }
+        ) && e.to_string().contains("d must")
+    );
     let e = bad(Multiclass::new(vec![], 3, vec![], 2, false));
-    assert!(matches!(e, Error::InvalidArgument(_)) && e.to_string().contains("example"));
+    assert!(
+        matches!(
+            e,
+            Error {
+                kind: bmrm::ErrorKind::InvalidArgument,
+                ..
+            }
+        ) && e.to_string().contains("example")
+    );
     let e = bad(Multiclass::new(
         vec![0.0, f32::NAN],
         1,
@@ -195,20 +237,52 @@ fn multiclass_validation() {
         2,
         false,
     ));
-    assert!(matches!(e, Error::InvalidArgument(_)));
+    assert!(matches!(
+        e,
+        Error {
+            kind: bmrm::ErrorKind::InvalidArgument,
+            ..
+        }
+    ));
     assert!(e.to_string().contains("example 1"), "{e}");
 
     // bad calls of the oracle
     let model = Multiclass::new(vec![1.0, 2.0], 1, vec![0, 1], 2, true).unwrap();
     let mut c = Corner::new(model.dim());
     let e = model.max_oracle(0, &[0.0; 3], &mut c).unwrap_err();
-    assert!(matches!(e, Error::DimensionMismatch(_)), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error {
+                kind: bmrm::ErrorKind::DimensionMismatch,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = model.max_oracle(2, &[0.0; 4], &mut c).unwrap_err();
-    assert!(matches!(e, Error::InvalidArgument(_)) && e.to_string().contains("example 2"));
+    assert!(
+        matches!(
+            e,
+            Error {
+                kind: bmrm::ErrorKind::InvalidArgument,
+                ..
+            }
+        ) && e.to_string().contains("example 2")
+    );
     let e = model
         .max_oracle(0, &[0.0, f64::NAN, 0.0, 0.0], &mut c)
         .unwrap_err();
-    assert!(matches!(e, Error::NonFinite(_)), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error {
+                kind: bmrm::ErrorKind::NonFinite,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -274,20 +348,62 @@ fn binary_oracle_is_the_hinge() {
 #[test]
 fn binary_validation() {
     let e = BinaryHinge::new(vec![0.0; 4], 2, vec![1.0, 0.5], false).unwrap_err();
-    assert!(matches!(e, Error::InvalidArgument(_)));
+    assert!(matches!(
+        e,
+        Error {
+            kind: bmrm::ErrorKind::InvalidArgument,
+            ..
+        }
+    ));
     assert!(e.to_string().contains("label 0.5 of example 1"), "{e}");
     let e = BinaryHinge::new(vec![0.0; 3], 2, vec![1.0, -1.0], false).unwrap_err();
-    assert!(matches!(e, Error::DimensionMismatch(_)), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error {
+                kind: bmrm::ErrorKind::DimensionMismatch,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = BinaryHinge::new(vec![], 2, vec![], true).unwrap_err();
-    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error {
+                kind: bmrm::ErrorKind::InvalidArgument,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let model = BinaryHinge::new(vec![1.0, 2.0], 2, vec![1.0], true).unwrap();
     let mut c = Corner::new(3);
     let e = model.max_oracle(0, &[0.0; 2], &mut c).unwrap_err();
-    assert!(matches!(e, Error::DimensionMismatch(_)), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error {
+                kind: bmrm::ErrorKind::DimensionMismatch,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = model
         .max_oracle(0, &[f64::INFINITY, 0.0, 0.0], &mut c)
         .unwrap_err();
-    assert!(matches!(e, Error::NonFinite(_)), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error {
+                kind: bmrm::ErrorKind::NonFinite,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -460,7 +576,16 @@ fn idx_errors_name_the_file() {
     let (pixels, _) = tiny_images();
     let check = |path: &Path, needle: &str| {
         let e = idx::load_images(path, None).unwrap_err();
-        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error {
+                    kind: bmrm::ErrorKind::InvalidArgument,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let msg = e.to_string();
         assert!(msg.contains(&path.display().to_string()), "{msg}");
         assert!(msg.contains(needle), "{msg}");
@@ -511,8 +636,12 @@ fn idx_errors_name_the_file() {
     let p = dir.path("cut.gz");
     std::fs::write(&p, &gz).unwrap();
     check(&p, "");
-    // a missing file
-    check(&dir.path("missing"), "cannot open");
+    // a missing file is an I/O error naming it
+    let missing = dir.path("missing");
+    let e = idx::load_images(&missing, None).unwrap_err();
+    assert_eq!(e.kind(), bmrm::ErrorKind::Io, "{e}");
+    assert!(e.message().contains("cannot open"), "{e}");
+    assert!(e.message().contains(&missing.display().to_string()), "{e}");
 }
 
 #[test]
@@ -646,7 +775,10 @@ fn multiclass_sparse_and_dense_corners_are_identical() {
     let rows = SparseRows::indicators(vec![0, 1, 2], vec![0, 3], 4).unwrap();
     assert!(matches!(
         Multiclass::new_sparse(rows.clone(), vec![0, 1, 1], 2, true),
-        Err(Error::DimensionMismatch(_))
+        Err(Error {
+            kind: bmrm::ErrorKind::DimensionMismatch,
+            ..
+        })
     ));
     assert!(Multiclass::new_sparse(rows.clone(), vec![0, 2], 2, true)
         .unwrap_err()

@@ -12,7 +12,9 @@
 //!   bit-identical `w`, iterations and figures to the single-process run
 //!   with the same parts, on every rank, also on a warm start after
 //!   `set_lambda`; distributed BMRM agrees with single-process BMRM over the
-//!   max-oracle (one block) in iterations and to 1e-9 in `w`;
+//!   max-oracle (one block) in iterations and to 1e-9 in `w`; rank 0's
+//!   solver run from another thread than the one that joined is refused
+//!   (MPI stays on that thread) with the same error on every rank;
 //! - `bcfw`: BCFW with rank 0 holding every example (its block steps) and
 //!   the exact gap passes and the regularisation path's lambda_max passes
 //!   spread over the 3 ranks gives the single-process `w`, passes and path
@@ -21,7 +23,9 @@
 //!   every rank ends with the same `oracle failed` error naming rank 1 and
 //!   the iteration, and the job finishes normally;
 //! - `rank_hangs`: rank 2 hangs in its oracle: rank 0 ends the run after its
-//!   2 s reply timeout with an error naming rank 2 and aborts the job;
+//!   2 s reply timeout with a "rank lost" error naming rank 2 (the typed
+//!   kind `distributed::ranks_lost` recognises), and every rank that gets
+//!   it ends the job;
 //! - `rank_exits`: rank 2 exits in its oracle: the job ends (mpirun ends
 //!   every rank), no hang;
 //! - `c_abi`: tests/c/mpi_test.c, built with mpicc against the static
@@ -41,7 +45,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bmrm::distributed::{DistributedSolver, ExampleRange, Layout, Options, Shard};
+use bmrm::distributed::{join, join_whole, ExampleRange, Layout, Node, Options, Shard};
 use bmrm::models::{synthetic, Multiclass};
 use bmrm::oracle::{Corner, ExampleParts, MaxOracle, PartitionedRisk};
 use bmrm::{Algorithm, Error, Info, Problem, Settings, Solver};
@@ -286,7 +290,7 @@ fn driver() {
             "rank_hangs",
             !o.timed_out
                 && o.status != Some(0)
-                && o.output.contains("ERROR 0 ")
+                && o.output.contains("ERROR 0 rank lost: ")
                 && o.output.contains("rank 2 did not answer within 2 s"),
             format!(
                 "status {:?} after {:.1} s\n{}",
@@ -559,13 +563,15 @@ fn child(scenario: &str) {
                 let layout = Layout::for_settings(&s, m, size).unwrap();
                 let mine = layout.examples_of(rank as usize);
                 let shard = Shard::from_max_oracle(ExampleRange::new(full.clone(), mine).unwrap());
-                let mut d =
-                    DistributedSolver::new(&world, shard, s.clone(), Options::default()).unwrap();
+                let mut d = join(&world, Ok(shard), s.clone(), Options::default()).unwrap();
                 let mut w = vec![0.0; full.dim()];
                 let info = d.run(&mut w).unwrap();
                 end_line(rank, name, &w, &info);
-                // Warm start at a smaller lambda, planes kept.
-                d.set_lambda(3e-3).unwrap();
+                // Warm start at a smaller lambda, planes kept: rank 0's
+                // ordinary solver.
+                if let Some(solver) = d.solver_mut() {
+                    solver.set_lambda(3e-3).unwrap();
+                }
                 let info2 = d.run(&mut w).unwrap();
                 end_line(rank, &format!("{name}_warm"), &w, &info2);
                 let stats = d.stats();
@@ -653,8 +659,7 @@ fn child(scenario: &str) {
                 range: first[r]..first[r + 1],
             });
             let s = settings(Algorithm::PBmrm, 0);
-            let mut d =
-                DistributedSolver::new(&world, shard, s.clone(), Options::default()).unwrap();
+            let mut d = join(&world, Ok(shard), s.clone(), Options::default()).unwrap();
             let mut w = vec![0.0; full.dim()];
             let info = d.run(&mut w).unwrap();
             end_line(rank, "parts", &w, &info);
@@ -673,9 +678,9 @@ fn child(scenario: &str) {
             }
             // The same from a partitioned risk every rank has whole.
             let s = settings(Algorithm::PBmrm, 0);
-            let mut d = DistributedSolver::from_problem(
+            let mut d = join_whole(
                 &world,
-                Problem::Partitioned(all.clone()),
+                &Problem::Partitioned(all.clone()),
                 s.clone(),
                 Options::default(),
             )
@@ -698,10 +703,32 @@ fn child(scenario: &str) {
             let s = settings(Algorithm::PBmrm, 7);
             let wrong = (rank as usize * 200)..(rank as usize * 200 + 200);
             let shard = Shard::from_max_oracle(ExampleRange::new(full.clone(), wrong).unwrap());
-            let e = DistributedSolver::new(&world, shard, s, Options::default()).err();
-            let ok = matches!(&e, Some(Error::InvalidArgument(m)) if m.contains("rank 0 holds 200 examples"));
+            let e = join(&world, Ok(shard), s, Options::default()).err();
+            let ok = matches!(&e, Some(Error { kind: bmrm::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("rank 0 holds 200 examples"));
             report(rank, "bad_layout", ok, format!("{e:?}"));
             println!("LAYOUT {rank} {ok}");
+            // Rank 0's solver run from a thread other than the one that
+            // joined cannot reach MPI: its oracle refuses (no MPI call from
+            // that thread), and the coordinator ends the call on every rank
+            // with that error.
+            let all = Problem::Partitioned(Arc::new(ExampleParts::new(full.clone(), 6)));
+            let s = settings(Algorithm::PBmrm, 0);
+            let mut w = vec![0.0; full.dim()];
+            let e = match join_whole(&world, &all, s, Options::default()).unwrap() {
+                Node::Root(mut solver, coordinator) => {
+                    let got = std::thread::scope(|t| t.spawn(|| solver.run(&mut w)).join());
+                    let got = got.expect("no panic");
+                    let e = got.as_ref().err().cloned();
+                    coordinator
+                        .finish(got.as_ref().map(|_| ()), solver.info(), &w)
+                        .unwrap();
+                    e
+                }
+                Node::Worker(mut worker) => worker.serve(&mut w).err(),
+            };
+            let ok = matches!(&e, Some(Error { kind: bmrm::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("from a thread other than"));
+            report(rank, "other_thread", ok, format!("{e:?}"));
+            println!("END {rank} other_thread {e:?}");
         }
         "bcfw" => {
             // Rank 0 holds every example (block steps), the others their share
@@ -711,10 +738,10 @@ fn child(scenario: &str) {
             s.num_threads = 1;
             s.gap_check = 2;
             s.max_iterations = 200;
-            // Every rank has the whole problem; from_problem keeps its share.
-            let mut d = DistributedSolver::from_problem(
+            // Every rank has the whole problem; join_whole keeps its share.
+            let mut d = join_whole(
                 &world,
-                Problem::Examples(full.clone()),
+                &Problem::Examples(full.clone()),
                 s.clone(),
                 Options::default(),
             )
@@ -745,7 +772,7 @@ fn child(scenario: &str) {
                         stats.bytes_received
                     ),
                 );
-                let p1 = one.bcfw_path(0.05, 1e-3, 4).unwrap();
+                let p1 = one.bcfw_mut().unwrap().path(0.05, 1e-3, 4).unwrap();
                 let same_path = path.len() == p1.len()
                     && path.iter().zip(&p1).all(|(a, b)| {
                         a.lambda.to_bits() == b.lambda.to_bits()
@@ -787,18 +814,18 @@ fn child(scenario: &str) {
                 reply_timeout: Some(Duration::from_secs(2)),
                 command_timeout: None,
             };
-            let mut d =
-                DistributedSolver::new(&world, Shard::from_max_oracle(oracle), s, options).unwrap();
+            let mut d = join(&world, Ok(Shard::from_max_oracle(oracle)), s, options).unwrap();
             let mut w = vec![0.0; full.dim()];
             match d.run(&mut w) {
                 Ok(info) => println!("OK {rank} {} iterations", info.iterations),
                 Err(e) => {
                     println!("ERROR {rank} {e}");
-                    if scenario != "oracle_fails" && rank == 0 {
-                        // A rank that does not answer cannot finalise: end
-                        // the job. Exiting without MPI_Finalize makes mpirun
-                        // end every rank (Open MPI 4.1's mpirun sometimes
-                        // crashes or hangs after MPI_Abort in containers).
+                    if bmrm::distributed::ranks_lost(&e) {
+                        // A rank that does not answer cannot finalise: every
+                        // rank that learns it ends the job. Exiting without
+                        // MPI_Finalize makes mpirun end every rank (Open MPI
+                        // 4.1's mpirun sometimes crashes or hangs after
+                        // MPI_Abort in containers).
                         std::process::exit(3);
                     }
                 }

@@ -143,6 +143,30 @@ fn octave_front_end_tests_pass() {
     println!("Octave checks: {summary}");
 }
 
+#[test]
+fn ocr_demos_in_the_style_of_gapbcfw_and_bcfwstruct_run_unmodified() {
+    if skip() {
+        return;
+    }
+    let out = run_octave(
+        &root().join("tests/octave"),
+        "run_ocr_demos",
+        "tests/octave/run_ocr_demos.m",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let summary = stdout
+        .lines()
+        .rfind(|l| l.contains(" passed, "))
+        .unwrap_or_default();
+    assert!(
+        summary.ends_with(" passed, 0 failed") && !summary.starts_with("0 passed"),
+        "OCR demo checks: {summary}\n{stdout}"
+    );
+    for l in stdout.lines().filter(|l| l.starts_with("bcfw OCR")) {
+        println!("{l}");
+    }
+}
+
 fn example(name: &str) -> String {
     let out = run_octave(
         &root().join("examples/matlab"),

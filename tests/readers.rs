@@ -31,7 +31,11 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
 /// The message of an InvalidArgument error, checked to name the file.
 fn message(r: Result<impl std::fmt::Debug, Error>, path: &Path) -> String {
     match r {
-        Err(Error::InvalidArgument(m)) => {
+        Err(Error {
+            kind: bmrm::ErrorKind::InvalidArgument,
+            message: m,
+            ..
+        }) => {
             assert!(
                 m.contains(&path.display().to_string()),
                 "{m} lacks the file name"
@@ -276,7 +280,9 @@ fn ocr_errors_name_file_line_and_column() {
     let p = write(&dir, "empty.tsv", b"");
     assert!(message(read_ocr(&p), &p).contains("no letters"));
     let p = dir.join("missing.tsv");
-    assert!(message(read_ocr(&p), &p).contains("cannot open"));
+    let e = read_ocr(&p).unwrap_err();
+    assert_eq!(e.kind(), bmrm::ErrorKind::Io, "{e}");
+    assert!(e.message().contains("cannot open") && e.message().contains("missing.tsv"));
     std::fs::remove_dir_all(&dir).ok();
 }
 

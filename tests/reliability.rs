@@ -64,7 +64,13 @@ fn sgd_refuses_a_nan_risk_at_any_call() {
             let mut w = vec![0.0; 4];
             let got = solver.run(&mut w);
             assert!(
-                matches!(got, Err(Error::NonFinite(_))),
+                matches!(
+                    got,
+                    Err(Error {
+                        kind: bmrm::ErrorKind::NonFinite,
+                        ..
+                    })
+                ),
                 "{algorithm:?}, NaN at call {nan_at}: {got:?}"
             );
             assert_eq!(solver.info().exit, Exit::NotRun);
@@ -144,7 +150,7 @@ fn num_threads_is_capped_and_checked_before_any_thread_starts() {
     let started = Instant::now();
     let got = Solver::new(Problem::from_partitioned(Parts::new(2)), s);
     assert!(
-        matches!(&got, Err(Error::InvalidArgument(m)) if m.contains("num_threads")),
+        matches!(&got, Err(Error { kind: bmrm::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("num_threads")),
         "{:?}",
         got.err()
     );
@@ -190,7 +196,13 @@ fn huge_example_counts_and_dimensions_are_out_of_memory_not_an_abort() {
         }
         let got = Solver::new(Problem::from_max_oracle(Huge { n, dim }), s);
         assert!(
-            matches!(got, Err(Error::OutOfMemory(_))),
+            matches!(
+                got,
+                Err(Error {
+                    kind: bmrm::ErrorKind::OutOfMemory,
+                    ..
+                })
+            ),
             "{algorithm:?} n = {n} dim = {dim}: {:?}",
             got.err()
         );
@@ -237,9 +249,13 @@ fn bcfw_path_refuses_a_degenerate_eps() {
         let mut s = Settings::new(Algorithm::Bcfw, 0.1);
         s.num_passes = 50;
         let mut solver = Solver::new(Problem::from_max_oracle(small_multiclass()), s).unwrap();
-        let got = solver.bcfw_path(eps, 1e-300, 10);
+        let got = solver.bcfw_mut().unwrap().path(eps, 1e-300, 10);
         match got {
-            Err(Error::InvalidArgument(m)) => assert!(m.contains("eps"), "{m}"),
+            Err(Error {
+                kind: bmrm::ErrorKind::InvalidArgument,
+                message: m,
+                ..
+            }) => assert!(m.contains("eps"), "{m}"),
             Err(e) => panic!("eps = {eps}: {e}"),
             Ok(path) => {
                 for b in &path {

@@ -10,10 +10,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use bmrm::bcfw::{PassItem, SparseVec};
 use bmrm::models::{synthetic, Multiclass};
 use bmrm::oracle::{Corner, ExampleParts, MaxOracle, PartValues, PartitionedRisk};
 use bmrm::{Algorithm, Problem, Settings, Solver};
+use bmrm::{PassItem, SparseVec};
 
 fn model() -> Arc<Multiclass> {
     let (x, y) = synthetic::gaussian_multiclass(300, 6, 3, 2.0, 3);
@@ -89,7 +89,7 @@ impl PartitionedRisk for AllAtOnce {
         self.inner.num_parts()
     }
     fn partial_risk(&self, _p: usize, _w: &[f64], _g: &mut [f64]) -> bmrm::Result<f64> {
-        Err(bmrm::Error::Internal("only all at once".into()))
+        Err(bmrm::Error::internal("only all at once"))
     }
     fn eval_all(&self, w: &[f64]) -> Option<bmrm::Result<PartValues>> {
         self.calls.fetch_add(1, Ordering::SeqCst);
@@ -189,8 +189,8 @@ fn bcfw_passes_go_through_eval_pass() {
     assert_eq!(i1.iterations, i2.iterations);
     assert!(w1.iter().zip(&w2).all(|(a, b)| a.to_bits() == b.to_bits()));
     assert!(oracle.passes.load(Ordering::SeqCst) > 0);
-    let p1 = plain.bcfw_path(0.05, 1e-3, 3).unwrap();
-    let p2 = hooked.bcfw_path(0.05, 1e-3, 3).unwrap();
+    let p1 = plain.bcfw_mut().unwrap().path(0.05, 1e-3, 3).unwrap();
+    let p2 = hooked.bcfw_mut().unwrap().path(0.05, 1e-3, 3).unwrap();
     assert_eq!(p1.len(), p2.len());
     for (a, b) in p1.iter().zip(&p2) {
         assert_eq!(a.lambda.to_bits(), b.lambda.to_bits());

@@ -79,6 +79,8 @@ enum class Status : int {
     non_finite = BMRM_ERROR_NON_FINITE,
     out_of_memory = BMRM_ERROR_OUT_OF_MEMORY,
     internal = BMRM_ERROR_INTERNAL,
+    io = BMRM_ERROR_IO,
+    rank_lost = BMRM_ERROR_RANK_LOST,
 };
 
 /// How a solve ended (bmrm_exit).

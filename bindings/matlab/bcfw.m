@@ -18,6 +18,7 @@ function [model, progress] = bcfw(param, options)
 %               decoding at model.w
 %   .featureFn  phi = featureFn(param, x, y), a full or sparse vector of a
 %               fixed length d
+%   .positivity (optional) d elements; non-zero: w_j >= 0 (gapBCFW's)
 %   .hashFn     (optional) key = hashFn(param, y), a string or numeric array
 %               identifying a label; without it, labels must be numeric, char
 %               or logical arrays and are identified by their class, size and
@@ -29,9 +30,13 @@ function [model, progress] = bcfw(param, options)
 %   .num_passes     most passes over the data (200)
 %   .gap_threshold  stop when the duality gap <= gap_threshold (0.1)
 %   .gap_check      an exact gap pass every gap_check passes (10)
-%   .sample         'uniform', 'perm' or 'gap' ('gap')
-%   .stepType       1 FW, 2 pairwise, 3 FW and away (2); gapBCFW's 0 (all
-%                   steps) is not supported
+%   .quit_passes_heuristic_gap (true), ..._eps_multiplyer (0.8): an exact
+%                   gap pass as soon as the block-gap estimates sum below
+%                   gap_threshold * multiplier (gapBCFW's)
+%   .sample         'uniform', 'perm', 'gap' or 'maxGap' ('gap')
+%   .gapDegree      gap sampling proportional to gap^gapDegree (1)
+%   .stepType       0 all steps (FW, pairwise and away compared), 1 FW,
+%                   2 pairwise, 3 FW and away (2)
 %   .do_line_search (1); 0: the step 2n/(k + 2n)
 %   .do_weighted_averaging (0)
 %   .useCache (1), .cacheNu (0.01), .cacheFactor (0.25), .maxCacheSize (100)
@@ -43,8 +48,11 @@ function [model, progress] = bcfw(param, options)
 %                   .TolRel (1e-3), .TolAbs (0), .MaxIter (inf), .num_parts)
 %
 % Outputs:
-%   model     .w the weights (d x 1); .ell the dual's loss term
-%             l = sum_i l_i (dual value = ell - 0.5*lambda*||w||^2)
+%   model     .w the weights (d x 1): BCFW's last iterate (the weighted
+%             average under do_weighted_averaging); .ell the dual's loss
+%             term l = sum_i l_i of that same point and .dual its dual value
+%             (= ell - 0.5*lambda*||w||^2 without positivity); for the
+%             bundle methods .w is the best point and .dual the lower bound
 %   progress  per pass (per iteration for the bundle methods): .primal,
 %             .dual, .gap (primal - dual), .eff_pass, .time, .oracle_calls;
 %             and .exitflag (1/2 converged, 0 num_passes, 3 time_budget)
@@ -83,7 +91,8 @@ end
 known = {'lambda', 'num_passes', 'gap_threshold', 'gap_check', 'sample', 'stepType', ...
          'do_line_search', 'do_weighted_averaging', 'useCache', 'cacheNu', 'cacheFactor', ...
          'maxCacheSize', 'rand_seed', 'time_budget', 'verb', 'algorithm', 'TolRel', ...
-         'TolAbs', 'MaxIter', 'num_parts', 'debug', 'gapDegree'};
+         'TolAbs', 'MaxIter', 'num_parts', 'gapDegree', 'quit_passes_heuristic_gap', ...
+         'quit_passes_heuristic_gap_eps_multiplyer'};
 names = fieldnames(options);
 for k = 1:numel(names)
   if ~any(strcmp(names{k}, known))
@@ -103,14 +112,14 @@ if ~ischar(algorithm) || ~any(strcmp(algorithm, {'bcfw', 'bmrm', 'proxbmrm', 'pb
   error('bmrm:badArgument', 'bcfw: unknown options.algorithm');
 end
 sample = lower(opt('sample', 'gap'));
-sampling = find(strcmp(sample, {'uniform', 'perm', 'gap'})) - 1;
+sampling = find(strcmp(sample, {'uniform', 'perm', 'gap', 'maxgap'})) - 1;
 if ~ischar(sample) || isempty(sampling)
-  error('bmrm:badArgument', 'bcfw: options.sample must be ''uniform'', ''perm'' or ''gap''');
+  error('bmrm:badArgument', 'bcfw: options.sample must be ''uniform'', ''perm'', ''gap'' or ''maxGap''');
 end
 step = opt('stepType', 2);
-if ~isnumeric(step) || ~isscalar(step) || ~any(step == [1 2 3])
-  error('bmrm:badArgument', ['bcfw: options.stepType must be 1 (FW), 2 (pairwise) or 3 ' ...
-        '(FW and away); 0 (all steps) is not supported']);
+if ~isnumeric(step) || ~isscalar(step) || ~any(step == [0 1 2 3])
+  error('bmrm:badArgument', ['bcfw: options.stepType must be 0 (all steps), 1 (FW), ' ...
+        '2 (pairwise) or 3 (FW and away)']);
 end
 
 o = struct();
@@ -120,7 +129,13 @@ o.lambda = opt('lambda', 1 / n);
 o.num_passes = opt('num_passes', 200);
 o.gap_check = opt('gap_check', 10);
 o.sampling = sampling;
-o.step_type = step - 1;          % 1 FW -> 0, 2 pairwise -> 1, 3 away -> 2
+o.step_type = mod(step - 1, 4);  % 1 FW -> 0, 2 pairwise -> 1, 3 away -> 2, 0 all -> 3
+o.gap_degree = opt('gapDegree', 1);
+if logical(opt('quit_passes_heuristic_gap', true))
+  o.early_exact_factor = opt('quit_passes_heuristic_gap_eps_multiplyer', 0.8);
+else
+  o.early_exact_factor = 0;
+end
 o.line_search = opt('do_line_search', 1);
 o.weighted_averaging = opt('do_weighted_averaging', 0);
 o.use_cache = opt('useCache', 1);
@@ -140,12 +155,18 @@ else
   o.max_iterations = opt('MaxIter', inf);
   o.num_parts = opt('num_parts', 0);
 end
-fields = fieldnames(o);
+if isfield(param, 'positivity') && ~isempty(param.positivity) && any(param.positivity(:))
+  o.positivity = param.positivity;
+end
+fields = setdiff(fieldnames(o), {'positivity'});
 for k = 1:numel(fields)
   v = o.(fields{k});
   if ~ischar(v) && (~(isnumeric(v) || islogical(v)) || ~isscalar(v) || ~isreal(v) || isnan(v) || v < 0)
     error('bmrm:badArgument', 'bcfw: the option behind %s must be a non-negative real scalar', fields{k});
   end
+end
+if ~(o.gap_degree > 0) || ~isfinite(o.gap_degree)
+  error('bmrm:badArgument', 'bcfw: options.gapDegree must be positive and finite');
 end
 if ~(o.lambda > 0) || ~isfinite(o.lambda)
   error('bmrm:badArgument', 'bcfw: options.lambda must be positive and finite');

@@ -33,10 +33,14 @@ function [W, stat] = bmrm(data, risk, lambda, options)
 %               number of planes directly. A full buffer never stops the
 %               solver: inactive planes are dropped, the rest aggregated.
 %   .CleanBuffer  remove planes inactive for this many iterations
-%               (default 10; inf = never)
+%               (default 10; inf = never); the toolbox's .CleanICP (true:
+%               remove those inactive for .CleanAfter, default 10,
+%               iterations; false: never) is the same
+%   .MaxMemory  parbmrm's: only inf (no cap) is supported
 %   .Algorithm  'bmrm' (default), 'proxbmrm', 'pbmrm', 'proxpbmrm' (both
 %               need data as a cell array of blocks), 'cp' (cutting plane)
-%   .W0         start vector (default zeros)
+%   .W0         start vector (default zeros); clandmark's .initW and
+%               pp_bmrm's .W are the same (give one)
 %   .K, .Tmax   the proximal methods' step bound and T (defaults: automatic, 100)
 %   .NumThreads threads for the solver's own work (default 0: all cores);
 %               the risk is always called on MATLAB's thread
@@ -74,13 +78,40 @@ if ~isnumeric(lambda) || ~isscalar(lambda) || ~isreal(lambda) || ~(lambda > 0) |
 end
 
 known = {'TolRel', 'TolAbs', 'MaxIter', 'TimeLimit', 'verb', 'BufSize', 'BufSizeCP', ...
-         'CleanBuffer', 'Algorithm', 'W0', 'K', 'Tmax', 'NumThreads'};
+         'CleanBuffer', 'Algorithm', 'W0', 'K', 'Tmax', 'NumThreads', ...
+         'initW', 'W', 'CleanICP', 'CleanAfter', 'MaxMemory'};
 names = fieldnames(options);
 for k = 1:numel(names)
   if ~any(strcmp(names{k}, known))
     error('bmrm:badArgument', 'bmrm: unknown option ''%s'' (known: %s)', names{k}, ...
           strjoin(known, ', '));
   end
+end
+opt = @(name, default) option(options, name, default);
+% The flandmark/clandmark toolbox names: the start point is clandmark's
+% initW or pp_bmrm's W; CleanICP/CleanAfter remove planes inactive for
+% CleanAfter iterations (CleanICP false: never).
+starts = {'W0', 'initW', 'W'};
+given = starts(cellfun(@(f) isfield(options, f) && ~isempty(options.(f)), starts));
+if numel(given) > 1
+  error('bmrm:badArgument', 'bmrm: give one start point, not %s', strjoin(given, ' and '));
+elseif numel(given) == 1
+  options.W0 = options.(given{1});
+end
+if isfield(options, 'CleanICP') && ~isempty(options.CleanICP)
+  if isfield(options, 'CleanBuffer') && ~isempty(options.CleanBuffer)
+    error('bmrm:badArgument', 'bmrm: give CleanICP/CleanAfter or CleanBuffer, not both');
+  end
+  if logical(options.CleanICP)
+    options.CleanBuffer = opt('CleanAfter', 10);
+  else
+    options.CleanBuffer = inf;
+  end
+elseif isfield(options, 'CleanAfter') && ~isempty(options.CleanAfter)
+  error('bmrm:badArgument', 'bmrm: options.CleanAfter needs options.CleanICP = true');
+end
+if isfield(options, 'MaxMemory') && ~isempty(options.MaxMemory) && isfinite(options.MaxMemory)
+  error('bmrm:unsupported', 'bmrm: options.MaxMemory (a finite memory cap) is not supported by bmrm');
 end
 opt = @(name, default) option(options, name, default);
 
@@ -112,6 +143,10 @@ if parts
 else
   data = first;
 end
+if ndims(subgrad) ~= 2 || (~isvector(subgrad) && ~isempty(subgrad))
+  error('bmrm:badOutput', 'bmrm: risk(data) must return a vector subgradient, not a %s array', ...
+        mat2str(size(subgrad)));
+end
 dim = numel(subgrad);
 if dim < 1
   error('bmrm:badOutput', 'bmrm: risk(data) returned an empty subgradient');
@@ -119,8 +154,16 @@ end
 
 % The toolbox's BufSize (MB) -> planes.
 bufsize_mb = opt('BufSize', 100);
+if ~isnumeric(bufsize_mb) || ~isscalar(bufsize_mb) || ~isreal(bufsize_mb) || ~(bufsize_mb > 0) || ~isfinite(bufsize_mb)
+  error('bmrm:badArgument', 'bmrm: options.BufSize must be a positive finite number of MB');
+end
+bufsize_cp = opt('BufSizeCP', 0);
+if ~isnumeric(bufsize_cp) || ~isscalar(bufsize_cp) || ~isreal(bufsize_cp) || ~(bufsize_cp >= 0) || ...
+   ~isfinite(bufsize_cp) || bufsize_cp ~= round(bufsize_cp)
+  error('bmrm:badArgument', 'bmrm: options.BufSizeCP must be a non-negative integer');
+end
 planes = round((-dim*8 + sqrt((dim*8)^2 + 4*8*1024^2*bufsize_mb)) / 16);
-planes = max(planes, opt('BufSizeCP', 0));
+planes = max(planes, bufsize_cp);
 planes = max(planes, 2);
 
 w0 = opt('W0', []);

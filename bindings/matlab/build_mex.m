@@ -39,7 +39,10 @@ if ~exist(lib, 'file')
   error('bmrm:build', 'build_mex: no static library at %s', lib);
 end
 
-gateway = fullfile(here, 'bmrm_mex.c');
+% The gateway's C files (bmrm_mex.c lists what each holds).
+sources = {'bmrm_mex.c', 'mex_gate.c', 'mex_callbacks.c', 'mex_options.c', ...
+           'mex_run.c', 'mex_bmrm.c', 'mex_bcfw.c', 'mex_dual.c'};
+gateway = cellfun(@(f) fullfile(here, f), sources, 'UniformOutput', false);
 inc = ['-I' fullfile(root, 'include')];
 % The system libraries a static Rust library needs (rustc's native-static-libs).
 if ismac()
@@ -50,15 +53,15 @@ end
 
 if exist('OCTAVE_VERSION', 'builtin')
   out = fullfile(outdir, 'bmrm_mex.mex');
-  args = [{'--mex', '-DBMRM_MEX_OCTAVE', inc, gateway, ...
-           fullfile(here, 'bmrm_octave_feval.cc'), lib}, syslibs, {'-o', out}];
+  args = [{'--mex', '-DBMRM_MEX_OCTAVE', inc}, gateway, ...
+          {fullfile(here, 'bmrm_octave_feval.cc'), lib}, syslibs, {'-o', out}];
   [output, status] = mkoctfile(args{:});
   if status ~= 0
     error('bmrm:build', 'build_mex: mkoctfile failed:\n%s', output);
   end
 else
   % utIsInterruptPending (Ctrl-C) lives in libut.
-  args = [{'-R2017b', inc, gateway, lib}, syslibs, {'-lut', '-outdir', outdir, ...
+  args = [{'-R2017b', inc}, gateway, {lib}, syslibs, {'-lut', '-outdir', outdir, ...
           '-output', 'bmrm_mex'}];
   mex(args{:});
   out = fullfile(outdir, ['bmrm_mex.' mexext()]);

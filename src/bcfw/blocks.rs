@@ -1,7 +1,8 @@
 //! Per-block dual state: `w_i`, `l_i`, and the corners with their weights
 //! (the active set of pairwise/away steps and the cache share this storage).
 
-use super::sparse::{BlockVec, SparseVec};
+use super::sparse::BlockVec;
+use crate::oracle::SparseVec;
 
 /// A corner of block i other than the ground truth: `psi_i(y)` and `L_i(y)`
 /// for the label `y` with id `label`, with its dual weight `alpha_i(y)`.

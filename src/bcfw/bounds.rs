@@ -18,7 +18,7 @@ impl Bounds {
     /// Checks `lo[j] <= hi[j]`, no NaN, and the lengths.
     pub fn new(lo: Vec<f64>, hi: Vec<f64>, dim: usize) -> Result<Self> {
         if lo.len() != dim || hi.len() != dim {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "bounds have lengths {} and {} but the problem's dimension is {dim}",
                 lo.len(),
                 hi.len()
@@ -31,7 +31,7 @@ impl Bounds {
                 || lo[j] == f64::INFINITY
                 || hi[j] == f64::NEG_INFINITY
             {
-                return Err(Error::InvalidArgument(format!(
+                return Err(Error::invalid_argument(format!(
                     "bounds of coordinate {j} are [{}, {}]: need lo <= hi, lo < +inf, hi > -inf, no NaN",
                     lo[j], hi[j]
                 )));
@@ -45,7 +45,7 @@ impl Bounds {
         let mut lo = vec![f64::NEG_INFINITY; dim];
         for &j in coords {
             if j >= dim {
-                return Err(Error::DimensionMismatch(format!(
+                return Err(Error::dimension_mismatch(format!(
                     "coordinate {j} is out of range for dimension {dim}"
                 )));
             }
@@ -54,21 +54,26 @@ impl Bounds {
         Bounds::new(lo, vec![f64::INFINITY; dim], dim)
     }
 
+    /// The lower bound of every coordinate (`-inf` when free).
     pub fn lower(&self) -> &[f64] {
         &self.lo
     }
+    /// The upper bound of every coordinate (`+inf` when free).
     pub fn upper(&self) -> &[f64] {
         &self.hi
     }
 
+    /// Whether coordinate `j` has a finite bound.
     pub fn is_constrained(&self, j: usize) -> bool {
         self.lo[j] > f64::NEG_INFINITY || self.hi[j] < f64::INFINITY
     }
 
+    /// `x` clipped to coordinate `j`'s interval.
     pub fn clip(&self, j: usize, x: f64) -> f64 {
         x.max(self.lo[j]).min(self.hi[j])
     }
 
+    /// `v` clipped to the box, coordinate by coordinate.
     pub fn clip_all(&self, v: &[f64]) -> Vec<f64> {
         v.iter()
             .enumerate()

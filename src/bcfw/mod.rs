@@ -1,4 +1,4 @@
-//! Block-coordinate Frank-Wolfe for structured SVMs (DESIGN.md section 6):
+//! Block-coordinate Frank-Wolfe for structured SVMs (docs/bcfw.md):
 //! BCFW (Lacoste-Julien et al. 2013) with the improvements of "Minding the
 //! gaps" (Osokin et al. 2016): gap sampling, pairwise and away steps,
 //! gap-based caching, box constraints and the epsilon-approximate
@@ -30,26 +30,25 @@
 mod blocks;
 mod bounds;
 mod engine;
-mod pass;
 mod path;
 mod sampler;
 mod sparse;
 
-use std::time::Instant;
+use std::sync::Arc;
 
 pub use bounds::Bounds;
-pub use pass::PassItem;
+pub use engine::{BlockDual, CornerDual};
 pub use path::Breakpoint;
-pub use sparse::{BlockVec, SparseVec};
 
 pub(crate) use engine::BcfwState;
-#[cfg_attr(not(feature = "mpi"), allow(unused_imports))]
-pub(crate) use pass::local_pass;
+use engine::ExactPass;
 pub(crate) use path::{regularization_path, PathTarget};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::exec::{Context, Method};
+use crate::oracle::pass::{on_oracle_thread, oracle_pass};
 use crate::oracle::MaxOracle;
-use crate::solver::{Exit, Run};
+use crate::vocab::{Exit, IterateView, Iteration, Settings};
 
 /// BCFW's own figures, cumulative over the runs of one solver.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -60,6 +59,7 @@ pub struct BcfwStats {
     pub effective_passes: f64,
     /// Max-oracle calls, exact passes included.
     pub oracle_calls: u64,
+    /// Block steps answered by the cache (no oracle call).
     pub cache_hits: u64,
     /// The dual's loss term `l = sum_i l_i` (the BCFW MATLAB code's `ell`).
     pub ell: f64,
@@ -79,90 +79,137 @@ pub struct BcfwStats {
     pub memory_bytes: u64,
 }
 
-/// Runs passes until a stopping rule holds. The state carries over between
-/// runs (warm starts along a lambda path).
-pub(crate) fn run_bcfw(
-    oracle: &dyn MaxOracle,
-    state: &mut BcfwState,
-    run: &mut Run<'_>,
-    pool: &rayon::ThreadPool,
-) -> Result<Exit> {
-    let settings = run.settings;
-    let limit = engine::pass_limit(settings);
-    let calls0 = state.oracle_calls;
-    let seconds0 = state.oracle_seconds;
-    let mut k = 0u64;
-    let mut last_exact_at = None;
-    let exit = loop {
-        k += 1;
-        state.pass(oracle, settings)?;
+/// BCFW as the executor runs it: passes of `n` block steps on a state that
+/// carries over between runs (warm starts along a lambda path).
+pub struct BcfwMethod<'s> {
+    state: &'s mut BcfwState,
+    /// Passes of this run.
+    k: u64,
+    /// The pass of this run that ended with an exact pass.
+    last_exact_at: Option<u64>,
+    limit: Option<u64>,
+    /// The iterate hook asked to stop after the last pass.
+    stop: bool,
+}
+
+impl<'s> BcfwMethod<'s> {
+    /// A run continuing from `state`.
+    pub fn new(state: &'s mut BcfwState, settings: &Settings) -> Self {
+        BcfwMethod {
+            state,
+            k: 0,
+            last_exact_at: None,
+            limit: engine::pass_limit(settings),
+            stop: false,
+        }
+    }
+
+    /// An exact pass at the iterate (and at the average): a certificate.
+    fn certify(&mut self, ctx: &mut Context<'_>, oracle: &dyn MaxOracle) -> Result<ExactPass> {
+        let e = self.state.exact_pass(oracle, ctx.pool, true)?;
+        ctx.offer(self.state.w(), e.primal, e.risk);
+        if let Some(avg) = self.state.average_point() {
+            evaluate_average(oracle, self.state, ctx, &avg)?;
+        }
+        Ok(e)
+    }
+}
+
+/// The counted max-oracle of a run; BCFW runs only on one.
+fn examples(ctx: &Context<'_>) -> Result<Arc<dyn MaxOracle>> {
+    ctx.oracles
+        .examples
+        .clone()
+        .ok_or_else(|| Error::no_oracle("BCFW needs an example max-oracle"))
+}
+
+impl Method for BcfwMethod<'_> {
+    fn start(&mut self, _ctx: &mut Context<'_>, _w: &[f64]) -> Result<()> {
+        // The start is the state's own iterate (the solver checks `w` is it).
+        Ok(())
+    }
+
+    fn step(&mut self, ctx: &mut Context<'_>, k: u64) -> Result<Iteration> {
+        let oracle = examples(ctx)?;
+        let settings = ctx.settings;
+        self.k = k;
+        self.state.pass(oracle.as_ref(), settings)?;
         let mut exact = None;
-        if k % u64::from(settings.gap_check) == 0 {
-            let e = state.exact_pass(oracle, pool, true)?;
-            run.offer(state.w(), e.primal, e.risk);
-            if let Some(avg) = state.average_point() {
-                evaluate_average(oracle, state, run, pool, &avg)?;
-            }
-            last_exact_at = Some(k);
-            exact = Some(e);
+        // Every gap_check passes since the last exact pass, or sooner when
+        // every block's estimate is known and their sum is below
+        // early_exact_factor * tol_abs (gapBCFW's quit_passes_heuristic_gap).
+        let since = k - self.last_exact_at.unwrap_or(0);
+        let early = settings.early_exact_factor > 0.0
+            && settings.tol_abs > 0.0
+            && self.state.all_estimated()
+            && self.state.gap_estimate() <= settings.early_exact_factor * settings.tol_abs;
+        if since >= u64::from(settings.gap_check) || early {
+            exact = Some(self.certify(ctx, oracle.as_ref())?);
+            self.last_exact_at = Some(k);
         }
         let mut traced = None;
         if settings.trace_gap && exact.is_none() {
-            // Not part of the algorithm: its time is taken off the clock.
-            let t = Instant::now();
-            let seconds = state.oracle_seconds;
-            let e = state.exact_pass(oracle, pool, false)?;
-            state.oracle_seconds = seconds;
-            traced = Some(e.gap);
-            run.started += t.elapsed();
+            // Not part of the algorithm: uncounted and off the clock.
+            if let Some(raw) = ctx.oracles.uncounted.clone() {
+                let state = &mut *self.state;
+                let e = ctx.off_the_clock(|c| state.exact_pass(raw.as_ref(), c.pool, false))?;
+                traced = Some(e.gap);
+            }
         }
-        run.raise_lower_bound(state.dual());
-        if let Some(d) = state.dual_of_average() {
-            run.raise_lower_bound(d);
+        ctx.raise_lower_bound(self.state.dual());
+        if let Some(d) = self.state.dual_of_average() {
+            ctx.raise_lower_bound(d);
         }
-        run.info.oracle_calls = state.oracle_calls - calls0;
-        run.info.oracle_seconds = state.oracle_seconds - seconds0;
-        let mut row = engine::pass_row(state, exact.as_ref(), traced);
-        row.iteration = k;
-        if let Some(exit) = run.finish_iteration(row) {
-            break exit;
-        }
-        if limit.is_some_and(|m| k >= m) {
-            break Exit::MaxIterations;
-        }
-    };
-    // A fresh certificate at the point the run stops at.
-    let converged = matches!(exit, Exit::ConvergedRel | Exit::ConvergedAbs);
-    if !converged && last_exact_at != Some(k) {
-        let e = state.exact_pass(oracle, pool, true)?;
-        run.offer(state.w(), e.primal, e.risk);
-        if let Some(avg) = state.average_point() {
-            evaluate_average(oracle, state, run, pool, &avg)?;
-        }
-        run.info.oracle_calls = state.oracle_calls - calls0;
-        run.info.oracle_seconds = state.oracle_seconds - seconds0;
-        if let Some(done) = run.converged() {
-            return Ok(done);
-        }
+        self.stop = settings.iterate_hook.as_ref().is_some_and(|h| {
+            self.state.with_iterate(|w, ell, dual, averaged| {
+                h.call(&IterateView {
+                    pass: k,
+                    w,
+                    ell,
+                    dual,
+                    averaged,
+                })
+                .is_break()
+            })
+        });
+        Ok(engine::pass_row(self.state, exact.as_ref(), traced))
     }
-    Ok(exit)
+
+    fn own_limit(&self) -> Option<u64> {
+        self.limit
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.stop
+    }
+
+    /// A fresh certificate at the point the run stops at.
+    fn finish(&mut self, ctx: &mut Context<'_>, exit: Exit) -> Result<Exit> {
+        let converged = matches!(exit, Exit::ConvergedRel | Exit::ConvergedAbs);
+        if !converged && self.last_exact_at != Some(self.k) {
+            let oracle = examples(ctx)?;
+            self.certify(ctx, oracle.as_ref())?;
+            if let Some(done) = ctx.converged() {
+                return Ok(done);
+            }
+        }
+        Ok(exit)
+    }
 }
 
 /// The primal value at the averaged point (one oracle pass).
 fn evaluate_average(
     oracle: &dyn MaxOracle,
     state: &mut BcfwState,
-    run: &mut Run<'_>,
-    pool: &rayon::ThreadPool,
+    ctx: &mut Context<'_>,
     avg: &[f64],
 ) -> Result<()> {
-    let t = Instant::now();
-    let items = pool
-        .install(|| pass::oracle_pass(oracle, avg, false, "in the pass at the averaged point"))?;
-    state.oracle_seconds += t.elapsed().as_secs_f64();
+    let items = on_oracle_thread(oracle.thread_safe(), ctx.pool, || {
+        oracle_pass(oracle, avg, false, "in the pass at the averaged point")
+    })?;
     state.oracle_calls += items.len() as u64;
     let risk = items.iter().map(|x| x.hinge).sum::<f64>() / items.len() as f64;
     let primal = 0.5 * state.lambda() * crate::linalg::norm2(avg) + risk;
-    run.offer(avg, primal, risk);
+    ctx.offer(avg, primal, risk);
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! The epsilon-approximate regularisation path (Osokin et al. 2016, section
-//! 5; DESIGN.md section 6), with `a` = `settings.path_a` and `b = 1 - a`.
+//! 5; docs/bcfw.md), with `a` = `settings.path_a` and `b = 1 - a`.
 //!
 //! - `lambda_max`: at `w = 0` the oracle gives `y^_i`; `u = (1/n) sum_i
 //!   psi_i(y^_i)`. With `alpha_i = delta(y^_i)` the dual point is `w = u /
@@ -19,16 +19,17 @@
 //!   eps-optimal for every smaller lambda and the path ends.
 
 use super::engine::BcfwState;
-use super::pass::oracle_pass;
-use super::sparse::SparseVec;
 use crate::error::{Error, Result};
+use crate::oracle::pass::{on_oracle_thread, oracle_pass};
 use crate::oracle::MaxOracle;
-use crate::solver::Exit;
+use crate::oracle::SparseVec;
+use crate::vocab::Exit;
 
 /// One breakpoint of the path: `w` is eps-optimal for every lambda in
 /// `[lambda_low, lambda]`.
 #[derive(Debug, Clone)]
 pub struct Breakpoint {
+    /// The lambda of this breakpoint (the largest this `w` serves).
     pub lambda: f64,
     /// The smallest lambda this `w` is eps-optimal for (0: all below).
     pub lambda_low: f64,
@@ -42,6 +43,7 @@ pub struct Breakpoint {
     pub passes: u64,
     /// Oracle calls so far along the path, exact passes included.
     pub oracle_calls: u64,
+    /// How the solve at this breakpoint ended.
     pub exit: Exit,
 }
 
@@ -68,8 +70,9 @@ pub fn lambda_max(
     let n = oracle.num_examples();
     let dim = oracle.dim();
     let zero = vec![0.0; dim];
-    let items =
-        pool.install(|| oracle_pass(oracle, &zero, true, "in the lambda_max pass at w = 0"))?;
+    let items = on_oracle_thread(oracle.thread_safe(), pool, || {
+        oracle_pass(oracle, &zero, true, "in the lambda_max pass at w = 0")
+    })?;
     let mut u = vec![0.0; dim];
     let mut l_max: f64 = 0.0;
     for it in &items {
@@ -87,7 +90,7 @@ pub fn lambda_max(
     // the path's iterates overflow.
     let risk_at_zero = items.iter().map(|it| it.hinge).sum::<f64>() / n as f64;
     if eps >= risk_at_zero {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "eps = {eps:e} is not below the risk at w = 0 ({risk_at_zero}): w = 0 is \
              eps-optimal for every lambda, there is no path to follow"
         )));
@@ -103,12 +106,13 @@ pub fn lambda_max(
     }
     let t = 100.0 * l_max.max(f64::MIN_POSITIVE) / uu;
     let tu: Vec<f64> = u.iter().map(|x| t * x).collect();
-    let items =
-        pool.install(|| oracle_pass(oracle, &tu, false, "in the lambda_max pass at T u"))?;
+    let items = on_oracle_thread(oracle.thread_safe(), pool, || {
+        oracle_pass(oracle, &tu, false, "in the lambda_max pass at T u")
+    })?;
     let theta_mean = items.iter().map(|it| it.hinge / t).sum::<f64>() / n as f64;
     let lmax = (uu + theta_mean.max(0.0)) / (a * eps);
     if !lmax.is_finite() {
-        return Err(Error::NonFinite(format!("lambda_max is {lmax}")));
+        return Err(Error::non_finite(format!("lambda_max is {lmax}")));
     }
     Ok((lmax, corners))
 }
@@ -149,12 +153,12 @@ pub fn regularization_path(
         max_breakpoints,
     } = target;
     if !(eps.is_finite() && eps > 0.0) {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "the path's eps must be positive, got {eps}"
         )));
     }
     if !(lambda_min.is_finite() && lambda_min > 0.0) {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "lambda_min must be positive, got {lambda_min}"
         )));
     }

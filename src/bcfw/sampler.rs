@@ -1,11 +1,12 @@
-//! Block sampling: uniform, a permutation per pass, or proportional to the
-//! block-gap estimates (gap sampling, Osokin et al. 2016).
+//! Block sampling: uniform, a permutation per pass, proportional to a power
+//! of the block-gap estimates (gap sampling, Osokin et al. 2016), or the
+//! block of the largest estimate (their deterministic 'maxGap').
 
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::solver::Sampling;
+use crate::vocab::Sampling;
 
 /// Draws the next block.
 pub struct Sampler {
@@ -16,6 +17,10 @@ pub struct Sampler {
     order: Vec<usize>,
     next: usize,
     tree: SumTree,
+    /// Gap sampling draws proportionally to `gap^degree`.
+    degree: f64,
+    /// Max-gap sampling: the largest estimate.
+    max: MaxTree,
 }
 
 impl Sampler {
@@ -30,19 +35,31 @@ impl Sampler {
             order,
             next: 0,
             tree: SumTree::new(if kind == Sampling::Gap { n } else { 0 }),
+            degree: 1.0,
+            max: MaxTree::new(if kind == Sampling::MaxGap { n } else { 0 }),
         }
+    }
+
+    /// Gap sampling proportionally to `gap^degree` (1 unless set).
+    pub fn with_degree(mut self, degree: f64) -> Self {
+        self.degree = degree;
+        self
     }
 
     /// Records the latest gap estimate of block `i` (gap sampling only).
     pub fn set_gap(&mut self, i: usize, gap: f64) {
-        if self.kind == Sampling::Gap {
-            self.tree.set(i, if gap > 0.0 { gap } else { 0.0 });
+        let g = if gap > 0.0 { gap } else { 0.0 };
+        match self.kind {
+            Sampling::Gap if self.degree == 1.0 => self.tree.set(i, g),
+            Sampling::Gap => self.tree.set(i, g.powf(self.degree)),
+            Sampling::MaxGap => self.max.set(i, g),
+            _ => {}
         }
     }
 
     /// Marks every block as visited (after an exact pass has estimated all).
     pub fn all_visited(&mut self) {
-        if self.kind == Sampling::Gap {
+        if matches!(self.kind, Sampling::Gap | Sampling::MaxGap) {
             self.next = self.n;
         }
     }
@@ -64,13 +81,71 @@ impl Sampler {
                     return self.order[self.next - 1];
                 }
                 let total = self.tree.total();
+                // (a power of the gaps may overflow to inf: uniform then)
                 if total > 0.0 && total.is_finite() {
                     self.tree.find(rng.gen::<f64>() * total)
                 } else {
                     rng.gen_range(0..self.n)
                 }
             }
+            Sampling::MaxGap => {
+                if self.next < self.n {
+                    self.next += 1;
+                    return self.order[self.next - 1];
+                }
+                self.max.argmax()
+            }
         }
+    }
+}
+
+/// A complete binary tree of maxima: set a weight and find the largest
+/// (lowest index on ties), O(log n) and O(1).
+struct MaxTree {
+    leaves: usize,
+    /// The index of the largest leaf under each node.
+    best: Vec<usize>,
+    weight: Vec<f64>,
+}
+
+impl MaxTree {
+    fn new(n: usize) -> Self {
+        let leaves = n.next_power_of_two();
+        let mut best = vec![0; if n == 0 { 0 } else { 2 * leaves }];
+        for (i, b) in best.iter_mut().enumerate().skip(leaves) {
+            *b = i - leaves;
+        }
+        let mut t = MaxTree {
+            leaves,
+            best,
+            weight: vec![f64::NEG_INFINITY; leaves],
+        };
+        // Only real blocks can win: the padding stays at -inf.
+        for k in (1..t.leaves).rev() {
+            t.best[k] = t.pick(t.best[2 * k], t.best[2 * k + 1]);
+        }
+        t
+    }
+
+    fn pick(&self, a: usize, b: usize) -> usize {
+        if self.weight[b] > self.weight[a] {
+            b
+        } else {
+            a
+        }
+    }
+
+    fn set(&mut self, i: usize, weight: f64) {
+        self.weight[i] = weight;
+        let mut k = (self.leaves + i) / 2;
+        while k >= 1 {
+            self.best[k] = self.pick(self.best[2 * k], self.best[2 * k + 1]);
+            k /= 2;
+        }
+    }
+
+    fn argmax(&self) -> usize {
+        self.best.get(1).copied().unwrap_or(0)
     }
 }
 
@@ -155,5 +230,38 @@ mod tests {
             pass.sort();
             assert_eq!(pass, (0..7).collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn max_gap_sampling_takes_the_largest_estimate_lowest_index_first() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut s = Sampler::new(Sampling::MaxGap, 5, &mut rng);
+        let mut first: Vec<usize> = (0..5).map(|_| s.next(&mut rng)).collect();
+        first.sort_unstable();
+        assert_eq!(first, [0, 1, 2, 3, 4]);
+        for (i, g) in [0.5, 2.0, -1.0, 2.0, 1.0].into_iter().enumerate() {
+            s.set_gap(i, g);
+        }
+        assert_eq!(s.next(&mut rng), 1);
+        s.set_gap(1, 0.1);
+        assert_eq!(s.next(&mut rng), 3);
+        s.set_gap(3, 0.0);
+        assert_eq!(s.next(&mut rng), 4);
+    }
+
+    #[test]
+    fn gap_degree_sharpens_the_gap_distribution() {
+        let draws = |degree: f64| {
+            let mut rng = ChaCha8Rng::seed_from_u64(2);
+            let mut s = Sampler::new(Sampling::Gap, 2, &mut rng).with_degree(degree);
+            s.next(&mut rng);
+            s.next(&mut rng);
+            s.set_gap(0, 1.0);
+            s.set_gap(1, 3.0);
+            (0..40_000).filter(|_| s.next(&mut rng) == 1).count() as f64 / 40_000.0
+        };
+        // P(block 1) = 3^p / (1 + 3^p): 0.75 at p = 1, 0.9 at p = 2.
+        assert!((draws(1.0) - 0.75).abs() < 0.01);
+        assert!((draws(2.0) - 0.9).abs() < 0.01);
     }
 }

@@ -5,78 +5,7 @@
 //! differences `psi_i(y)` touch a few hundred coordinates, and so do the
 //! block iterates built from them.
 
-use crate::oracle::Corner;
-
-/// Sorted, duplicate-free coordinates with their values.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SparseVec {
-    pub idx: Vec<u32>,
-    pub val: Vec<f64>,
-}
-
-impl SparseVec {
-    pub fn nnz(&self) -> usize {
-        self.idx.len()
-    }
-
-    pub fn bytes(&self) -> usize {
-        self.idx.capacity() * 4 + self.val.capacity() * 8
-    }
-
-    /// The corner's psi (sparse entries and dense part added up), in
-    /// coordinate order, exact zeros dropped. `scratch` is reused.
-    pub fn from_corner(c: &Corner, scratch: &mut Vec<(u32, f64)>) -> SparseVec {
-        let mut out = SparseVec::default();
-        out.set_from_corner(c, scratch);
-        out
-    }
-
-    /// [`SparseVec::from_corner`] into `self`, reusing its buffers (no
-    /// allocation once they are large enough: the block steps' hot path).
-    pub fn set_from_corner(&mut self, c: &Corner, scratch: &mut Vec<(u32, f64)>) {
-        scratch.clear();
-        if let Some(d) = c.dense() {
-            scratch.extend(
-                d.iter()
-                    .enumerate()
-                    .filter(|(_, &v)| v != 0.0)
-                    .map(|(j, &v)| (j as u32, v)),
-            );
-        }
-        scratch.extend(c.sparse_entries().map(|(j, v)| (j as u32, v)));
-        // Deterministic for the same input (no random pivots), so repeated
-        // indices always add up in the same order.
-        scratch.sort_unstable_by_key(|e| e.0);
-        self.idx.clear();
-        self.val.clear();
-        let mut k = 0;
-        while k < scratch.len() {
-            let j = scratch[k].0;
-            let mut v = 0.0;
-            while k < scratch.len() && scratch[k].0 == j {
-                v += scratch[k].1;
-                k += 1;
-            }
-            if v != 0.0 {
-                self.idx.push(j);
-                self.val.push(v);
-            }
-        }
-    }
-
-    /// `<self, w>` for a dense `w`.
-    pub fn dot_dense(&self, w: &[f64]) -> f64 {
-        self.idx
-            .iter()
-            .zip(&self.val)
-            .map(|(&j, &v)| v * w[j as usize])
-            .sum()
-    }
-
-    pub fn norm2(&self) -> f64 {
-        self.val.iter().map(|v| v * v).sum()
-    }
-}
+use crate::oracle::sparse::{merge, SparseVec};
 
 /// A dense block vector stored as `c * u`, so that scaling the whole block
 /// (every FW step scales `w_i` by `1 - gamma`) costs O(1).
@@ -110,7 +39,9 @@ impl Scaled {
 /// A block iterate `w_i`: sparse until it fills a third of the coordinates.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BlockVec {
+    /// Few coordinates used: stored sparse.
     Sparse(SparseVec),
+    /// Many coordinates used: stored dense, with a lazy scale.
     Dense(Scaled),
 }
 
@@ -121,6 +52,7 @@ impl Default for BlockVec {
 }
 
 impl BlockVec {
+    /// Bytes held (for the memory figure).
     pub fn bytes(&self) -> usize {
         match self {
             BlockVec::Sparse(s) => s.bytes(),
@@ -128,6 +60,7 @@ impl BlockVec {
         }
     }
 
+    /// Whether the vector is stored dense.
     pub fn is_dense(&self) -> bool {
         matches!(self, BlockVec::Dense(_))
     }
@@ -162,6 +95,7 @@ impl BlockVec {
         }
     }
 
+    /// `||self||^2`.
     pub fn norm2(&self) -> f64 {
         match self {
             BlockVec::Sparse(s) => s.norm2(),
@@ -181,7 +115,8 @@ impl BlockVec {
         }
     }
 
-    /// Calls `f(j, value)` for every stored coordinate.
+    /// Calls `f(j, value)` for every stored coordinate (the tests' view).
+    #[cfg(test)]
     pub fn for_each(&self, mut f: impl FnMut(usize, f64)) {
         match self {
             BlockVec::Sparse(s) => {
@@ -196,6 +131,14 @@ impl BlockVec {
                     }
                 }
             }
+        }
+    }
+
+    /// `self <- a * self`.
+    pub fn scale(&mut self, a: f64) {
+        match self {
+            BlockVec::Dense(d) => d.scale(a),
+            BlockVec::Sparse(s) => s.val.iter_mut().for_each(|v| *v *= a),
         }
     }
 
@@ -223,28 +166,6 @@ impl BlockVec {
                     *self = BlockVec::Dense(Scaled { u, c: 1.0 });
                 }
             }
-        }
-    }
-}
-
-/// `out += a * p + b * q` (appended) for sorted sparse vectors, zeros dropped.
-pub fn merge(p: &SparseVec, a: f64, q: &SparseVec, b: f64, out: &mut SparseVec) {
-    let (mut x, mut y) = (0, 0);
-    while x < p.idx.len() || y < q.idx.len() {
-        let (j, v) = if y >= q.idx.len() || (x < p.idx.len() && p.idx[x] < q.idx[y]) {
-            x += 1;
-            (p.idx[x - 1], a * p.val[x - 1])
-        } else if x >= p.idx.len() || q.idx[y] < p.idx[x] {
-            y += 1;
-            (q.idx[y - 1], b * q.val[y - 1])
-        } else {
-            x += 1;
-            y += 1;
-            (p.idx[x - 1], a * p.val[x - 1] + b * q.val[y - 1])
-        };
-        if v != 0.0 {
-            out.idx.push(j);
-            out.val.push(v);
         }
     }
 }
@@ -279,17 +200,5 @@ mod tests {
         b.combine(1.0, 1.0, &sv(&[(2, 1.0)]), dim, &mut scratch);
         assert!(b.is_dense());
         assert_eq!(b.dot_dense(&[1.0; 9]), 10.0);
-    }
-
-    #[test]
-    fn corners_become_sorted_sums_without_zeros() {
-        let mut c = Corner::new(6);
-        c.add(4, 1.0).unwrap();
-        c.add(1, 2.0).unwrap();
-        c.add(4, -1.0).unwrap();
-        c.dense_mut()[1] = 0.5;
-        c.dense_mut()[5] = -2.0;
-        let s = SparseVec::from_corner(&c, &mut Vec::new());
-        assert_eq!(s, sv(&[(1, 2.5), (5, -2.0)]));
     }
 }

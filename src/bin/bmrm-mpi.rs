@@ -127,7 +127,7 @@ fn main() {
 /// --distributed` runs).
 fn train(world: &mpi::topology::SimpleCommunicator, a: &TrainArgs) -> bmrm::Result<()> {
     use mpi::topology::Communicator;
-    let bad = bmrm::Error::InvalidArgument;
+    let bad = bmrm::Error::invalid_argument;
     let alg = algorithm(&a.algorithm).map_err(bad)?;
     let data = if a.generated {
         Data::Generated {
@@ -190,7 +190,7 @@ fn train(world: &mpi::topology::SimpleCommunicator, a: &TrainArgs) -> bmrm::Resu
         if let Some(path) = &a.output {
             let text: String = t.w.iter().map(|x| format!("{x:e}\n")).collect();
             std::fs::write(path, text).map_err(|e| {
-                bmrm::Error::InvalidArgument(format!("cannot write {}: {e}", path.display()))
+                bmrm::Error::invalid_argument(format!("cannot write {}: {e}", path.display()))
             })?;
         }
     }

@@ -14,8 +14,11 @@ use crate::qp::Gram;
 /// One cutting plane: `R_p(w) >= <a, w> + b`.
 #[derive(Debug, Clone)]
 pub struct Plane {
+    /// The part of the risk this plane models.
     pub part: usize,
+    /// The slope: a subgradient of the part.
     pub a: Vec<f64>,
+    /// The offset: the plane is `<a, w> + b`.
     pub b: f64,
 }
 
@@ -36,6 +39,7 @@ pub struct Bundle {
     idle: Vec<u32>,
     /// Planes removed or aggregated so far (for the history).
     pub removed: u64,
+    /// How many times a full bundle aggregated planes.
     pub aggregations: u64,
     /// The solver's pool for the parallel dot products. The solver may run on
     /// the caller's thread (oracles that must stay there, e.g. MATLAB's), so
@@ -83,21 +87,27 @@ impl Bundle {
         }
     }
 
+    /// The length of the planes' slopes.
     pub fn dim(&self) -> usize {
         self.dim
     }
+    /// The number of parts the model has.
     pub fn num_parts(&self) -> usize {
         self.num_parts
     }
+    /// The number of planes kept.
     pub fn len(&self) -> usize {
         self.planes.len()
     }
+    /// Whether no plane is kept.
     pub fn is_empty(&self) -> bool {
         self.planes.is_empty()
     }
+    /// The most planes kept before aggregation.
     pub fn capacity(&self) -> usize {
         self.capacity
     }
+    /// The planes kept.
     pub fn planes(&self) -> &[Plane] {
         &self.planes
     }

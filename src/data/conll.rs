@@ -55,9 +55,11 @@ pub struct ConllSentences {
 }
 
 impl ConllSentences {
+    /// The number of sentences.
     pub fn num_sentences(&self) -> usize {
         self.lengths.len()
     }
+    /// The number of tokens of all sentences.
     pub fn num_tokens(&self) -> usize {
         self.labels.len()
     }
@@ -117,7 +119,7 @@ impl ConllSentences {
 /// Reads a CoNLL attribute file (plain or gzipped, detected by the magic
 /// bytes).
 ///
-/// Errors ([`Error::InvalidArgument`]) name the file, the line and the
+/// Errors ([`Error::invalid_argument`]) name the file, the line and the
 /// column: a missing or malformed header, a wrong number of columns, a field
 /// that is not a non-negative integer, a tag outside 1..23, a sentence whose
 /// tokens are not consecutive (sentence indices must increase), a truncated
@@ -128,7 +130,7 @@ pub fn read_conll(path: impl AsRef<Path>) -> Result<ConllSentences> {
     let header = loop {
         match file.next_line()? {
             None => {
-                return Err(Error::InvalidArgument(format!(
+                return Err(Error::invalid_argument(format!(
                     "{}: empty file (expected a header line starting with '#')",
                     path.display()
                 )))
@@ -238,7 +240,7 @@ pub fn read_conll(path: impl AsRef<Path>) -> Result<ConllSentences> {
         }
     }
     if labels.is_empty() {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "{}: no tokens after the header",
             path.display()
         )));
@@ -250,7 +252,7 @@ pub fn read_conll(path: impl AsRef<Path>) -> Result<ConllSentences> {
     }
     let num_features = *offsets.last().unwrap_or(&0);
     if num_features > u32::MAX as usize {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "{}: {num_features} indicator features do not fit 32-bit indices",
             path.display()
         )));

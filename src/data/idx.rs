@@ -9,7 +9,7 @@
 //!
 //! Files are gunzipped transparently when their name ends in `.gz` or their
 //! content starts with the gzip magic bytes. Every error is an
-//! [`Error::InvalidArgument`] whose message starts with `IDX file <path>:` and
+//! [`Error::invalid_argument`] whose message starts with `IDX file <path>:` and
 //! says what is wrong (cannot be opened, bad magic, unsupported type,
 //! truncated, trailing data, count mismatch).
 //!
@@ -52,9 +52,13 @@ pub struct IdxArray {
 /// after image, each row-major.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Images {
+    /// Grey levels 0..=255, `count * rows * cols` of them.
     pub pixels: Vec<u8>,
+    /// The number of images.
     pub count: usize,
+    /// Pixel rows per image.
     pub rows: usize,
+    /// Pixel columns per image.
     pub cols: usize,
 }
 
@@ -71,17 +75,18 @@ impl Images {
 }
 
 fn err(path: &Path, what: impl std::fmt::Display) -> Error {
-    Error::InvalidArgument(format!("IDX file {}: {what}", path.display()))
+    Error::invalid_argument(format!("IDX file {}: {what}", path.display()))
 }
 
 /// Opens `path`, gunzipping when its name ends in `.gz` or it starts with the
 /// gzip magic bytes `1f 8b` (an IDX file starts with `00 00`).
 fn open(path: &Path) -> Result<Box<dyn Read>> {
-    let file = File::open(path).map_err(|e| err(path, format_args!("cannot open: {e}")))?;
+    let file = File::open(path)
+        .map_err(|e| Error::from_io(format_args!("IDX file {}: cannot open", path.display()), e))?;
     let mut reader = BufReader::new(file);
     let head = reader
         .fill_buf()
-        .map_err(|e| err(path, format_args!("read error: {e}")))?;
+        .map_err(|e| Error::from_io(format_args!("IDX file {}: read error", path.display()), e))?;
     let gz_magic = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
     let gz_name = path
         .extension()
@@ -247,7 +252,7 @@ fn find(dir: &Path, name: &str) -> Result<PathBuf> {
     if gz.is_file() {
         return Ok(gz);
     }
-    Err(Error::InvalidArgument(format!(
+    Err(Error::invalid_argument(format!(
         "IDX file {}: not found (nor {})",
         plain.display(),
         gz.display()
@@ -275,7 +280,7 @@ pub fn fashion_mnist(
     let images = load_images(&images_path, max_examples)?;
     let labels = load_labels(&labels_path, max_examples)?;
     if images.count != labels.len() {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "IDX files {} and {}: count mismatch, {} images but {} labels",
             images_path.display(),
             labels_path.display(),

@@ -26,7 +26,7 @@
 //! Files are gunzipped transparently when their name ends in `.gz` or their
 //! content starts with the gzip magic bytes.
 //!
-//! Every error is an [`Error::InvalidArgument`] whose message starts with
+//! Every error is an [`Error::invalid_argument`] whose message starts with
 //! `libsvm file <path>, line <l>, column <c>:` (1-based line and column of
 //! the offending token) and says what was expected.
 //!
@@ -69,7 +69,7 @@ impl LabelMap {
     /// removed. Errors on a non-finite value.
     pub fn from_values(values: &[f64]) -> Result<Self> {
         if let Some(v) = values.iter().find(|v| !v.is_finite()) {
-            return Err(Error::InvalidArgument(format!("label {v} is not finite")));
+            return Err(Error::invalid_argument(format!("label {v} is not finite")));
         }
         let mut v: Vec<f64> = values.iter().map(|&x| x + 0.0).collect(); // -0 -> 0
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -86,12 +86,12 @@ impl LabelMap {
         for n in names {
             let n = n.as_ref();
             values.push(parse_label(n).ok_or_else(|| {
-                Error::InvalidArgument(format!("label {n:?} is not a finite number"))
+                Error::invalid_argument(format!("label {n:?} is not a finite number"))
             })?);
         }
         let map = Self::from_values(&values)?;
         if map.len() != names.len() {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "the labels {:?} name the same class twice",
                 names.iter().map(|s| s.as_ref()).collect::<Vec<_>>()
             )));
@@ -110,6 +110,7 @@ impl LabelMap {
     pub fn len(&self) -> usize {
         self.values.len()
     }
+    /// Whether no class was seen.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }
@@ -160,10 +161,12 @@ pub struct LibsvmData {
     pub row_ptr: Vec<usize>,
     /// 0-based column (feature) indices, increasing within a row.
     pub col: Vec<u32>,
+    /// The values of `col`, in the same order.
     pub val: Vec<f32>,
 }
 
 impl LibsvmData {
+    /// The number of examples (rows).
     pub fn num_examples(&self) -> usize {
         self.classes.len()
     }
@@ -251,11 +254,11 @@ pub fn read(path: impl AsRef<Path>) -> Result<LibsvmData> {
     let path = path.as_ref();
     let name = path.display().to_string();
     let file = File::open(path)
-        .map_err(|e| Error::InvalidArgument(format!("libsvm file {name}: cannot open: {e}")))?;
+        .map_err(|e| Error::from_io(format_args!("libsvm file {name}: cannot open"), e))?;
     let mut reader = BufReader::new(file);
     let head = reader
         .fill_buf()
-        .map_err(|e| Error::InvalidArgument(format!("libsvm file {name}: read error: {e}")))?;
+        .map_err(|e| Error::from_io(format_args!("libsvm file {name}: read error"), e))?;
     let gz = (head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b)
         || path
             .extension()
@@ -278,12 +281,12 @@ pub fn parse(reader: impl BufRead, name: &str) -> Result<LibsvmData> {
     for (line_index, bytes) in reader.split(b'\n').enumerate() {
         let line_no = line_index + 1;
         let bytes = bytes.map_err(|e| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "libsvm file {name}, line {line_no}: read error: {e}"
             ))
         })?;
         let line = std::str::from_utf8(&bytes).map_err(|e| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "libsvm file {name}, line {line_no}, column {}: not valid UTF-8 text",
                 e.valid_up_to() + 1
             ))
@@ -295,7 +298,7 @@ pub fn parse(reader: impl BufRead, name: &str) -> Result<LibsvmData> {
         let at = |offset: usize, msg: String| {
             // Columns count characters, 1-based.
             let column = line[..offset].chars().count() + 1;
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "libsvm file {name}, line {line_no}, column {column}: {msg}"
             ))
         };
@@ -395,7 +398,7 @@ pub fn parse(reader: impl BufRead, name: &str) -> Result<LibsvmData> {
         row_ptr.push(col.len());
     }
     if raw_labels.is_empty() {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "libsvm file {name}: no examples (the file is empty or holds only comments)"
         )));
     }
@@ -460,154 +463,4 @@ pub fn write_dense(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse_str(s: &str) -> Result<LibsvmData> {
-        parse(s.as_bytes(), "t.svm")
-    }
-
-    fn message(s: &str) -> String {
-        match parse_str(s) {
-            Err(Error::InvalidArgument(m)) => m,
-            other => panic!("expected an error for {s:?}, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn reads_labels_comments_qid_and_blank_lines() {
-        let d = parse_str(
-            "# header comment\n+1 1:1 4:-2.5e0\r\n\n-1\t2:3 # trailing\n1.0 qid:3 3:0 4:1\n",
-        )
-        .unwrap();
-        assert_eq!(d.num_examples(), 3);
-        assert_eq!(d.num_features, 4);
-        assert_eq!(d.labels.names(), &["-1", "1"]);
-        assert_eq!(d.classes, vec![1, 0, 1]);
-        // Explicit zeros are not stored, but count for num_features.
-        assert_eq!(d.row_ptr, vec![0, 2, 3, 4]);
-        assert_eq!(d.col, vec![0, 3, 1, 3]);
-        assert_eq!(d.val, vec![1.0, -2.5, 3.0, 1.0]);
-        assert_eq!(
-            d.to_dense(4),
-            vec![1.0, 0.0, 0.0, -2.5, 0.0, 3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
-        );
-        // Narrower: features beyond d dropped; wider: padded.
-        assert_eq!(d.to_dense(2), vec![1.0, 0.0, 0.0, 3.0, 0.0, 0.0]);
-        assert_eq!(d.to_dense(5).len(), 15);
-    }
-
-    #[test]
-    fn labels_are_sorted_numerically_and_mapped_back() {
-        let d = parse_str("10 1:1\n2 1:1\n-3 1:1\n2.0 1:1\n").unwrap();
-        assert_eq!(d.labels.names(), &["-3", "2", "10"]);
-        assert_eq!(d.classes, vec![2, 1, 0, 1]);
-        let other = LabelMap::from_names(&["2", "10"]).unwrap();
-        assert_eq!(d.classes_in(&other), vec![Some(1), Some(0), None, Some(0)]);
-        assert_eq!(LabelMap::from_names(&["10", "-3", "2"]).unwrap(), d.labels);
-        assert!(LabelMap::from_names(&["1", "1.0"]).is_err());
-        assert!(LabelMap::from_names(&["a"]).is_err());
-    }
-
-    #[test]
-    fn malformed_input_names_line_and_column() {
-        let cases: &[(&str, &str)] = &[
-            ("1 1:1\nx 1:1\n", "line 2, column 1: the label \"x\""),
-            (
-                "1 1:1\n1:1 2:2\n",
-                "line 2, column 1: the line starts with \"1:1\"",
-            ),
-            (
-                "1 1:1 2\n",
-                "line 1, column 7: \"2\" is not an index:value pair",
-            ),
-            (
-                "1 0:1\n",
-                "line 1, column 3: \"0:1\": feature indices are 1-based",
-            ),
-            ("1 a:1\n", "line 1, column 3: \"a:1\": the index \"a\""),
-            ("1 -2:1\n", "line 1, column 3: \"-2:1\": the index \"-2\""),
-            (
-                "1 3:1 2:1\n",
-                "line 1, column 7: \"2:1\": index 2 after index 3",
-            ),
-            (
-                "1 2:1 2:1\n",
-                "line 1, column 7: \"2:1\": index 2 after index 2",
-            ),
-            (
-                "1  2:abc\n",
-                "line 1, column 6: \"2:abc\": the value \"abc\" is not a number",
-            ),
-            (
-                "1 2:nan\n",
-                "line 1, column 5: \"2:nan\": the value \"nan\" is NaN",
-            ),
-            (
-                "1 2:1e99\n",
-                "line 1, column 5: \"2:1e99\": the value \"1e99\" is inf",
-            ),
-            (
-                "1 qid:x 1:1\n",
-                "line 1, column 3: \"qid:x\": a qid must be",
-            ),
-            (
-                "1 1:1 qid:2\n",
-                "line 1, column 7: \"qid:2\": qid must come right after",
-            ),
-            (
-                "inf 1:1\n",
-                "line 1, column 1: the label \"inf\" is not a finite number",
-            ),
-            ("+-1 1:1\n", "line 1, column 1: the label \"+-1\""),
-            ("# only a comment\n\n", "no examples"),
-        ];
-        for (text, want) in cases {
-            let m = message(text);
-            assert!(m.starts_with("libsvm file t.svm"), "{m}");
-            assert!(m.contains(want), "for {text:?}:\n  got  {m}\n  want {want}");
-        }
-        // Columns count characters, not bytes.
-        let m = message("1 é:1\n");
-        assert!(m.contains("line 1, column 3"), "{m}");
-    }
-
-    #[test]
-    fn files_plain_and_gzipped_round_trip_through_write_dense() {
-        let dir = tempfile::tempdir().unwrap();
-        let x = vec![0.5f32, 0.0, 1.0 / 3.0, 0.0, 0.0, 0.0, -7.25, 1e-7, 0.0];
-        let y = ["3", "1", "3"];
-        let plain = dir.path().join("a.svm");
-        write_dense(File::create(&plain).unwrap(), &x, 3, &y).unwrap();
-        let d = read(&plain).unwrap();
-        assert_eq!(d.to_dense(3), x);
-        assert_eq!(d.labels.names(), &["1", "3"]);
-        assert_eq!(d.classes, vec![1, 0, 1]);
-
-        let gz = dir.path().join("a.svm.gz");
-        let mut enc =
-            flate2::write::GzEncoder::new(File::create(&gz).unwrap(), flate2::Compression::fast());
-        enc.write_all(&std::fs::read(&plain).unwrap()).unwrap();
-        enc.finish().unwrap();
-        assert_eq!(read(&gz).unwrap(), d);
-
-        let missing = dir.path().join("missing.svm");
-        let m = read(&missing).unwrap_err().to_string();
-        assert!(
-            m.contains("missing.svm") && m.contains("cannot open"),
-            "{m}"
-        );
-
-        let rows = d.to_sparse_rows(3).unwrap();
-        assert_eq!(rows.nnz(), 4);
-        assert_eq!(rows.row(2), (&[0u32, 1][..], &[-7.25f32, 1e-7][..]));
-        let narrow = d.to_sparse_rows(1).unwrap();
-        assert_eq!(narrow.nnz(), 2);
-        assert_eq!(narrow.num_cols(), 1);
-
-        let mut d2 = d.clone();
-        d2.truncate(2);
-        assert_eq!(d2.num_examples(), 2);
-        assert_eq!(d2.to_dense(3), x[..6].to_vec());
-    }
-}
+mod tests;

@@ -14,7 +14,7 @@
 //!
 //! The text readers detect gzip by its magic bytes, and their errors name the
 //! file, the line and the column of the bad input (always
-//! [`crate::Error::InvalidArgument`]).
+//! [`crate::Error::invalid_argument`]).
 
 pub mod conll;
 pub mod idx;

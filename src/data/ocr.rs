@@ -71,9 +71,11 @@ pub struct OcrWords {
 }
 
 impl OcrWords {
+    /// The number of words.
     pub fn num_words(&self) -> usize {
         self.lengths.len()
     }
+    /// The number of letters of all words.
     pub fn num_letters(&self) -> usize {
         self.labels.len()
     }
@@ -133,7 +135,7 @@ impl OcrWords {
 
 /// Reads an OCR file (plain or gzipped, detected by the magic bytes).
 ///
-/// Errors ([`Error::InvalidArgument`]) name the file, the line and the
+/// Errors ([`Error::invalid_argument`]) name the file, the line and the
 /// column: a wrong number of columns, a field that is not a number, a letter
 /// outside `a`..`z`, a fold outside 0..9, a pixel other than 0 or 1, a
 /// position that does not continue the word, a word id or fold that changes
@@ -283,7 +285,7 @@ pub fn read_ocr(path: impl AsRef<Path>) -> Result<OcrWords> {
         ));
     }
     if words.lengths.is_empty() {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "{}: no letters (an OCR file has one letter a line)",
             file.path().display()
         )));

@@ -24,11 +24,11 @@ impl TextFile {
     /// Opens `path`.
     pub(crate) fn open(path: &Path) -> Result<Self> {
         let file = File::open(path)
-            .map_err(|e| Error::InvalidArgument(format!("{}: cannot open: {e}", path.display())))?;
+            .map_err(|e| Error::from_io(format_args!("{}: cannot open", path.display()), e))?;
         let mut raw = BufReader::new(file);
         let head = raw
             .fill_buf()
-            .map_err(|e| Error::InvalidArgument(format!("{}: read error: {e}", path.display())))?;
+            .map_err(|e| Error::from_io(format_args!("{}: read error", path.display()), e))?;
         let gz = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
         let reader: Box<dyn BufRead> = if gz {
             Box::new(BufReader::new(MultiGzDecoder::new(raw)))
@@ -61,7 +61,7 @@ impl TextFile {
                         ErrorKind::InvalidData => format!("invalid data (corrupt gzip data): {e}"),
                         _ => format!("read error: {e}"),
                     };
-                    return Err(Error::InvalidArgument(format!(
+                    return Err(Error::invalid_argument(format!(
                         "{}: line {}: {what}",
                         self.path.display(),
                         self.line_no + 1
@@ -102,7 +102,7 @@ pub(crate) fn bad_input(
     column: usize,
     what: impl std::fmt::Display,
 ) -> Error {
-    Error::InvalidArgument(format!(
+    Error::invalid_argument(format!(
         "{}: line {line}, column {column}: {what}",
         path.display()
     ))

@@ -5,17 +5,38 @@
 //!
 //! # How a run goes
 //!
-//! Each rank makes a [`DistributedSolver`] from the communicator and its
-//! [`Shard`], and calls [`DistributedSolver::run`]; both calls are
-//! collective (every rank of the communicator makes them, in the same
-//! order). Every iteration rank 0 sends the iterate `w` to every rank, each
-//! rank evaluates its own parts at `w` (in parallel over its threads, with
-//! exactly the code a single process uses), and rank 0 gathers the risk and
-//! the subgradient of every part, in part order. The rest of the iteration,
-//! the bundle, the reduced problem, the prox search, the stopping rule, is
-//! the single-process engine's, unchanged, on rank 0. At the end every rank
-//! gets the same `w` (the best point) and the same [`Info`], or the same
-//! error.
+//! Every rank calls [`join`] with the communicator and its [`Shard`]
+//! (collective). Rank 0 gets [`Node::Root`]: an ordinary [`Solver`] whose
+//! problem's oracle is the distributed one, and the [`Coordinator`]; every
+//! other rank gets [`Node::Worker`]. A collective run is then
+//! [`Coordinator::run`] on rank 0 (the solver's own `run`, followed by
+//! [`Coordinator::finish`], which ends the call on the other ranks) and
+//! [`Worker::serve`] on the others:
+//!
+//! ```ignore
+//! let universe = bmrm::distributed::mpi::initialize().unwrap();
+//! let world = universe.world();
+//! let mut w = vec![0.0; dim];
+//! let info = match distributed::join(&world, Ok(shard), settings, Options::default())? {
+//!     Node::Root(mut solver, coordinator) => coordinator.run(&mut solver, &mut w)?,
+//!     Node::Worker(mut worker) => worker.serve(&mut w)?,
+//! }; // the same w and info on every rank
+//! ```
+//!
+//! ([`Node::run`] does the same.) Between calls rank 0's solver is used as
+//! usual: `set_lambda` keeps its planes for a warm start, `history`,
+//! `bcfw_stats` report; only the calls that evaluate the risk are
+//! collective ([`Node::run`], [`Node::bcfw_path`]).
+//!
+//! Each time the solver evaluates the risk (through
+//! [`crate::oracle::PartitionedRisk::eval_all`]), rank 0 sends `w` to every
+//! rank, each rank evaluates its own parts (in parallel over its threads,
+//! with exactly the code a single process uses), and rank 0 gathers the risk
+//! and the subgradient of every part, in part order. Everything else, the
+//! bundle, the reduced problem, the prox search, the stopping rule, the
+//! warm starts of `set_lambda`, is the ordinary solver's on rank 0. At the
+//! end every rank gets the same `w` (the best point) and the same [`Info`],
+//! or the same error.
 //!
 //! # Parts and ranks
 //!
@@ -43,7 +64,8 @@
 //! 0. What is spread over the ranks are the passes that call the oracle of
 //! every example at one point: the exact gap passes every `gap_check`
 //! passes, the pass at the averaged point, and the regularisation path's
-//! lambda_max passes ([`DistributedSolver::bcfw_path`]). The examples are
+//! lambda_max passes (the solver's `bcfw_path`, ended like a run with
+//! [`Coordinator::finish`] and BCFW's iterate). The examples are
 //! split into one contiguous block per rank ([`Layout`] with `P = R`; rank 0
 //! answers for the first block, rank `r >= 1` holds exactly block `r`).
 //! Rank 0 sends `w`; each rank sends back, per example, three numbers (the
@@ -73,48 +95,233 @@
 //! # Failures
 //!
 //! A rank whose oracle fails (or gives NaN/Inf) answers with the error;
-//! rank 0 ends the run on every rank with that error, naming the rank (and
-//! the part, the example, the iteration as in one process), e.g.
-//! `oracle failed: max-oracle returned 3 (example 41) (part 5) (rank 1) at
-//! iteration 6`. MPI has no timeouts, so rank 0 waits for answers in a loop
-//! of non-blocking probes with a deadline ([`Options::reply_timeout`],
-//! default 600 s): a rank that hangs, or dies without the MPI runtime ending
-//! the job, ends the run with `oracle failed: rank 2 did not answer within
-//! 600 s ...` on rank 0 and on every rank that still answers. A rank that
-//! did not answer cannot take part in MPI any more, and `MPI_Finalize` would
-//! wait for it: the caller should end the job, by exiting with a non-zero
-//! status without `MPI_Finalize` (`mpirun` then ends every rank; the
-//! `bmrm-mpi` program does this) or with `MPI_Abort` (which Open MPI 4.1's
-//! `mpirun` sometimes answers by crashing or hanging in containers). A rank
-//! that exits is noticed by `mpirun`, which ends every rank of the job and
-//! names the rank.
+//! rank 0's solver ends the run with that error, naming the rank (and the
+//! part, the example, the iteration as in one process), e.g. `oracle
+//! failed: max-oracle returned 3 (example 41) (part 5) (rank 1) at
+//! iteration 6`, and [`Coordinator::finish`] gives every rank the same. An
+//! error travels between ranks as its status code and message. MPI has no
+//! timeouts, so rank 0 waits for answers in a loop of non-blocking probes
+//! with a deadline ([`Options::reply_timeout`], default 600 s): a rank that
+//! hangs, or dies without the MPI runtime ending the job, ends the run with
+//! `oracle failed: rank 2 did not answer within 600 s ...` on rank 0 and on
+//! every rank that still answers ([`ranks_lost`] tells this error apart). A
+//! rank that did not answer cannot take part in MPI any more, and
+//! `MPI_Finalize` would wait for it: the caller should end the job, by
+//! exiting with a non-zero status without `MPI_Finalize` (`mpirun` then ends
+//! every rank; the `bmrm-mpi` program does this) or with `MPI_Abort` (which
+//! Open MPI 4.1's `mpirun` sometimes answers by crashing or hanging in
+//! containers). A rank that exits is noticed by `mpirun`, which ends every
+//! rank of the job and names the rank.
 //!
 //! # Threads
 //!
-//! MPI is called only from the thread that calls `new` and `run`
+//! MPI is called only from the thread that calls [`join`]
 //! (`MPI_THREAD_FUNNELED` is enough; `mpi::initialize()` asks for less and
-//! Open MPI and MPICH are fine with it). On rank 0 the engine runs on a
-//! helper thread and asks the calling thread, which owns the communicator,
-//! for every evaluation.
+//! Open MPI and MPICH are fine with it). The distributed oracle says it is
+//! not thread-safe, so rank 0's solver calls it on the thread that runs it,
+//! which must be that thread (a call from another one is an error); each
+//! rank's own share is evaluated in parallel on its own threads
+//! (`num_threads`). The solver and its [`Coordinator`] work on their own
+//! duplicate of the communicator, so their messages never mix with the
+//! caller's; drop them before MPI is finalised.
+//!
+//! # Modules
+//!
+//! `layout` says which rank holds which parts and examples, `coordinator`
+//! is rank 0 (the set-up, the distributed oracle, the end of each call),
+//! `worker` the other ranks (and the evaluation of a rank's own share),
+//! `wire` the messages and their encoding, and `train` a ready-made
+//! multiclass training run.
 
-mod solver;
+mod coordinator;
+mod layout;
 mod train;
-mod transport;
+mod wire;
+mod worker;
 
 use std::ops::Range;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// The MPI bindings this module uses (rsmpi), for callers that do not name
 /// the `mpi` crate themselves: `bmrm::distributed::mpi::initialize()`.
 pub use mpi;
-pub use solver::{DistributedSolver, Stats};
+use mpi::topology::Communicator;
+
+pub use coordinator::Coordinator;
+pub use layout::{num_parts_for, Layout};
 pub use train::{train_multiclass, Data, Trained};
+pub use worker::Worker;
 
 use crate::error::{Error, Result};
 use crate::oracle::{Corner, MaxOracle, PartitionedRisk};
-use crate::solver::{Settings, DEFAULT_PARTS};
-use crate::Info;
+use crate::solver::{Info, Settings, Solver};
+
+/// Figures of the communication, kept by each rank.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Stats {
+    /// Evaluations of all parts or examples (one per iteration for the
+    /// bundle methods).
+    pub evaluations: u64,
+    /// Bytes this rank sent (payloads only).
+    pub bytes_sent: u64,
+    /// Bytes this rank received (payloads only).
+    pub bytes_received: u64,
+    /// Seconds spent evaluating this rank's own share.
+    pub local_seconds: f64,
+    /// Rank 0: seconds spent sending `w` and waiting for the other ranks'
+    /// answers after its own share was done. Other ranks: seconds spent
+    /// waiting for rank 0's next message.
+    pub wait_seconds: f64,
+}
+
+/// What [`join`] makes on a rank.
+pub enum Node {
+    /// Rank 0: the ordinary solver over the distributed oracle, and the
+    /// coordinator that ends each collective call on the other ranks.
+    Root(Box<Solver>, Coordinator),
+    /// Any other rank: it serves rank 0's evaluations.
+    Worker(Box<Worker>),
+}
+
+impl Node {
+    /// The summary of the last collective call: rank 0's, on every rank.
+    pub fn info(&self) -> Info {
+        match self {
+            Node::Root(solver, _) => *solver.info(),
+            Node::Worker(worker) => *worker.info(),
+        }
+    }
+
+    /// `set_lambda` on every rank: rank 0's solver keeps its planes, the
+    /// other ranks check the value as rank 0 does.
+    pub fn set_lambda(&mut self, lambda: f64) -> Result<()> {
+        match self {
+            Node::Root(solver, _) => solver.set_lambda(lambda),
+            Node::Worker(worker) => worker.set_lambda(lambda),
+        }
+    }
+
+    /// The problem's dimension on this rank.
+    pub fn dim(&self) -> usize {
+        match self {
+            Node::Root(solver, _) => solver.dim(),
+            Node::Worker(worker) => worker.dim(),
+        }
+    }
+
+    /// One collective run from `w` on this rank: [`Coordinator::run`] on
+    /// rank 0, [`Worker::serve`] on the others. Every rank ends with the same
+    /// `w` and the same summary or error.
+    pub fn run(&mut self, w: &mut [f64]) -> Result<Info> {
+        match self {
+            Node::Root(solver, coordinator) => coordinator.run(solver, w),
+            Node::Worker(worker) => worker.serve(w),
+        }
+    }
+    /// BCFW's regularisation path as a collective call
+    /// ([`Coordinator::bcfw_path`] on rank 0, which returns the breakpoints;
+    /// the other ranks serve and return an empty list, or the same error).
+    pub fn bcfw_path(
+        &mut self,
+        eps: f64,
+        lambda_min: f64,
+        max_breakpoints: usize,
+    ) -> Result<Vec<crate::bcfw::Breakpoint>> {
+        match self {
+            Node::Root(solver, c) => c.bcfw_path(solver, eps, lambda_min, max_breakpoints),
+            Node::Worker(worker) => {
+                let mut scratch = vec![0.0; worker.dim()];
+                worker.serve(&mut scratch).map(|_| Vec::new())
+            }
+        }
+    }
+    /// Rank 0's solver (`None` on the other ranks).
+    pub fn solver(&self) -> Option<&Solver> {
+        match self {
+            Node::Root(solver, _) => Some(solver),
+            Node::Worker(_) => None,
+        }
+    }
+    /// Rank 0's solver, to change it (`None` on the other ranks).
+    pub fn solver_mut(&mut self) -> Option<&mut Solver> {
+        match self {
+            Node::Root(solver, _) => Some(solver),
+            Node::Worker(_) => None,
+        }
+    }
+    /// This rank's communication figures.
+    pub fn stats(&self) -> Stats {
+        match self {
+            Node::Root(_, c) => c.stats(),
+            Node::Worker(w) => w.stats(),
+        }
+    }
+    /// The number of parts of the whole risk.
+    pub fn num_parts(&self) -> usize {
+        match self {
+            Node::Root(_, c) => c.num_parts(),
+            Node::Worker(w) => w.num_parts(),
+        }
+    }
+    /// The parts this rank evaluates (global part numbers).
+    pub fn local_parts(&self) -> Range<usize> {
+        match self {
+            Node::Root(_, c) => c.local_parts(),
+            Node::Worker(w) => w.local_parts(),
+        }
+    }
+}
+
+/// Joins a distributed solver on every rank of `comm` (collective: every
+/// rank calls it, with its own shard; `settings` are rank 0's, the others
+/// use `num_threads` for their own evaluations and `lambda` for the checks
+/// of [`Worker::set_lambda`]). Checks that the shards fit together: the
+/// same dimension and kind everywhere, and for [`Shard::Examples`] that
+/// every rank holds the examples [`Layout`] gives it. A rank that could not
+/// make its shard passes its error, which, like any error of the set-up on
+/// any rank, becomes the error of every rank (no rank is left waiting).
+pub fn join(
+    comm: &impl Communicator,
+    shard: Result<Shard>,
+    settings: Settings,
+    options: Options,
+) -> Result<Node> {
+    let comm = comm.duplicate();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(settings.num_threads)
+        .build()
+        .map_err(|e| Error::internal(format!("cannot build the thread pool: {e}")));
+    let shard = shard.and_then(|s| match s.dim() {
+        0 => Err(Error::invalid_argument("the shard's dimension is 0")),
+        _ => Ok(s),
+    });
+    if comm.rank() == 0 {
+        let (solver, coordinator) = Coordinator::join(comm, shard, pool, settings, options)?;
+        Ok(Node::Root(Box::new(solver), coordinator))
+    } else {
+        Worker::join(comm, shard, pool, settings, options).map(|w| Node::Worker(Box::new(w)))
+    }
+}
+
+/// [`join`] for a problem every rank has whole (the same file read by every
+/// rank, say): each rank takes its share ([`shard_of`]). This is what a
+/// command-line `train --distributed` needs.
+pub fn join_whole(
+    comm: &impl Communicator,
+    problem: &crate::Problem,
+    settings: Settings,
+    options: Options,
+) -> Result<Node> {
+    let shard = shard_of(
+        problem,
+        &settings,
+        comm.rank() as usize,
+        comm.size() as usize,
+    );
+    join(comm, shard, settings, options)
+}
 
 /// What this rank holds of the problem (for BCFW, rank 0 holds every
 /// example; see the module docs).
@@ -129,9 +336,11 @@ pub enum Shard {
 }
 
 impl Shard {
+    /// A shard of parts of a partitioned risk.
     pub fn from_parts(r: impl PartitionedRisk + 'static) -> Self {
         Shard::Parts(Arc::new(r))
     }
+    /// A shard of examples of a max-oracle.
     pub fn from_max_oracle(o: impl MaxOracle + 'static) -> Self {
         Shard::Examples(Arc::new(o))
     }
@@ -141,6 +350,16 @@ impl Shard {
             Shard::Parts(r) => r.dim(),
             Shard::Examples(o) => o.dim(),
         }
+    }
+
+    /// What a rank reports about its shard in the set-up: `[kind, dim,
+    /// count]`.
+    fn report(&self) -> [f64; 3] {
+        let (kind, count) = match self {
+            Shard::Parts(r) => (wire::KIND_PARTS, r.num_parts()),
+            Shard::Examples(o) => (wire::KIND_EXAMPLES, o.num_examples()),
+        };
+        [kind, self.dim() as f64, count as f64]
     }
 }
 
@@ -169,86 +388,6 @@ impl Default for Options {
     }
 }
 
-/// How the `P` example blocks of `m` examples are spread over `R` ranks:
-/// part `p` is examples `floor(p m / P) .. floor((p+1) m / P)` (the
-/// engine's blocks), rank `r` holds parts `floor(r P / R) .. floor((r+1) P
-/// / R)`, and so a contiguous range of examples. Counts may differ by rank.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Layout {
-    examples: Vec<usize>,
-    ranks: Vec<usize>,
-}
-
-impl Layout {
-    /// `num_examples` examples in `num_parts` blocks over `num_ranks` ranks.
-    pub fn new(num_examples: usize, num_parts: usize, num_ranks: usize) -> Result<Self> {
-        if num_examples == 0 || num_parts == 0 || num_ranks == 0 {
-            return Err(Error::InvalidArgument(format!(
-                "a layout needs examples, parts and ranks, got {num_examples}, {num_parts} \
-                 and {num_ranks}"
-            )));
-        }
-        if num_parts > num_examples {
-            return Err(Error::InvalidArgument(format!(
-                "num_parts = {num_parts} exceeds the number of examples {num_examples}"
-            )));
-        }
-        Ok(Layout {
-            examples: crate::oracle::adapters::block_bounds(num_examples, num_parts),
-            ranks: (0..=num_ranks).map(|r| r * num_parts / num_ranks).collect(),
-        })
-    }
-
-    /// The layout the distributed solver uses for `settings` (see
-    /// [`num_parts_for`]).
-    pub fn for_settings(
-        settings: &Settings,
-        num_examples: usize,
-        num_ranks: usize,
-    ) -> Result<Self> {
-        Self::new(
-            num_examples,
-            num_parts_for(settings, num_examples, num_ranks),
-            num_ranks,
-        )
-    }
-
-    pub fn num_examples(&self) -> usize {
-        *self.examples.last().unwrap_or(&0)
-    }
-    pub fn num_parts(&self) -> usize {
-        self.examples.len() - 1
-    }
-    pub fn num_ranks(&self) -> usize {
-        self.ranks.len() - 1
-    }
-    /// The global parts rank `rank` holds.
-    pub fn parts_of(&self, rank: usize) -> Range<usize> {
-        self.ranks[rank]..self.ranks[rank + 1]
-    }
-    /// The examples rank `rank` holds (those of its parts).
-    pub fn examples_of(&self, rank: usize) -> Range<usize> {
-        let p = self.parts_of(rank);
-        self.examples[p.start]..self.examples[p.end]
-    }
-}
-
-/// The number of example blocks `P` the distributed solver makes of
-/// `num_examples` examples on `num_ranks` ranks: P-BMRM and Prox-P-BMRM use
-/// `num_parts` (0: 16, or `m` when smaller), as one process does; the
-/// one-model algorithms use `num_parts` when set, else one block per rank
-/// (at most `m`); BCFW one block per rank (its passes' shares).
-pub fn num_parts_for(settings: &Settings, num_examples: usize, num_ranks: usize) -> usize {
-    if settings.algorithm == crate::Algorithm::Bcfw {
-        return num_ranks.min(num_examples).max(1);
-    }
-    match settings.num_parts {
-        0 if settings.algorithm.is_partitioned() => DEFAULT_PARTS.min(num_examples),
-        0 => num_ranks.min(num_examples).max(1),
-        p => p,
-    }
-}
-
 /// Examples `range` of a max-oracle, as a max-oracle of their own (example
 /// `j` is example `range.start + j`): a rank that has the whole problem at
 /// hand can make its [`Shard::Examples`] with it.
@@ -258,9 +397,10 @@ pub struct ExampleRange {
 }
 
 impl ExampleRange {
+    /// Examples `range` of `oracle` (a range of its examples).
     pub fn new(oracle: Arc<dyn MaxOracle>, range: Range<usize>) -> Result<Self> {
         if range.start > range.end || range.end > oracle.num_examples() {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "examples {range:?} are not a range of the oracle's {} examples",
                 oracle.num_examples()
             )));
@@ -336,27 +476,38 @@ pub fn shard_of(
                 range,
             })))
         }
-        Problem::Risk(_) => Err(Error::NoOracle(
+        Problem::Risk(_) => Err(Error::no_oracle(
             "a distributed solver needs a partitioned risk or a max-oracle, but the problem \
-             has a full risk"
-                .into(),
+             has a full risk",
         )),
     }
+}
+
+/// `f`, with a panic in `what` (a user's oracle, say) turned into an
+/// error: the other ranks must still hear how the call ended.
+fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Error::internal(format!("a panic in {what}: {msg}")))
+    })
+}
+
+/// The error of a call that lost ranks ([`crate::ErrorKind::RankLost`]):
+/// `what` happened to them.
+fn lost_ranks(what: String) -> Error {
+    Error::rank_lost(format!(
+        "{what} (it cannot take part in MPI any more: end the job, e.g. exit without \
+         MPI_Finalize)"
+    ))
 }
 
 /// Whether `e` ended a run because ranks did not answer in time: they
 /// cannot take part in MPI any more, so `MPI_Finalize` would wait for them;
 /// end the job instead (exit without it, or `MPI_Abort`).
 pub fn ranks_lost(e: &Error) -> bool {
-    matches!(e, Error::OracleFailed(m) if m.contains(solver::LOST_MARK))
-}
-
-/// Makes a [`DistributedSolver`] and runs it once from `w` (collective).
-pub fn solve(
-    comm: &impl mpi::topology::Communicator,
-    shard: Shard,
-    settings: Settings,
-    w: &mut [f64],
-) -> Result<Info> {
-    DistributedSolver::new(comm, shard, settings, Options::default())?.run(w)
+    e.kind() == crate::ErrorKind::RankLost
 }

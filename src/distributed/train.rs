@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use mpi::topology::Communicator;
 
-use super::{DistributedSolver, Layout, Options, Shard, Stats};
+use super::{Layout, Options, Shard, Stats};
 use crate::error::Result;
 use crate::models::{synthetic, Multiclass};
 use crate::solver::{Info, Settings};
@@ -20,14 +20,20 @@ pub enum Data {
     /// Fashion-MNIST (or MNIST) IDX files in `dir`: the training set, its
     /// first `max_examples` examples when given; 10 classes, a bias feature.
     Idx {
+        /// The directory of the files.
         dir: PathBuf,
+        /// Read only the first examples.
         max_examples: Option<usize>,
     },
     /// Gaussian classes generated from `seed` (the `bmrm demo` data).
     Generated {
+        /// The number of examples.
         examples: usize,
+        /// The number of features.
         features: usize,
+        /// The number of classes.
         classes: usize,
+        /// The seed of the generator.
         seed: u64,
     },
 }
@@ -36,15 +42,21 @@ pub enum Data {
 /// `stats`, which are this rank's).
 #[derive(Debug, Clone)]
 pub struct Trained {
+    /// The summary of the run (rank 0's, on every rank).
     pub info: Info,
     /// The solution (every rank has it).
     pub w: Vec<f64>,
+    /// The number of ranks.
     pub ranks: usize,
+    /// The number of examples read.
     pub examples: usize,
+    /// The number of parts of the whole risk.
     pub parts: usize,
+    /// The dimension of `w`.
     pub dim: usize,
-    /// This rank's examples and communication figures.
+    /// This rank's examples.
     pub local_examples: std::ops::Range<usize>,
+    /// This rank's communication figures.
     pub stats: Stats,
     /// Seconds this rank took to read its data and build its oracle.
     pub load_seconds: f64,
@@ -102,19 +114,19 @@ pub fn train_multiclass(
         Err(e) => (Err(e), 0, 0..0, 0),
     };
     let load_seconds = t0.elapsed().as_secs_f64();
-    let mut solver = DistributedSolver::with_shard(comm, shard, settings, options)?;
+    let mut node = super::join(comm, shard, settings, options)?;
     let mut w = vec![0.0; dim];
     let t1 = Instant::now();
-    let info = solver.run(&mut w)?;
+    let info = node.run(&mut w)?;
     Ok(Trained {
         info,
         w,
         ranks,
         examples: m,
-        parts: solver.num_parts(),
+        parts: node.num_parts(),
         dim,
         local_examples: mine,
-        stats: solver.stats(),
+        stats: node.stats(),
         load_seconds,
         run_seconds: t1.elapsed().as_secs_f64(),
     })

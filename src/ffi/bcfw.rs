@@ -1,8 +1,10 @@
 //! BCFW's additions to the C ABI: box constraints, BCFW's own figures and
-//! per-pass rows, and the regularisation path.
+//! per-pass rows, the regularisation path, and the per-block dual state
+//! (saved and restored for warm starts across solvers).
 
-use crate::bcfw::{BcfwStats, Breakpoint};
+use crate::bcfw::{BcfwStats, BlockDual, Breakpoint, CornerDual};
 use crate::error::{Error, Result};
+use crate::oracle::SparseVec;
 use crate::solver::Iteration;
 
 use super::boundary::{catch, non_null, status};
@@ -145,7 +147,7 @@ pub unsafe extern "C" fn bmrm_solver_set_bounds(
         let solver = unsafe { bmrm_solver::from_ptr(s) }?;
         let mut guard = solver.lock()?;
         if dim != guard.dim() {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "dim = {dim} but the problem's dimension is {}",
                 guard.dim()
             )));
@@ -181,7 +183,7 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_info(
         let stats = solver
             .lock()?
             .bcfw_stats()
-            .ok_or_else(|| Error::InvalidArgument("the solver has not run BCFW".into()))?;
+            .ok_or_else(|| Error::invalid_argument("the solver has not run BCFW"))?;
         // SAFETY: `out` is not NULL and writable by the contract.
         unsafe { out.write(stats.into()) };
         Ok(())
@@ -205,11 +207,11 @@ pub unsafe extern "C" fn bmrm_solver_bcfw_pass(
         non_null(out, "out")?;
         let guard = solver.lock()?;
         if guard.bcfw_stats().is_none() {
-            return Err(Error::InvalidArgument("the solver has not run BCFW".into()));
+            return Err(Error::invalid_argument("the solver has not run BCFW"));
         }
         let history = guard.history();
         let row = history.get(k).ok_or_else(|| {
-            Error::InvalidArgument(format!("k = {k} but the run has {} passes", history.len()))
+            Error::invalid_argument(format!("k = {k} but the run has {} passes", history.len()))
         })?;
         // SAFETY: `out` is not NULL and writable by the contract.
         unsafe { out.write(row.into()) };
@@ -284,14 +286,14 @@ pub unsafe extern "C" fn bmrm_path_breakpoint(
         let path = unsafe { path_ref(p) }?;
         non_null(out, "out")?;
         let point = path.points.get(k).ok_or_else(|| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "k = {k} but the path has {} breakpoints",
                 path.points.len()
             ))
         })?;
         if !w.is_null() {
             if dim != point.w.len() {
-                return Err(Error::DimensionMismatch(format!(
+                return Err(Error::dimension_mismatch(format!(
                     "dim = {dim} but the problem's dimension is {}",
                     point.w.len()
                 )));
@@ -336,4 +338,246 @@ unsafe fn path_ref<'a>(p: *const bmrm_path) -> Result<&'a bmrm_path> {
     non_null(p, "the path p")?;
     // SAFETY: not NULL and live by the caller's contract.
     Ok(unsafe { &*p })
+}
+
+/// The sizes of one block's BCFW dual state (`bmrm_solver_bcfw_block`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct bmrm_bcfw_block {
+    /// Corners kept other than the ground truth, each with a label id, a
+    /// loss, a dual weight and psi.
+    pub num_corners: usize,
+    /// Non-zeros of the corners' psi together.
+    pub psi_nnz: usize,
+    /// The block's last gap estimate (INFINITY: unknown).
+    pub gap_estimate: f64,
+}
+
+/// Block `i`'s BCFW dual state, once BCFW has run with corners kept (a cache
+/// or pairwise/away steps): the sizes into `*out` and, when the arrays are
+/// not NULL (all or none), the corners: `labels`, `losses`, `alphas`
+/// (`num_corners` each), `psi_start` (`num_corners + 1` offsets into
+/// `psi_index`/`psi_value`, `psi_nnz` each; 0-based indices). The ground
+/// truth holds `1 - sum alphas`. Errors: BMRM_ERROR_INVALID_ARGUMENT (no
+/// BCFW state, corners not kept, `i` out of range, some arrays NULL).
+///
+/// # Safety
+/// `s` is NULL or a live solver; `out` NULL or writable; the arrays NULL or
+/// writable for the sizes above.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn bmrm_solver_bcfw_block(
+    s: *const bmrm_solver,
+    i: usize,
+    out: *mut bmrm_bcfw_block,
+    labels: *mut u64,
+    losses: *mut f64,
+    alphas: *mut f64,
+    psi_start: *mut usize,
+    psi_index: *mut usize,
+    psi_value: *mut f64,
+) -> bmrm_status {
+    status("bmrm_solver_bcfw_block", || {
+        // SAFETY: forwarded from this function's contract.
+        let solver = unsafe { bmrm_solver::from_ptr(s) }?;
+        non_null(out, "out")?;
+        let mut guard = solver.lock()?;
+        let local = guard.local_mut()?;
+        let b = local.bcfw().and_then(|h| h.block_dual(i)).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "no BCFW dual state for block {i}: BCFW has not run, i is out of range, or \
+                 corners are not kept (FW steps without a cache)"
+            ))
+        })?;
+        let nnz: usize = b.corners.iter().map(|c| c.psi.nnz()).sum();
+        let arrays = [
+            labels.is_null(),
+            losses.is_null(),
+            alphas.is_null(),
+            psi_start.is_null(),
+            psi_index.is_null(),
+            psi_value.is_null(),
+        ];
+        if arrays.iter().any(|&x| x) && !arrays.iter().all(|&x| x) {
+            return Err(Error::invalid_argument(
+                "give all the corner arrays or none",
+            ));
+        }
+        if !labels.is_null() {
+            let k = b.corners.len();
+            // SAFETY: not NULL and writable for the sizes reported by this
+            // function, by the contract.
+            let (lab, los, alp, start, idx, val) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(labels, k),
+                    std::slice::from_raw_parts_mut(losses, k),
+                    std::slice::from_raw_parts_mut(alphas, k),
+                    std::slice::from_raw_parts_mut(psi_start, k + 1),
+                    std::slice::from_raw_parts_mut(psi_index, nnz),
+                    std::slice::from_raw_parts_mut(psi_value, nnz),
+                )
+            };
+            let mut at = 0;
+            for (c, corner) in b.corners.iter().enumerate() {
+                lab[c] = corner.label;
+                los[c] = corner.loss;
+                alp[c] = corner.alpha;
+                start[c] = at;
+                for (&j, &x) in corner.psi.idx.iter().zip(&corner.psi.val) {
+                    idx[at] = j as usize;
+                    val[at] = x;
+                    at += 1;
+                }
+            }
+            start[k] = at;
+        }
+        let sizes = bmrm_bcfw_block {
+            num_corners: b.corners.len(),
+            psi_nnz: nnz,
+            gap_estimate: b.gap_estimate,
+        };
+        // SAFETY: `out` is not NULL and writable by the contract.
+        unsafe { out.write(sizes) };
+        Ok(())
+    })
+}
+
+/// Replaces the BCFW dual state of all `n` blocks (a warm start from a
+/// state saved with `bmrm_solver_bcfw_block`): block b has `num_corners[b]`
+/// corners, taken in order from `labels`, `losses`, `alphas` and
+/// `psi_start` (`sum num_corners + 1` offsets into `psi_index`/`psi_value`),
+/// and the gap estimate `gap_estimates[b]` (INFINITY: unknown). Every w_i
+/// and l_i is recomputed from the corners at the solver's lambda, so the
+/// state is a feasible dual point. Writes into `w` (`dim` doubles) the
+/// iterate the next `bmrm_solver_run` must be given as its start. Errors:
+/// BMRM_ERROR_INVALID_ARGUMENT (not BCFW, corners not kept, n not the number
+/// of examples, a weight < 0 or weights summing above 1, a non-finite
+/// value, indices not increasing or >= dim, a label id twice in a block),
+/// BMRM_ERROR_DIMENSION_MISMATCH.
+///
+/// # Safety
+/// `s` is NULL or a live solver; the arrays NULL or readable for the sizes
+/// above; `w` NULL or writable for `dim` doubles.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn bmrm_solver_bcfw_set_dual(
+    s: *mut bmrm_solver,
+    n: usize,
+    num_corners: *const usize,
+    gap_estimates: *const f64,
+    labels: *const u64,
+    losses: *const f64,
+    alphas: *const f64,
+    psi_start: *const usize,
+    psi_index: *const usize,
+    psi_value: *const f64,
+    w: *mut f64,
+    dim: usize,
+) -> bmrm_status {
+    status("bmrm_solver_bcfw_set_dual", || {
+        // SAFETY: forwarded from this function's contract.
+        let solver = unsafe { bmrm_solver::from_ptr(s) }?;
+        non_null(num_corners, "num_corners")?;
+        non_null(gap_estimates, "gap_estimates")?;
+        non_null(psi_start, "psi_start")?;
+        non_null(w, "w")?;
+        let mut guard = solver.lock()?;
+        if dim != guard.dim() {
+            return Err(Error::dimension_mismatch(format!(
+                "dim = {dim} but the problem's dimension is {}",
+                guard.dim()
+            )));
+        }
+        // SAFETY: not NULL and readable for n entries by the contract.
+        let (counts, gaps) = unsafe {
+            (
+                std::slice::from_raw_parts(num_corners, n),
+                std::slice::from_raw_parts(gap_estimates, n),
+            )
+        };
+        let total = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c));
+        let total = total.ok_or_else(|| Error::invalid_argument("num_corners overflows"))?;
+        if total > 0 {
+            non_null(labels, "labels")?;
+            non_null(losses, "losses")?;
+            non_null(alphas, "alphas")?;
+        }
+        // SAFETY: readable for total + 1 offsets by the contract.
+        let start = unsafe { std::slice::from_raw_parts(psi_start, total + 1) };
+        if start[0] != 0 || start.windows(2).any(|p| p[0] > p[1]) {
+            return Err(Error::invalid_argument(
+                "psi_start must start at 0 and never decrease",
+            ));
+        }
+        let nnz = start[total];
+        if nnz > 0 {
+            non_null(psi_index, "psi_index")?;
+            non_null(psi_value, "psi_value")?;
+        }
+        let read = |c: usize| -> (&[u64], &[f64], &[f64]) {
+            if c == 0 {
+                return (&[], &[], &[]);
+            }
+            // SAFETY: not NULL (checked when total > 0) and readable for
+            // `total` entries by the contract.
+            unsafe {
+                (
+                    std::slice::from_raw_parts(labels, c),
+                    std::slice::from_raw_parts(losses, c),
+                    std::slice::from_raw_parts(alphas, c),
+                )
+            }
+        };
+        let (lab, los, alp) = read(total);
+        let (idx, val): (&[usize], &[f64]) = if nnz == 0 {
+            (&[], &[])
+        } else {
+            // SAFETY: not NULL and readable for `nnz` entries by the contract.
+            unsafe {
+                (
+                    std::slice::from_raw_parts(psi_index, nnz),
+                    std::slice::from_raw_parts(psi_value, nnz),
+                )
+            }
+        };
+        let mut blocks = Vec::new();
+        blocks
+            .try_reserve_exact(n)
+            .map_err(|_| Error::out_of_memory(format!("cannot hold {n} blocks")))?;
+        let mut c = 0;
+        for (&k, &gap) in counts.iter().zip(gaps) {
+            let mut corners = Vec::with_capacity(k);
+            for _ in 0..k {
+                let range = start[c]..start[c + 1];
+                let mut psi = SparseVec::default();
+                for (&j, &x) in idx[range.clone()].iter().zip(&val[range]) {
+                    let j = u32::try_from(j).map_err(|_| {
+                        Error::invalid_argument(format!("psi index {j} is out of range"))
+                    })?;
+                    psi.idx.push(j);
+                    psi.val.push(x);
+                }
+                corners.push(CornerDual {
+                    label: lab[c],
+                    psi,
+                    loss: los[c],
+                    alpha: alp[c],
+                });
+                c += 1;
+            }
+            blocks.push(BlockDual {
+                corners,
+                gap_estimate: gap,
+            });
+        }
+        let mut bcfw = guard
+            .local_mut()?
+            .bcfw_mut()
+            .ok_or_else(|| Error::invalid_argument("a BCFW dual state needs the BCFW algorithm"))?;
+        let start_w = bcfw.set_dual(blocks)?;
+        // SAFETY: not NULL and writable for `dim` doubles by the contract;
+        // `start_w` has the problem's dimension, checked equal to `dim`.
+        unsafe { std::ptr::copy_nonoverlapping(start_w.as_ptr(), w, dim) };
+        Ok(())
+    })
 }

@@ -109,7 +109,7 @@ pub(crate) fn catch<T>(
     let error = match outcome {
         Ok(Ok(value)) => return Ok(value),
         Ok(Err(e)) => e,
-        Err(payload) => Error::Internal(format!("panic: {}", panic_message(payload.as_ref()))),
+        Err(payload) => Error::internal(format!("panic: {}", panic_message(payload.as_ref()))),
     };
     set_last_error(function, &error);
     Err(bmrm_status::of(&error))
@@ -126,7 +126,7 @@ pub(crate) fn status(function: &'static str, body: impl FnOnce() -> Result<()>) 
 /// `Err(NullArgument)` naming `what` when `ptr` is NULL.
 pub(crate) fn non_null<T>(ptr: *const T, what: &str) -> Result<()> {
     if ptr.is_null() {
-        Err(Error::NullArgument(format!("{what} is NULL")))
+        Err(Error::null_argument(format!("{what} is NULL")))
     } else {
         Ok(())
     }
@@ -207,37 +207,28 @@ mod tests {
     fn errors_map_through_status_code_and_successes_keep_the_message() {
         let cases = [
             (
-                Error::NullArgument("p".into()),
+                Error::null_argument("p"),
                 bmrm_status::BMRM_ERROR_NULL_ARGUMENT,
             ),
             (
-                Error::InvalidArgument("x".into()),
+                Error::invalid_argument("x"),
                 bmrm_status::BMRM_ERROR_INVALID_ARGUMENT,
             ),
             (
-                Error::DimensionMismatch("x".into()),
+                Error::dimension_mismatch("x"),
                 bmrm_status::BMRM_ERROR_DIMENSION_MISMATCH,
             ),
+            (Error::no_oracle("x"), bmrm_status::BMRM_ERROR_NO_ORACLE),
             (
-                Error::NoOracle("x".into()),
-                bmrm_status::BMRM_ERROR_NO_ORACLE,
-            ),
-            (
-                Error::OracleFailed("x".into()),
+                Error::oracle_failed("x"),
                 bmrm_status::BMRM_ERROR_ORACLE_FAILED,
             ),
+            (Error::non_finite("x"), bmrm_status::BMRM_ERROR_NON_FINITE),
             (
-                Error::NonFinite("x".into()),
-                bmrm_status::BMRM_ERROR_NON_FINITE,
-            ),
-            (
-                Error::OutOfMemory("x".into()),
+                Error::out_of_memory("x"),
                 bmrm_status::BMRM_ERROR_OUT_OF_MEMORY,
             ),
-            (
-                Error::Internal("x".into()),
-                bmrm_status::BMRM_ERROR_INTERNAL,
-            ),
+            (Error::internal("x"), bmrm_status::BMRM_ERROR_INTERNAL),
         ];
         for (e, want) in cases {
             let text = format!("f: {e}");

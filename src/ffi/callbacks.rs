@@ -2,7 +2,7 @@
 //!
 //! An adapter holds the function pointer and the caller's `user` pointer.
 //! It zeroes the output buffers, calls the function, turns a non-zero return
-//! into [`Error::OracleFailed`] ("risk callback returned 3"; the engine adds
+//! into [`Error::oracle_failed`] ("risk callback returned 3"; the engine adds
 //! the part, example and iteration) and leaves the checks for NaN and Inf to
 //! the engine. A callback declared not thread-safe is called under a lock, so
 //! two calls never overlap even if the engine's scheduling changes.
@@ -14,9 +14,10 @@ use std::sync::{Mutex, MutexGuard};
 use crate::error::{Error, Result};
 use crate::oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk};
 use crate::solver::Info;
+use crate::vocab::{IterateHook, IterateView, Settings};
 
 use super::corner::bmrm_corner;
-use super::types::bmrm_info;
+use super::types::{bmrm_info, bmrm_settings};
 
 /// The full risk: writes R(w) into `*risk` and one subgradient of R at `w`
 /// into `subgrad` (`dim` doubles, zeroed on entry), and returns 0; any other
@@ -74,14 +75,34 @@ pub type bmrm_max_oracle_fn = Option<
     ) -> i32,
 >;
 
-/// Called after every iteration with the current summary (`info` is owned by
-/// the library and valid only during the call). Return 0 to go on, non-zero
-/// to stop: the run then ends with exit BMRM_EXIT_STOPPED_BY_USER and status
-/// BMRM_OK. Calls never overlap; they come from one of the solver's threads.
-/// It must not call `bmrm_solver_*` functions on the solver being run (they
-/// fail with BMRM_ERROR_INVALID_ARGUMENT: the solver is busy).
-pub type bmrm_progress_fn =
-    Option<unsafe extern "C" fn(user: *mut c_void, info: *const bmrm_info) -> i32>;
+/// The engine's settings of a C `bmrm_settings`, with its BCFW iterate
+/// callback (if any) as the engine's hook.
+pub(crate) fn engine_settings(c: &bmrm_settings) -> Result<Settings> {
+    let mut s = c.to_engine()?;
+    if let Some(f) = c.bcfw_iterate {
+        s.iterate_hook = Some(iterate_hook(f, c.bcfw_iterate_user));
+    }
+    Ok(s)
+}
+
+/// The C iterate callback as the engine's hook.
+fn iterate_hook(
+    f: unsafe extern "C" fn(*mut c_void, u64, *const f64, usize, f64, f64) -> i32,
+    user: *mut c_void,
+) -> IterateHook {
+    let user = UserPtr(user);
+    IterateHook::new(move |v: &IterateView<'_>| {
+        // SAFETY: `f` is the non-null iterate function of the settings the
+        // solver was made with; `v.w` is valid for `v.w.len()` doubles until
+        // the call returns, as the header promises.
+        let rc = unsafe { f(user.get(), v.pass, v.w.as_ptr(), v.w.len(), v.ell, v.dual) };
+        if rc == 0 {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(())
+        }
+    })
+}
 
 /// The caller's opaque `user` pointer, passed back to its callbacks.
 #[derive(Clone, Copy)]
@@ -126,7 +147,7 @@ fn check_len(what: &str, len: usize, dim: usize) -> Result<()> {
     if len == dim {
         Ok(())
     } else {
-        Err(Error::Internal(format!(
+        Err(Error::internal(format!(
             "{what} has length {len} but the problem's dimension is {dim}"
         )))
     }
@@ -233,7 +254,7 @@ impl PartitionedRisk for CPartitioned {
         check_len("w", w.len(), self.dim)?;
         check_len("the subgradient", subgrad.len(), self.dim)?;
         if part >= self.num_parts {
-            return Err(Error::Internal(format!(
+            return Err(Error::internal(format!(
                 "part {part} asked of a risk with {} parts",
                 self.num_parts
             )));
@@ -307,7 +328,7 @@ impl MaxOracle for CMaxOracle {
         check_len("w", w.len(), self.dim)?;
         check_len("the corner", out.dim(), self.dim)?;
         if example >= self.num_examples {
-            return Err(Error::Internal(format!(
+            return Err(Error::internal(format!(
                 "example {example} asked of a max-oracle with {} examples",
                 self.num_examples
             )));

@@ -93,7 +93,7 @@ pub unsafe extern "C" fn bmrm_corner_set_label(c: *mut bmrm_corner, label_id: u6
     });
 }
 
-/// psi[index] += value (sparse psi; repeated indices add up, and add to the
+/// psi\[index\] += value (sparse psi; repeated indices add up, and add to the
 /// dense buffer if one is used too). Returns BMRM_ERROR_NULL_ARGUMENT for a
 /// NULL `c` and BMRM_ERROR_DIMENSION_MISMATCH for index >= dim; such a
 /// failure also fails the oracle call (and so the solve) when the oracle

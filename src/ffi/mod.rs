@@ -1,4 +1,4 @@
-//! The C ABI (DESIGN.md section 3): opaque handles, a panic boundary around
+//! The C ABI (docs/c-api.md): opaque handles, a panic boundary around
 //! every exported function, callback adapters for the three oracle levels,
 //! and plain `#[repr(C)]` settings, info and history rows.
 //!
@@ -34,12 +34,15 @@ pub mod types;
 
 use std::ffi::c_char;
 
+use crate::error::ErrorKind;
+
 pub use bcfw::{
-    bmrm_bcfw_info, bmrm_bcfw_pass, bmrm_breakpoint, bmrm_path, bmrm_path_breakpoint,
-    bmrm_path_free, bmrm_path_len, bmrm_solver_bcfw_info, bmrm_solver_bcfw_pass,
-    bmrm_solver_bcfw_path, bmrm_solver_set_bounds,
+    bmrm_bcfw_block, bmrm_bcfw_info, bmrm_bcfw_pass, bmrm_breakpoint, bmrm_path,
+    bmrm_path_breakpoint, bmrm_path_free, bmrm_path_len, bmrm_solver_bcfw_block,
+    bmrm_solver_bcfw_info, bmrm_solver_bcfw_pass, bmrm_solver_bcfw_path, bmrm_solver_bcfw_set_dual,
+    bmrm_solver_set_bounds,
 };
-pub use callbacks::{bmrm_max_oracle_fn, bmrm_partial_risk_fn, bmrm_progress_fn, bmrm_risk_fn};
+pub use callbacks::{bmrm_max_oracle_fn, bmrm_partial_risk_fn, bmrm_risk_fn};
 pub use corner::{
     bmrm_corner, bmrm_corner_add, bmrm_corner_dense, bmrm_corner_set_label, bmrm_corner_set_loss,
 };
@@ -59,9 +62,9 @@ pub use solver::{
     bmrm_solver_set_lambda,
 };
 pub use types::{
-    bmrm_algorithm, bmrm_exit, bmrm_info, bmrm_iteration, bmrm_sampling, bmrm_settings,
-    bmrm_status, bmrm_step_type, RawAlgorithm, RawExit, RawSampling, RawStatus, RawStepType,
-    BMRM_ABI_VERSION,
+    bmrm_algorithm, bmrm_bcfw_iterate_fn, bmrm_exit, bmrm_info, bmrm_iteration, bmrm_progress_fn,
+    bmrm_sampling, bmrm_settings, bmrm_status, bmrm_step_type, RawAlgorithm, RawExit, RawSampling,
+    RawStatus, RawStepType, BMRM_ABI_VERSION,
 };
 
 /// A static NUL-terminated string.
@@ -94,17 +97,12 @@ pub extern "C" fn bmrm_abi_version() -> u32 {
 /// never freed. An unknown value gives "unknown status".
 #[no_mangle]
 pub extern "C" fn bmrm_status_string(status: RawStatus) -> *const c_char {
-    static_text("bmrm_status_string", || match status {
-        0 => cstr!("ok"),
-        1 => cstr!("null argument"),
-        2 => cstr!("invalid argument"),
-        3 => cstr!("dimension mismatch"),
-        4 => cstr!("no oracle for the algorithm"),
-        5 => cstr!("oracle failed"),
-        6 => cstr!("non-finite value"),
-        7 => cstr!("out of memory"),
-        8 => cstr!("internal error"),
-        _ => cstr!("unknown status"),
+    static_text("bmrm_status_string", || {
+        match ErrorKind::from_code(status) {
+            Some(kind) => kind.description().as_ptr(),
+            None if status == 0 => cstr!("ok"),
+            None => cstr!("unknown status"),
+        }
     })
 }
 

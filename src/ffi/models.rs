@@ -23,7 +23,7 @@ unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Result<&'a [T]>
     }
     non_null(ptr, what)?;
     if len > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "{what}: {len} items do not fit in memory"
         )));
     }
@@ -35,7 +35,7 @@ unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Result<&'a [T]>
 /// `a * b`, or an error naming `what` when it overflows.
 fn mul(a: usize, b: usize, what: &str) -> Result<usize> {
     a.checked_mul(b)
-        .ok_or_else(|| Error::InvalidArgument(format!("{what}: {a} x {b} overflows")))
+        .ok_or_else(|| Error::invalid_argument(format!("{what}: {a} x {b} overflows")))
 }
 
 /// Writes the problem to `*out`.
@@ -54,8 +54,8 @@ unsafe fn emit(out: *mut *mut bmrm_problem, builtin: Builtin) {
 /// As [`slice`].
 unsafe fn lengths<'a>(lengths: *const usize, m: usize) -> Result<(&'a [usize], usize)> {
     if m == 0 {
-        return Err(Error::InvalidArgument(
-            "m (the number of sequences) must be positive, got 0".into(),
+        return Err(Error::invalid_argument(
+            "m (the number of sequences) must be positive, got 0",
         ));
     }
     // SAFETY: forwarded from the caller's contract.
@@ -63,7 +63,7 @@ unsafe fn lengths<'a>(lengths: *const usize, m: usize) -> Result<(&'a [usize], u
     let total = l
         .iter()
         .try_fold(0usize, |a, &b| a.checked_add(b))
-        .ok_or_else(|| Error::InvalidArgument("the sequence lengths overflow".into()))?;
+        .ok_or_else(|| Error::invalid_argument("the sequence lengths overflow"))?;
     Ok((l, total))
 }
 
@@ -81,7 +81,7 @@ unsafe fn csr(
 ) -> Result<SparseRows> {
     let n = rows
         .checked_add(1)
-        .ok_or_else(|| Error::InvalidArgument(format!("{rows} rows overflow")))?;
+        .ok_or_else(|| Error::invalid_argument(format!("{rows} rows overflow")))?;
     // SAFETY: forwarded from the caller's contract (rows + 1 entries).
     let indptr = unsafe { slice(indptr, n, "indptr") }?.to_vec();
     let nnz = *indptr.last().unwrap_or(&0);
@@ -99,7 +99,7 @@ unsafe fn csr(
 /// The multiclass constructors' size check.
 fn positive_sizes(m: usize, d: usize) -> Result<()> {
     if m == 0 || d == 0 {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "m and d must be positive (got m = {m}, d = {d})"
         )));
     }
@@ -219,7 +219,7 @@ pub unsafe extern "C" fn bmrm_problem_new_chain_dense(
         non_null(lengths, "lengths")?;
         non_null(labels, "labels")?;
         if d == 0 {
-            return Err(Error::InvalidArgument("d must be positive, got 0".into()));
+            return Err(Error::invalid_argument("d must be positive, got 0"));
         }
         // SAFETY: forwarded from this function's contract.
         let (lens, tokens) = unsafe { self::lengths(lengths, m) }?;
@@ -284,7 +284,7 @@ pub unsafe extern "C" fn bmrm_problem_new_chain_sparse(
 unsafe fn weights<'a>(p: &bmrm_problem, w: *const f64, dim: usize) -> Result<&'a [f64]> {
     non_null(w, "w")?;
     if dim != p.dim() {
-        return Err(Error::DimensionMismatch(format!(
+        return Err(Error::dimension_mismatch(format!(
             "dim = {dim} but the problem's dimension is {}",
             p.dim()
         )));
@@ -294,7 +294,7 @@ unsafe fn weights<'a>(p: &bmrm_problem, w: *const f64, dim: usize) -> Result<&'a
     let w = unsafe { slice(w, dim, "w") }?;
     // A NaN weight makes every score NaN and every argmax "label 0".
     if let Some((j, v)) = crate::linalg::first_non_finite(w) {
-        return Err(Error::NonFinite(format!("w[{j}] is {v}")));
+        return Err(Error::non_finite(format!("w[{j}] is {v}")));
     }
     Ok(w)
 }
@@ -305,7 +305,7 @@ unsafe fn weights<'a>(p: &bmrm_problem, w: *const f64, dim: usize) -> Result<&'a
 /// `out` is not NULL and valid for writing `len` items.
 unsafe fn write_labels(out: *mut u32, len: usize, labels: &[u32], what: &str) -> Result<()> {
     if len != labels.len() {
-        return Err(Error::DimensionMismatch(format!(
+        return Err(Error::dimension_mismatch(format!(
             "{what} = {len} but the problem has {}",
             labels.len()
         )));
@@ -336,7 +336,7 @@ unsafe fn model_and_weights<'a, M>(
     let model = p
         .builtin()
         .and_then(pick)
-        .ok_or_else(|| Error::InvalidArgument(format!("the problem is not a built-in {kind}")))?;
+        .ok_or_else(|| Error::invalid_argument(format!("the problem is not a built-in {kind}")))?;
     // SAFETY: forwarded from the caller's contract.
     let w = unsafe { weights(p, w, dim) }?;
     Ok((model, w))

@@ -7,14 +7,14 @@ use mpi::ffi::MPI_Comm;
 use mpi::raw::FromRaw;
 use mpi::topology::SimpleCommunicator;
 
-use crate::distributed::{DistributedSolver, Layout, Options, Shard};
+use crate::distributed::{self, Layout, Options, Shard};
 use crate::error::{Error, Result};
 use crate::oracle::Problem;
 
 use super::boundary::{non_null, status};
-use super::callbacks::observer;
+use super::callbacks::{engine_settings, observer};
 use super::problem::bmrm_problem;
-use super::solver::{bmrm_solver, Engine};
+use super::solver::{bmrm_solver, Held};
 use super::types::{bmrm_settings, bmrm_status};
 
 /// The communicator of a Fortran handle, as a duplicate this library owns
@@ -25,8 +25,8 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
     // MPI_Init; it writes one int.
     unsafe { mpi::ffi::MPI_Initialized(&mut initialised) };
     if initialised == 0 {
-        return Err(Error::InvalidArgument(
-            "MPI is not initialised: call MPI_Init first".into(),
+        return Err(Error::invalid_argument(
+            "MPI is not initialised: call MPI_Init first",
         ));
     }
     // SAFETY: MPI is initialised; MPI_Comm_f2c converts any integer (an
@@ -35,7 +35,7 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
     // SAFETY: `raw` is the caller's communicator; reading it as the null
     // handle is a plain comparison.
     if raw == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "comm = {comm} is MPI_COMM_NULL"
         )));
     }
@@ -45,7 +45,7 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
     // library then owns. The caller's handle is not taken over.
     let code = unsafe { mpi::ffi::MPI_Comm_dup(raw, &mut dup) };
     if code != 0 {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "MPI_Comm_dup failed with {code} for comm = {comm}"
         )));
     }
@@ -80,10 +80,12 @@ fn communicator(comm: i32) -> Result<SimpleCommunicator> {
 /// returns the path on rank 0, an empty one elsewhere). A rank whose oracle fails ends the run on every
 /// rank with BMRM_ERROR_ORACLE_FAILED naming the rank; a rank that does not
 /// answer within `timeout_seconds` (0: 600 s; INFINITY: no limit) ends it
-/// with the same status naming that rank: it cannot take part in MPI any
+/// with BMRM_ERROR_RANK_LOST naming that rank: it cannot take part in MPI any
 /// more, so end the job (exit with a non-zero status without MPI_Finalize,
 /// or MPI_Abort). MPI must be initialised; MPI is called only from the
-/// thread that calls these functions. Free the solver before MPI_Finalize.
+/// thread that calls these functions: use the solver on the thread that made
+/// it (a call from another thread fails with BMRM_ERROR_INVALID_ARGUMENT
+/// and makes no MPI call) and free it there, before MPI_Finalize.
 /// Errors: those of `bmrm_solver_new`, BMRM_ERROR_NO_ORACLE for a full risk,
 /// BMRM_ERROR_INVALID_ARGUMENT when the ranks' shards do not fit together
 /// (the message names the rank and the examples it should hold).
@@ -112,7 +114,7 @@ pub unsafe extern "C" fn bmrm_solver_new_mpi(
             // SAFETY: `s` is not NULL and readable by the contract; every
             // bit pattern of its fields is valid (see bmrm_solver_new).
             let c_settings = unsafe { s.read() };
-            let settings = c_settings.to_engine()?;
+            let settings = engine_settings(&c_settings)?;
             if let Some(f) = c_settings.progress {
                 progress = Some((f, c_settings.progress_user));
             }
@@ -120,10 +122,9 @@ pub unsafe extern "C" fn bmrm_solver_new_mpi(
                 Problem::Partitioned(r) => Shard::Parts(r),
                 Problem::Examples(o) => Shard::Examples(o),
                 Problem::Risk(_) => {
-                    return Err(Error::NoOracle(
+                    return Err(Error::no_oracle(
                         "a distributed solver needs a partitioned risk or a max-oracle, but \
-                         the problem has a full risk"
-                            .into(),
+                         the problem has a full risk",
                     ))
                 }
             };
@@ -139,7 +140,7 @@ pub unsafe extern "C" fn bmrm_solver_new_mpi(
                 reply_timeout: Some(Duration::from_secs_f64(t)),
                 command_timeout: None,
             }),
-            t => Err(Error::InvalidArgument(format!(
+            t => Err(Error::invalid_argument(format!(
                 "timeout_seconds must be positive, 0 or INFINITY, got {t}"
             ))),
         };
@@ -154,11 +155,11 @@ pub unsafe extern "C" fn bmrm_solver_new_mpi(
                 crate::solver::Settings::new(crate::Algorithm::Bmrm, 1.0),
             ),
         };
-        let mut solver = DistributedSolver::with_shard(&comm, shard, settings, options)?;
-        if let Some((f, user)) = progress {
+        let mut node = distributed::join(&comm, shard, settings, options)?;
+        if let (Some((f, user)), Some(solver)) = (progress, node.solver_mut()) {
             solver.set_observer(observer(f, user));
         }
-        let handle = bmrm_solver::boxed(solver.dim(), Engine::Mpi(Box::new(solver)));
+        let handle = bmrm_solver::boxed(node.dim(), Held::Mpi(node));
         // SAFETY: `out` is not NULL (checked in the set-up, which failed
         // otherwise) and valid for writing by the contract.
         unsafe { out.write(Box::into_raw(handle)) };
@@ -194,7 +195,7 @@ pub unsafe extern "C" fn bmrm_mpi_examples_of(
         // SAFETY: `s` is not NULL and readable by the contract.
         let c_settings = unsafe { s.read() };
         let algorithm = crate::Algorithm::from_i32(c_settings.algorithm).ok_or_else(|| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "algorithm = {} is not a bmrm_algorithm",
                 c_settings.algorithm
             ))
@@ -202,7 +203,7 @@ pub unsafe extern "C" fn bmrm_mpi_examples_of(
         let mut settings = crate::solver::Settings::new(algorithm, 1.0);
         settings.num_parts = usize::try_from(c_settings.num_parts).unwrap_or(usize::MAX);
         if rank >= num_ranks {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "rank = {rank} but num_ranks = {num_ranks}"
             )));
         }

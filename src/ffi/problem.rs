@@ -42,10 +42,9 @@ impl bmrm_problem {
     /// The engine's problem, or `NoOracle` when no oracle was set.
     pub(crate) fn engine(&self) -> Result<Problem> {
         self.lock().problem.clone().ok_or_else(|| {
-            Error::NoOracle(
+            Error::no_oracle(
                 "the problem has no oracle: set one with bmrm_problem_set_risk, \
-                 bmrm_problem_set_partitioned_risk or bmrm_problem_set_max_oracle"
-                    .into(),
+                 bmrm_problem_set_partitioned_risk or bmrm_problem_set_max_oracle",
             )
         })
     }
@@ -113,10 +112,10 @@ pub unsafe extern "C" fn bmrm_problem_new(dim: usize, out: *mut *mut bmrm_proble
     status("bmrm_problem_new", || {
         non_null(out, "out")?;
         if dim == 0 {
-            return Err(Error::InvalidArgument("dim must be positive, got 0".into()));
+            return Err(Error::invalid_argument("dim must be positive, got 0"));
         }
         if dim > MAX_DIM {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "dim = {dim} is too large for an array of doubles"
             )));
         }
@@ -149,7 +148,7 @@ pub unsafe extern "C" fn bmrm_problem_set_risk(
     status("bmrm_problem_set_risk", || {
         // SAFETY: forwarded from this function's contract.
         let p = unsafe { bmrm_problem::from_ptr(p, "the problem p") }?;
-        let f = f.ok_or_else(|| Error::NullArgument("the risk function f is NULL".into()))?;
+        let f = f.ok_or_else(|| Error::null_argument("the risk function f is NULL"))?;
         p.set(Problem::from_risk(CRisk::new(f, user, p.dim)));
         Ok(())
     })
@@ -176,12 +175,9 @@ pub unsafe extern "C" fn bmrm_problem_set_partitioned_risk(
     status("bmrm_problem_set_partitioned_risk", || {
         // SAFETY: forwarded from this function's contract.
         let p = unsafe { bmrm_problem::from_ptr(p, "the problem p") }?;
-        let f =
-            f.ok_or_else(|| Error::NullArgument("the partial-risk function f is NULL".into()))?;
+        let f = f.ok_or_else(|| Error::null_argument("the partial-risk function f is NULL"))?;
         if num_parts == 0 {
-            return Err(Error::InvalidArgument(
-                "num_parts must be positive, got 0".into(),
-            ));
+            return Err(Error::invalid_argument("num_parts must be positive, got 0"));
         }
         p.set(Problem::from_partitioned(CPartitioned::new(
             f,
@@ -216,10 +212,10 @@ pub unsafe extern "C" fn bmrm_problem_set_max_oracle(
     status("bmrm_problem_set_max_oracle", || {
         // SAFETY: forwarded from this function's contract.
         let p = unsafe { bmrm_problem::from_ptr(p, "the problem p") }?;
-        let f = f.ok_or_else(|| Error::NullArgument("the max-oracle f is NULL".into()))?;
+        let f = f.ok_or_else(|| Error::null_argument("the max-oracle f is NULL"))?;
         if num_examples == 0 {
-            return Err(Error::InvalidArgument(
-                "num_examples must be positive, got 0".into(),
+            return Err(Error::invalid_argument(
+                "num_examples must be positive, got 0",
             ));
         }
         p.set(Problem::from_max_oracle(CMaxOracle::new(

@@ -3,10 +3,10 @@
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use crate::error::{Error, Result};
-use crate::solver::Solver;
+use crate::solver::{Info, Iteration, Solver};
 
 use super::boundary::{catch, non_null, status};
-use super::callbacks::observer;
+use super::callbacks::{engine_settings, observer};
 use super::problem::bmrm_problem;
 use super::types::{bmrm_info, bmrm_iteration, bmrm_settings, bmrm_status, RawAlgorithm};
 
@@ -18,68 +18,62 @@ use super::types::{bmrm_info, bmrm_iteration, bmrm_settings, bmrm_status, RawAlg
 /// callbacks) fails with BMRM_ERROR_INVALID_ARGUMENT.
 pub struct bmrm_solver {
     dim: usize,
-    inner: Mutex<Engine>,
+    inner: Mutex<Held>,
 }
 
-/// What a `bmrm_solver` runs: the engine in this process, or (feature
-/// `mpi`, `bmrm_solver_new_mpi`) the distributed solver of this rank.
-#[allow(clippy::large_enum_variant)] // one per handle; the local engine is the common case
-pub(crate) enum Engine {
-    Local(Solver),
+/// What a `bmrm_solver` holds: the ordinary solver of this process, or
+/// (feature `mpi`, `bmrm_solver_new_mpi`) this rank's node of a distributed
+/// solver: the ordinary solver over the distributed oracle on rank 0, the
+/// worker that serves it on the others. Only the collective calls (run,
+/// BCFW's path) and what a worker answers without a solver (its lambda
+/// check, rank 0's summary) look at the difference.
+pub(crate) enum Held {
+    Local(Box<Solver>),
     #[cfg(feature = "mpi")]
-    Mpi(Box<crate::distributed::DistributedSolver>),
+    Mpi(crate::distributed::Node),
 }
 
-impl Engine {
-    fn run(&mut self, w: &mut [f64]) -> Result<crate::solver::Info> {
+impl Held {
+    /// The ordinary solver (`None` on an MPI rank other than 0).
+    fn solver(&self) -> Option<&Solver> {
         match self {
-            Engine::Local(s) => s.run(w),
+            Held::Local(s) => Some(s),
             #[cfg(feature = "mpi")]
-            Engine::Mpi(s) => s.run(w),
+            Held::Mpi(node) => node.solver(),
+        }
+    }
+    fn solver_mut(&mut self) -> Option<&mut Solver> {
+        match self {
+            Held::Local(s) => Some(s),
+            #[cfg(feature = "mpi")]
+            Held::Mpi(node) => node.solver_mut(),
+        }
+    }
+    /// A run (collective over MPI).
+    fn run(&mut self, w: &mut [f64]) -> Result<Info> {
+        match self {
+            Held::Local(s) => s.run(w),
+            #[cfg(feature = "mpi")]
+            Held::Mpi(node) => node.run(w),
+        }
+    }
+    /// The summary of the last run (over MPI: rank 0's on every rank).
+    fn info(&self) -> Info {
+        match self {
+            Held::Local(s) => *s.info(),
+            #[cfg(feature = "mpi")]
+            Held::Mpi(node) => node.info(),
         }
     }
     fn set_lambda(&mut self, lambda: f64) -> Result<()> {
         match self {
-            Engine::Local(s) => s.set_lambda(lambda),
+            Held::Local(s) => s.set_lambda(lambda),
             #[cfg(feature = "mpi")]
-            Engine::Mpi(s) => s.set_lambda(lambda),
+            Held::Mpi(node) => node.set_lambda(lambda),
         }
     }
-    fn info(&self) -> &crate::solver::Info {
-        match self {
-            Engine::Local(s) => s.info(),
-            #[cfg(feature = "mpi")]
-            Engine::Mpi(s) => s.info(),
-        }
-    }
-    pub(super) fn history(&self) -> &[crate::solver::Iteration] {
-        match self {
-            Engine::Local(s) => s.history(),
-            #[cfg(feature = "mpi")]
-            Engine::Mpi(s) => s.history(),
-        }
-    }
-    pub(super) fn dim(&self) -> usize {
-        match self {
-            Engine::Local(s) => s.dim(),
-            #[cfg(feature = "mpi")]
-            Engine::Mpi(s) => s.dim(),
-        }
-    }
-    pub(super) fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
-        match self {
-            Engine::Local(s) => s.set_bounds(lower, upper),
-            #[cfg(feature = "mpi")]
-            Engine::Mpi(s) => s.set_bounds(lower, upper),
-        }
-    }
-    pub(super) fn bcfw_stats(&self) -> Option<crate::bcfw::BcfwStats> {
-        match self {
-            Engine::Local(s) => s.bcfw_stats(),
-            #[cfg(feature = "mpi")]
-            Engine::Mpi(s) => s.bcfw_stats(),
-        }
-    }
+    /// BCFW's regularisation path (collective over MPI; empty on ranks other
+    /// than 0).
     pub(super) fn bcfw_path(
         &mut self,
         eps: f64,
@@ -87,19 +81,59 @@ impl Engine {
         max_breakpoints: usize,
     ) -> Result<Vec<crate::bcfw::Breakpoint>> {
         match self {
-            Engine::Local(s) => s.bcfw_path(eps, lambda_min, max_breakpoints),
+            Held::Local(s) => {
+                let unsupported = s.path_unsupported();
+                s.bcfw_mut()
+                    .ok_or(unsupported)?
+                    .path(eps, lambda_min, max_breakpoints)
+            }
             #[cfg(feature = "mpi")]
-            Engine::Mpi(s) => s.bcfw_path(eps, lambda_min, max_breakpoints),
+            Held::Mpi(node) => node.bcfw_path(eps, lambda_min, max_breakpoints),
         }
+    }
+
+    pub(super) fn history(&self) -> &[Iteration] {
+        self.solver().map_or(&[], Solver::history)
+    }
+    pub(super) fn dim(&self) -> usize {
+        match self {
+            Held::Local(s) => s.dim(),
+            #[cfg(feature = "mpi")]
+            Held::Mpi(node) => node.dim(),
+        }
+    }
+    /// BCFW's box constraints (on an MPI rank other than 0: nothing to set,
+    /// only rank 0's are used).
+    pub(super) fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
+        self.solver_mut().map_or(Ok(()), |s| {
+            let unsupported = s.bounds_unsupported();
+            s.bcfw_mut().ok_or(unsupported)?.set_bounds(lower, upper)
+        })
+    }
+    /// The solver of this process, for BCFW's dual state (which is not
+    /// carried across ranks).
+    pub(super) fn local_mut(&mut self) -> Result<&mut Solver> {
+        match self {
+            Held::Local(s) => Ok(s),
+            #[cfg(feature = "mpi")]
+            Held::Mpi(_) => Err(Error::invalid_argument(
+                "a BCFW dual state is not available in distributed mode",
+            )),
+        }
+    }
+    pub(super) fn bcfw_stats(&self) -> Option<crate::bcfw::BcfwStats> {
+        self.solver()
+            .and_then(Solver::bcfw)
+            .and_then(crate::solver::Bcfw::stats)
     }
 }
 
 impl bmrm_solver {
-    /// A handle around `engine` for a problem of dimension `dim`.
-    pub(crate) fn boxed(dim: usize, engine: Engine) -> Box<Self> {
+    /// A handle around `held` for a problem of dimension `dim`.
+    pub(crate) fn boxed(dim: usize, held: Held) -> Box<Self> {
         Box::new(bmrm_solver {
             dim,
-            inner: Mutex::new(engine),
+            inner: Mutex::new(held),
         })
     }
 }
@@ -116,25 +150,24 @@ impl bmrm_solver {
         Ok(unsafe { &*s })
     }
 
-    /// The engine's solver, or an error when another call holds it.
-    pub(super) fn lock(&self) -> Result<MutexGuard<'_, Engine>> {
+    /// What the handle holds, or an error when another call holds it.
+    pub(super) fn lock(&self) -> Result<MutexGuard<'_, Held>> {
         match self.inner.try_lock() {
             Ok(guard) => Ok(guard),
             // A panic caught during an earlier call: the state is still
             // consistent enough to report on or to run again.
             Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-            Err(TryLockError::WouldBlock) => Err(Error::InvalidArgument(
+            Err(TryLockError::WouldBlock) => Err(Error::invalid_argument(
                 "the solver is busy: another call on it is running (callbacks must not \
-                 call bmrm_solver_* on the solver that calls them)"
-                    .into(),
+                 call bmrm_solver_* on the solver that calls them)",
             )),
         }
     }
 }
 
 /// The default settings for `algorithm`: the engine's defaults, lambda = 0
-/// (no default: set it), the BCFW options at the values of DESIGN.md
-/// section 6, no progress callback. Returned by value; there is nothing to
+/// (no default: set it), the BCFW options at the values of docs/bcfw.md,
+/// no progress callback. Returned by value; there is nothing to
 /// free. An unknown `algorithm` value is kept in the struct, and
 /// `bmrm_solver_new` rejects it.
 #[no_mangle]
@@ -178,7 +211,7 @@ pub unsafe extern "C" fn bmrm_solver_new(
         // plain integers here, and `progress` is an `Option` of a function
         // pointer, for which NULL is `None`.
         let c_settings = unsafe { s.read() };
-        let settings = c_settings.to_engine()?;
+        let settings = engine_settings(&c_settings)?;
         let engine_problem = problem.engine()?;
         let dim = problem.dim();
         // Rust aborts on a failed allocation: try the first one here, so a
@@ -186,13 +219,13 @@ pub unsafe extern "C" fn bmrm_solver_new(
         let mut probe: Vec<f64> = Vec::new();
         probe
             .try_reserve_exact(dim)
-            .map_err(|_| Error::OutOfMemory(format!("cannot allocate w of dimension {dim}")))?;
+            .map_err(|_| Error::out_of_memory(format!("cannot allocate w of dimension {dim}")))?;
         drop(probe);
         let mut solver = Solver::new(engine_problem, settings)?;
         if let Some(f) = c_settings.progress {
             solver.set_observer(observer(f, c_settings.progress_user));
         }
-        let handle = bmrm_solver::boxed(dim, Engine::Local(solver));
+        let handle = bmrm_solver::boxed(dim, Held::Local(Box::new(solver)));
         // SAFETY: `out` is not NULL and valid for writing by the contract.
         unsafe { out.write(Box::into_raw(handle)) };
         Ok(())
@@ -224,7 +257,7 @@ pub unsafe extern "C" fn bmrm_solver_run(
         let solver = unsafe { bmrm_solver::from_ptr(s) }?;
         non_null(w, "w")?;
         if dim != solver.dim {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "dim = {dim} but the problem's dimension is {}",
                 solver.dim
             )));
@@ -270,7 +303,7 @@ pub unsafe extern "C" fn bmrm_solver_info(
         // SAFETY: forwarded from this function's contract.
         let solver = unsafe { bmrm_solver::from_ptr(s) }?;
         non_null(out, "out")?;
-        let info = bmrm_info::from(solver.lock()?.info());
+        let info = bmrm_info::from(&solver.lock()?.info());
         // SAFETY: `out` is not NULL and valid for writing by the contract.
         unsafe { out.write(info) };
         Ok(())
@@ -313,7 +346,7 @@ pub unsafe extern "C" fn bmrm_solver_history(
         let guard = solver.lock()?;
         let history = guard.history();
         let row = history.get(k).ok_or_else(|| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "k = {k} but the history has {} rows",
                 history.len()
             ))

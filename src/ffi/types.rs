@@ -4,16 +4,14 @@
 
 use std::ffi::c_void;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, StepType};
-
-use super::callbacks::bmrm_progress_fn;
 
 /// The version of the binary interface described by this header. It changes
 /// whenever a type's layout, an enum value or a function's signature changes
 /// incompatibly; compare it with `bmrm_abi_version()` to check that the
 /// library loaded at run time matches the header a program was compiled with.
-pub const BMRM_ABI_VERSION: u32 = 1;
+pub const BMRM_ABI_VERSION: u32 = 2;
 
 /// Did the call succeed. Every function that can fail returns one of these;
 /// on failure `bmrm_last_error()` gives a message naming what failed.
@@ -42,30 +40,48 @@ pub enum bmrm_status {
     BMRM_ERROR_OUT_OF_MEMORY = 7,
     /// A caught panic or a broken invariant: a bug in the library.
     BMRM_ERROR_INTERNAL = 8,
+    /// Reading or writing a file failed.
+    BMRM_ERROR_IO = 9,
+    /// An MPI rank died or stopped answering; the communicator cannot be used
+    /// for another run (end the job).
+    BMRM_ERROR_RANK_LOST = 10,
 }
 
 impl bmrm_status {
-    /// The C status of a `bmrm_status` code as given by
-    /// [`Error::status_code`] (the one mapping from errors to codes).
-    pub(crate) fn from_code(code: i32) -> Self {
-        match code {
-            0 => bmrm_status::BMRM_OK,
-            1 => bmrm_status::BMRM_ERROR_NULL_ARGUMENT,
-            2 => bmrm_status::BMRM_ERROR_INVALID_ARGUMENT,
-            3 => bmrm_status::BMRM_ERROR_DIMENSION_MISMATCH,
-            4 => bmrm_status::BMRM_ERROR_NO_ORACLE,
-            5 => bmrm_status::BMRM_ERROR_ORACLE_FAILED,
-            6 => bmrm_status::BMRM_ERROR_NON_FINITE,
-            7 => bmrm_status::BMRM_ERROR_OUT_OF_MEMORY,
-            _ => bmrm_status::BMRM_ERROR_INTERNAL,
+    /// The C status of an error kind. The kinds' `#[repr(i32)]` values are
+    /// the status table (`src/error.rs`); this match names each kind's C
+    /// constant, and the assertion below fails the build when a number
+    /// differs, so the table exists once.
+    pub(crate) const fn of_kind(kind: ErrorKind) -> Self {
+        match kind {
+            ErrorKind::NullArgument => bmrm_status::BMRM_ERROR_NULL_ARGUMENT,
+            ErrorKind::InvalidArgument => bmrm_status::BMRM_ERROR_INVALID_ARGUMENT,
+            ErrorKind::DimensionMismatch => bmrm_status::BMRM_ERROR_DIMENSION_MISMATCH,
+            ErrorKind::NoOracle => bmrm_status::BMRM_ERROR_NO_ORACLE,
+            ErrorKind::OracleFailed => bmrm_status::BMRM_ERROR_ORACLE_FAILED,
+            ErrorKind::NonFinite => bmrm_status::BMRM_ERROR_NON_FINITE,
+            ErrorKind::OutOfMemory => bmrm_status::BMRM_ERROR_OUT_OF_MEMORY,
+            ErrorKind::Internal => bmrm_status::BMRM_ERROR_INTERNAL,
+            ErrorKind::Io => bmrm_status::BMRM_ERROR_IO,
+            ErrorKind::RankLost => bmrm_status::BMRM_ERROR_RANK_LOST,
         }
     }
 
     /// The status of an engine error.
     pub(crate) fn of(e: &Error) -> Self {
-        Self::from_code(e.status_code())
+        Self::of_kind(e.kind())
     }
 }
+
+// The build-time check that every C status value is its kind's value.
+const _: () = {
+    let mut i = 0;
+    while i < ErrorKind::ALL.len() {
+        let kind = ErrorKind::ALL[i];
+        assert!(bmrm_status::of_kind(kind) as i32 == kind as i32);
+        i += 1;
+    }
+};
 
 /// How a solve ended (the `exit` of `bmrm_info`).
 #[repr(C)]
@@ -147,6 +163,8 @@ pub enum bmrm_sampling {
     BMRM_SAMPLING_PERM = 1,
     /// Proportionally to the last computed block gaps (gap sampling).
     BMRM_SAMPLING_GAP = 2,
+    /// The block with the largest gap estimate, deterministically (ABI 2).
+    BMRM_SAMPLING_MAX_GAP = 3,
 }
 
 /// Which step BCFW takes on a block.
@@ -160,6 +178,8 @@ pub enum bmrm_step_type {
     BMRM_STEP_PAIRWISE = 1,
     /// FW or away steps, whichever improves the dual more.
     BMRM_STEP_AWAY = 2,
+    /// The best of a FW, a pairwise and an away step (ABI 2).
+    BMRM_STEP_ALL = 3,
 }
 
 /// A `bmrm_status` received from C, as a plain integer so that an
@@ -174,6 +194,33 @@ pub type RawAlgorithm = i32;
 pub type RawSampling = i32;
 /// A `bmrm_step_type` received from C (see [`RawStatus`]); spelled `bmrm_step_type`.
 pub type RawStepType = i32;
+
+/// Called after every iteration with the current summary (`info` is owned by
+/// the library and valid only during the call). Return 0 to go on, non-zero
+/// to stop: the run then ends with exit BMRM_EXIT_STOPPED_BY_USER and status
+/// BMRM_OK. Calls never overlap; they come from one of the solver's threads.
+/// It must not call `bmrm_solver_*` functions on the solver being run (they
+/// fail with BMRM_ERROR_INVALID_ARGUMENT: the solver is busy).
+pub type bmrm_progress_fn =
+    Option<unsafe extern "C" fn(user: *mut c_void, info: *const bmrm_info) -> i32>;
+
+/// BCFW: called after every pass with the iterate the BCFW MATLAB codes
+/// return (the weighted average under `weighted_averaging`, else the last
+/// iterate): `w` (`dim` doubles, owned by the library, valid during the call),
+/// the dual's loss term `ell` of that point and its dual value. Return 0 to
+/// go on, non-zero to stop (exit BMRM_EXIT_STOPPED_BY_USER). Called on the
+/// thread that called `bmrm_solver_run`, never concurrently; it must not call
+/// `bmrm_solver_*` on the solver being run.
+pub type bmrm_bcfw_iterate_fn = Option<
+    unsafe extern "C" fn(
+        user: *mut c_void,
+        pass: u64,
+        w: *const f64,
+        dim: usize,
+        ell: f64,
+        dual: f64,
+    ) -> i32,
+>;
 
 /// Every setting of the engine, as a plain struct of fixed-width fields.
 ///
@@ -269,11 +316,23 @@ pub struct bmrm_settings {
     /// Passed back unchanged as the first argument of `progress`; never
     /// dereferenced or freed by the library. May be NULL.
     pub progress_user: *mut c_void,
+    /// BCFW: called after every pass with the iterate and its `ell` (see
+    /// `bmrm_bcfw_iterate_fn`); NULL (the default) for none. (ABI 2)
+    pub bcfw_iterate: bmrm_bcfw_iterate_fn,
+    /// Passed back unchanged as the first argument of `bcfw_iterate`.
+    pub bcfw_iterate_user: *mut c_void,
+    /// BCFW gap sampling: blocks drawn proportionally to gap^gap_degree
+    /// (default 1; positive and finite). (ABI 2)
+    pub gap_degree: f64,
+    /// BCFW: an exact gap pass as soon as every block's gap estimate is known
+    /// and their sum is <= early_exact_factor * tol_abs (gapBCFW's
+    /// quit_passes_heuristic_gap; default 0 = off). (ABI 2)
+    pub early_exact_factor: f64,
 }
 
 impl bmrm_settings {
     /// The engine's defaults for `algorithm` (from [`Settings::new`]) with
-    /// lambda = 0 (unset) and the BCFW defaults of DESIGN.md section 6.
+    /// lambda = 0 (unset) and the BCFW defaults of docs/bcfw.md.
     pub(crate) fn defaults(algorithm: RawAlgorithm) -> Self {
         let engine = Settings::new(
             Algorithm::from_i32(algorithm).unwrap_or(Algorithm::Bmrm),
@@ -310,6 +369,10 @@ impl bmrm_settings {
             path_a: engine.path_a,
             progress: None,
             progress_user: std::ptr::null_mut(),
+            bcfw_iterate: None,
+            bcfw_iterate_user: std::ptr::null_mut(),
+            gap_degree: engine.gap_degree,
+            early_exact_factor: engine.early_exact_factor,
         }
     }
 
@@ -319,26 +382,27 @@ impl bmrm_settings {
     /// `Solver::set_lambda`.
     pub(crate) fn to_engine(self) -> Result<Settings> {
         let algorithm = Algorithm::from_i32(self.algorithm).ok_or_else(|| {
-            Error::InvalidArgument(format!(
+            Error::invalid_argument(format!(
                 "algorithm = {} is not a bmrm_algorithm (0..=6)",
                 self.algorithm
             ))
         })?;
-        if !(0..=2).contains(&self.sampling) {
-            return Err(Error::InvalidArgument(format!(
-                "sampling = {} is not a bmrm_sampling (0..=2)",
+        if !(0..=3).contains(&self.sampling) {
+            return Err(Error::invalid_argument(format!(
+                "sampling = {} is not a bmrm_sampling (0..=3)",
                 self.sampling
             )));
         }
-        if !(0..=2).contains(&self.step_type) {
-            return Err(Error::InvalidArgument(format!(
-                "step_type = {} is not a bmrm_step_type (0..=2)",
+        if !(0..=3).contains(&self.step_type) {
+            return Err(Error::invalid_argument(format!(
+                "step_type = {} is not a bmrm_step_type (0..=3)",
                 self.step_type
             )));
         }
         let size = |name: &str, v: u64| {
-            usize::try_from(v)
-                .map_err(|_| Error::InvalidArgument(format!("{name} = {v} does not fit in size_t")))
+            usize::try_from(v).map_err(|_| {
+                Error::invalid_argument(format!("{name} = {v} does not fit in size_t"))
+            })
         };
         let mut s = Settings::new(algorithm, self.lambda);
         s.tol_rel = self.tol_rel;
@@ -367,6 +431,8 @@ impl bmrm_settings {
         s.cache_factor = self.cache_factor;
         s.num_passes = self.num_passes;
         s.path_a = self.path_a;
+        s.gap_degree = self.gap_degree;
+        s.early_exact_factor = self.early_exact_factor;
         Ok(s)
     }
 }
@@ -500,17 +566,20 @@ mod tests {
         let mut c = bmrm_settings::defaults(0);
         c.algorithm = 7;
         assert!(
-            matches!(c.to_engine(), Err(Error::InvalidArgument(m)) if m.contains("algorithm = 7"))
+            matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("algorithm = 7"))
         );
         let mut c = bmrm_settings::defaults(0);
         c.sampling = -1;
-        assert!(matches!(c.to_engine(), Err(Error::InvalidArgument(m)) if m.contains("sampling")));
+        assert!(
+            matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("sampling"))
+        );
         let mut c = bmrm_settings::defaults(0);
-        c.step_type = 3;
-        assert!(matches!(c.to_engine(), Err(Error::InvalidArgument(m)) if m.contains("step_type")));
-        for code in 0..=9 {
-            let s = bmrm_status::from_code(code);
-            assert_eq!(s as i32, code.min(8));
+        c.step_type = 4;
+        assert!(
+            matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("step_type"))
+        );
+        for &kind in ErrorKind::ALL {
+            assert_eq!(bmrm_status::of(&Error::new(kind, "x")) as i32, kind as i32);
         }
     }
 }

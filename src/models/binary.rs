@@ -44,13 +44,13 @@ impl BinaryHinge {
     /// (`labels.len() x d`) and labels exactly `-1.0` or `+1.0`, with a
     /// constant 1 appended to every example when `bias` is set.
     ///
-    /// Errors: [`Error::InvalidArgument`] for `d == 0`, no examples, a label
-    /// other than ±1 or a non-finite feature; [`Error::DimensionMismatch`]
+    /// Errors: [`Error::invalid_argument`] for `d == 0`, no examples, a label
+    /// other than ±1 or a non-finite feature; [`Error::dimension_mismatch`]
     /// when `features.len() != labels.len() * d`.
     pub fn new(features: Vec<f32>, d: usize, labels: Vec<f64>, bias: bool) -> Result<Self> {
         let x = DenseFeatures::new(NAME, features, d, labels.len(), bias)?;
         if let Some(i) = labels.iter().position(|&y| y != 1.0 && y != -1.0) {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "{NAME}: label {} of example {i} is not -1 or +1",
                 labels[i]
             )));
@@ -134,7 +134,7 @@ impl MaxOracle for BinaryHinge {
         let y = self.labels[example];
         let margin = y * self.x.score(w, x);
         if !margin.is_finite() {
-            return Err(Error::NonFinite(format!(
+            return Err(Error::non_finite(format!(
                 "{NAME}: the decision value is {} for example {example}",
                 margin * y
             )));

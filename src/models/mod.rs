@@ -86,27 +86,27 @@ impl DenseFeatures {
         bias: bool,
     ) -> Result<Self> {
         if d == 0 {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "{model}: the feature dimension d must be at least 1"
             )));
         }
         if m == 0 {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "{model}: there must be at least one example (got 0 labels)"
             )));
         }
         let expected = m.checked_mul(d).ok_or_else(|| {
-            Error::InvalidArgument(format!("{model}: {m} examples x {d} features overflows"))
+            Error::invalid_argument(format!("{model}: {m} examples x {d} features overflows"))
         })?;
         if values.len() != expected {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "{model}: {} feature values given, but {m} labels x d = {d} needs {expected} \
                  (features are row-major, one row of d values per example)",
                 values.len()
             )));
         }
         if let Some(k) = values.iter().position(|v| !v.is_finite()) {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "{model}: feature {} of example {} is {}",
                 k % d,
                 k / d,
@@ -160,7 +160,7 @@ impl DenseFeatures {
 /// The error for a `w` of the wrong length.
 pub(crate) fn check_w_len(model: &str, w: &[f64], dim: usize) -> Result<()> {
     if w.len() != dim {
-        return Err(Error::DimensionMismatch(format!(
+        return Err(Error::dimension_mismatch(format!(
             "{model}: w has length {} but the model has dimension {dim}",
             w.len()
         )));
@@ -171,7 +171,7 @@ pub(crate) fn check_w_len(model: &str, w: &[f64], dim: usize) -> Result<()> {
 /// The error for an example index out of range.
 pub(crate) fn check_example(model: &str, example: usize, m: usize) -> Result<()> {
     if example >= m {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::invalid_argument(format!(
             "{model}: example {example} is out of range (the model has {m} examples)"
         )));
     }

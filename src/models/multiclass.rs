@@ -128,9 +128,9 @@ impl Multiclass {
     /// `features` (`labels.len() x d`), labels in `0..num_classes`, with a
     /// constant 1 appended to every example when `bias` is set.
     ///
-    /// Errors: [`Error::InvalidArgument`] for `d == 0`, no examples, fewer
+    /// Errors: [`Error::invalid_argument`] for `d == 0`, no examples, fewer
     /// than 2 classes, a label out of range or a non-finite feature;
-    /// [`Error::DimensionMismatch`] when `features.len() != labels.len() * d`.
+    /// [`Error::dimension_mismatch`] when `features.len() != labels.len() * d`.
     pub fn new(
         features: Vec<f32>,
         d: usize,
@@ -147,7 +147,7 @@ impl Multiclass {
     /// every example when `bias` is set. The model is the one
     /// [`Multiclass::new`] builds from the same values stored densely.
     ///
-    /// Errors: as [`Multiclass::new`]; [`Error::DimensionMismatch`] when the
+    /// Errors: as [`Multiclass::new`]; [`Error::dimension_mismatch`] when the
     /// number of rows is not the number of labels.
     pub fn new_sparse(
         rows: SparseRows,
@@ -156,17 +156,17 @@ impl Multiclass {
         bias: bool,
     ) -> Result<Self> {
         if rows.num_cols() == 0 {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "{NAME}: the feature dimension d must be at least 1"
             )));
         }
         if labels.is_empty() {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "{NAME}: there must be at least one example (got 0 labels)"
             )));
         }
         if rows.num_rows() != labels.len() {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "{NAME}: {} sparse rows but {} labels",
                 rows.num_rows(),
                 labels.len()
@@ -177,7 +177,7 @@ impl Multiclass {
 
     fn build(x: Rows, labels: Vec<usize>, num_classes: usize) -> Result<Self> {
         if num_classes < 2 {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "{NAME}: num_classes must be at least 2 (got {num_classes})"
             )));
         }
@@ -189,7 +189,7 @@ impl Multiclass {
             .and_then(|de| num_classes.checked_mul(de))
             .filter(|&n| n <= isize::MAX as usize / std::mem::size_of::<f64>());
         if weights.is_none() {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "{NAME}: {num_classes} classes x ({} features + bias {}) weights overflow the \
                  dimension",
                 x.d(),
@@ -197,7 +197,7 @@ impl Multiclass {
             )));
         }
         if let Some(i) = labels.iter().position(|&y| y >= num_classes) {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "{NAME}: label {} of example {i} is out of range 0..{num_classes}",
                 labels[i]
             )));
@@ -275,7 +275,7 @@ impl Multiclass {
         if s.is_finite() {
             Ok(())
         } else {
-            Err(Error::NonFinite(format!(
+            Err(Error::non_finite(format!(
                 "{NAME}: the score of class {k} is {s} for example {example}"
             )))
         }

@@ -25,8 +25,8 @@ impl SparseRows {
     /// `values.len() == indices.len()`; every index is `< num_cols`; every
     /// value is finite.
     ///
-    /// Errors: [`Error::InvalidArgument`] naming the first offending row and
-    /// entry; [`Error::DimensionMismatch`] when the lengths disagree.
+    /// Errors: [`Error::invalid_argument`] naming the first offending row and
+    /// entry; [`Error::dimension_mismatch`] when the lengths disagree.
     pub fn new(
         indptr: Vec<usize>,
         indices: Vec<u32>,
@@ -34,18 +34,18 @@ impl SparseRows {
         num_cols: usize,
     ) -> Result<Self> {
         if indptr.is_empty() {
-            return Err(Error::InvalidArgument(
-                "sparse rows: indptr must have num_rows + 1 entries (got none)".into(),
+            return Err(Error::invalid_argument(
+                "sparse rows: indptr must have num_rows + 1 entries (got none)",
             ));
         }
         if indptr[0] != 0 {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "sparse rows: indptr[0] must be 0 (got {})",
                 indptr[0]
             )));
         }
         if let Some(r) = indptr.windows(2).position(|p| p[1] < p[0]) {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "sparse rows: indptr decreases at row {r} ({} then {})",
                 indptr[r],
                 indptr[r + 1]
@@ -53,7 +53,7 @@ impl SparseRows {
         }
         let nnz = *indptr.last().unwrap_or(&0);
         if nnz != indices.len() || values.len() != indices.len() {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "sparse rows: indptr ends at {nnz} but there are {} indices and {} values",
                 indices.len(),
                 values.len()
@@ -67,14 +67,14 @@ impl SparseRows {
         };
         if let Some(k) = rows.indices.iter().position(|&j| j as usize >= num_cols) {
             let r = rows.row_of(k);
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "sparse rows: index {} of row {r} (entry {k}) is out of range 0..{num_cols}",
                 rows.indices[k]
             )));
         }
         if let Some(k) = rows.values.iter().position(|v| !v.is_finite()) {
             let r = rows.row_of(k);
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "sparse rows: value {} of row {r} (entry {k}, column {}) is not finite",
                 rows.values[k], rows.indices[k]
             )));
@@ -92,7 +92,7 @@ impl SparseRows {
     /// non-zero entries in column order.
     pub fn from_dense(values: &[f32], num_cols: usize) -> Result<Self> {
         if num_cols == 0 || values.len() % num_cols != 0 {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "sparse rows: {} dense values are not rows of {num_cols}",
                 values.len()
             )));
@@ -117,9 +117,11 @@ impl SparseRows {
         self.indptr.partition_point(|&p| p <= k) - 1
     }
 
+    /// The number of rows.
     pub fn num_rows(&self) -> usize {
         self.indptr.len() - 1
     }
+    /// The number of columns.
     pub fn num_cols(&self) -> usize {
         self.num_cols
     }

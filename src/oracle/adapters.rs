@@ -61,7 +61,7 @@ pub fn eval_parts(r: &dyn PartitionedRisk, w: &[f64], parts: usize) -> Result<Pa
     if let Some(all) = r.eval_all(w) {
         let (risks, grads) = all?;
         if risks.len() != parts || grads.len() != parts {
-            return Err(Error::Internal(format!(
+            return Err(Error::internal(format!(
                 "eval_all gave {} risks and {} subgradients for {parts} parts",
                 risks.len(),
                 grads.len()
@@ -138,6 +138,7 @@ pub fn block_bounds(m: usize, num_parts: usize) -> Vec<usize> {
 }
 
 impl ExampleParts {
+    /// The examples of `oracle` cut into `num_parts` contiguous blocks (see [`block_bounds`]).
     pub fn new(oracle: Arc<dyn MaxOracle>, num_parts: usize) -> Self {
         let m = oracle.num_examples();
         let bounds = block_bounds(m, num_parts);
@@ -165,13 +166,13 @@ impl ExampleParts {
         let bounds = block_bounds(total_examples, total_parts);
         let total_parts = bounds.len() - 1;
         if parts.end > total_parts || parts.start > parts.end {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "parts {parts:?} are not a range of the {total_parts} parts"
             )));
         }
         let held = bounds[parts.end] - bounds[parts.start];
         if oracle.num_examples() != held {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "the oracle holds {} examples but parts {parts:?} of {total_examples} examples \
                  in {total_parts} parts are examples {}..{} ({held})",
                 oracle.num_examples(),
@@ -238,7 +239,11 @@ pub fn call_max_oracle_named(
         .max_oracle(example, w, corner)
         .map_err(|e| e.context(format!("(example {name})")))?;
     corner.check_finite().map_err(|e| match e {
-        Error::NonFinite(m) => Error::NonFinite(format!("max-oracle {m} for example {name}")),
+        Error {
+            kind: crate::ErrorKind::NonFinite,
+            message: m,
+            ..
+        } => Error::non_finite(format!("max-oracle {m} for example {name}")),
         other => other,
     })
 }

@@ -19,6 +19,7 @@ pub struct Corner {
 }
 
 impl Corner {
+    /// An empty corner (loss 0, label 0, psi = 0) of dimension `dim`.
     pub fn new(dim: usize) -> Self {
         Corner {
             dim,
@@ -43,18 +44,23 @@ impl Corner {
         }
     }
 
+    /// The dimension of psi.
     pub fn dim(&self) -> usize {
         self.dim
     }
+    /// The loss `L_i(y^)` set by the oracle.
     pub fn loss(&self) -> f64 {
         self.loss
     }
+    /// The label id set by the oracle.
     pub fn label(&self) -> u64 {
         self.label
     }
+    /// Sets the loss `L_i(y^)` of the answer.
     pub fn set_loss(&mut self, loss: f64) {
         self.loss = loss;
     }
+    /// Sets the answer's 64-bit label id (equal ids mean equal labels).
     pub fn set_label(&mut self, label: u64) {
         self.label = label;
     }
@@ -62,7 +68,7 @@ impl Corner {
     /// `psi[index] += value`.
     pub fn add(&mut self, index: usize, value: f64) -> Result<()> {
         if index >= self.dim {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "corner index {index} is out of range for dimension {}",
                 self.dim
             )));
@@ -125,15 +131,15 @@ impl Corner {
     /// An error naming the first non-finite value (loss or psi entry).
     pub fn check_finite(&self) -> Result<()> {
         if !self.loss.is_finite() {
-            return Err(Error::NonFinite(format!("loss is {}", self.loss)));
+            return Err(Error::non_finite(format!("loss is {}", self.loss)));
         }
         if let Some(d) = self.dense() {
             if let Some(j) = d.iter().position(|x| !x.is_finite()) {
-                return Err(Error::NonFinite(format!("psi[{j}] is {}", d[j])));
+                return Err(Error::non_finite(format!("psi[{j}] is {}", d[j])));
             }
         }
         if let Some(k) = self.sparse_value.iter().position(|x| !x.is_finite()) {
-            return Err(Error::NonFinite(format!(
+            return Err(Error::non_finite(format!(
                 "psi[{}] is {}",
                 self.sparse_index[k], self.sparse_value[k]
             )));

@@ -1,4 +1,4 @@
-//! The three oracle levels of DESIGN.md section 1, as traits, and the
+//! The three oracle levels of docs/algorithms-and-settings.md, as traits, and the
 //! [`Problem`] that holds one of them.
 //!
 //! | level | trait | what the caller computes |
@@ -12,11 +12,15 @@
 
 pub mod adapters;
 mod corner;
+pub mod pass;
+pub mod sparse;
 
 use std::sync::Arc;
 
 pub use adapters::{ExampleParts, SinglePart};
 pub use corner::Corner;
+pub use pass::PassItem;
+pub use sparse::SparseVec;
 
 use crate::error::Result;
 
@@ -37,7 +41,9 @@ pub trait FullRisk: Send + Sync {
 /// A risk that is a sum of `num_parts` convex parts, `R(w) = sum_p R(w, p)`.
 /// P-BMRM keeps one cutting-plane model per part.
 pub trait PartitionedRisk: Send + Sync {
+    /// The dimension of `w`.
     fn dim(&self) -> usize;
+    /// The number of parts `P`.
     fn num_parts(&self) -> usize;
     /// Returns `R(w, part)` and writes one of its subgradients into `subgrad`
     /// (length `dim`, to be overwritten entirely).
@@ -69,7 +75,9 @@ pub type PartValues = (Vec<f64>, Vec<Vec<f64>>);
 /// label id. The risk it defines is the mean structured hinge
 /// `R(w) = (1/m) sum_i max_y [L_i(y) - <w, psi_i(y)>]`.
 pub trait MaxOracle: Send + Sync {
+    /// The dimension of `w`.
     fn dim(&self) -> usize;
+    /// The number of examples `m`.
     fn num_examples(&self) -> usize;
     /// Fills `out` (cleared by the caller) with the loss-augmented argmax of
     /// `example` at `w`.
@@ -84,7 +92,7 @@ pub trait MaxOracle: Send + Sync {
     /// `bmrm::distributed`). `None`, the default, makes the engine call
     /// [`MaxOracle::max_oracle`] for each example; `Some` holds the answers
     /// in example order (with `psi` when `keep_psi`) or the error.
-    fn eval_pass(&self, _w: &[f64], _keep_psi: bool) -> Option<Result<Vec<crate::bcfw::PassItem>>> {
+    fn eval_pass(&self, _w: &[f64], _keep_psi: bool) -> Option<Result<Vec<PassItem>>> {
         None
     }
 }
@@ -102,16 +110,20 @@ pub enum Problem {
 }
 
 impl Problem {
+    /// A problem given by its full risk.
     pub fn from_risk(r: impl FullRisk + 'static) -> Self {
         Problem::Risk(Arc::new(r))
     }
+    /// A problem given by a partitioned risk.
     pub fn from_partitioned(r: impl PartitionedRisk + 'static) -> Self {
         Problem::Partitioned(Arc::new(r))
     }
+    /// A problem given by an example max-oracle.
     pub fn from_max_oracle(o: impl MaxOracle + 'static) -> Self {
         Problem::Examples(Arc::new(o))
     }
 
+    /// The dimension of `w`.
     pub fn dim(&self) -> usize {
         match self {
             Problem::Risk(r) => r.dim(),
@@ -149,7 +161,7 @@ impl Problem {
         match self {
             Problem::Risk(r) => {
                 if num_parts > 1 {
-                    return Err(Error::NoOracle(format!(
+                    return Err(Error::no_oracle(format!(
                         "{num_parts} parts were asked for but the problem has only a full risk \
                          (set a partitioned risk or a max-oracle)"
                     )));
@@ -160,7 +172,7 @@ impl Problem {
                 0 => Ok(r.clone()),
                 1 => Ok(Arc::new(SinglePart::Summed(r.clone()))),
                 p if p == r.num_parts() => Ok(r.clone()),
-                p => Err(Error::InvalidArgument(format!(
+                p => Err(Error::invalid_argument(format!(
                     "num_parts = {p} but the partitioned risk has {} parts (use 0, 1 or {})",
                     r.num_parts(),
                     r.num_parts()
@@ -170,7 +182,7 @@ impl Problem {
                 let m = o.num_examples();
                 let p = num_parts.max(1);
                 if p > m {
-                    return Err(Error::InvalidArgument(format!(
+                    return Err(Error::invalid_argument(format!(
                         "num_parts = {p} exceeds the number of examples {m}"
                     )));
                 }

@@ -40,3 +40,6 @@ pub struct QpResult {
 
 mod splx;
 pub use splx::solve;
+
+#[cfg(test)]
+mod brute_force_tests;

@@ -1,72 +1,77 @@
-//! The solvers: settings, the summary and history they report, and the
-//! [`Solver`] that owns a problem, its thread pool and the state kept between
-//! runs (the bundle, for warm starts along a lambda path).
+//! The [`Solver`]: owns a problem, its thread pool and the state kept
+//! between runs (the bundle, or BCFW's dual state, for warm starts along a
+//! lambda path), chooses the `Method` the settings name and runs it with
+//! the executor (`crate::exec::execute`).
 
-mod bmrm;
-mod bundle_method;
-mod cutting_plane;
-mod info;
+mod bcfw;
 mod path;
-mod prox_bmrm;
-mod run;
-mod settings;
-mod sgd;
 
 use std::ops::ControlFlow;
+use std::sync::{Arc, OnceLock};
 
-pub use info::{Exit, Info, Iteration};
+pub use crate::vocab::{
+    Algorithm, Exit, Info, Iteration, Observer, Sampling, Settings, StepType, MAX_THREADS,
+};
+pub use bcfw::{Bcfw, BcfwHandle};
 pub use path::{solve_path, PathPoint};
-pub(crate) use run::Run;
-pub use settings::{Algorithm, Sampling, Settings, StepType, MAX_THREADS};
 
-use crate::bcfw::{BcfwState, BcfwStats, Bounds, Breakpoint};
 use crate::bundle::Bundle;
 use crate::error::{Error, Result};
-use crate::oracle::{PartitionedRisk, Problem};
-
-use sgd::Units;
-
-/// The progress observer: called after every iteration with the current
-/// summary; `ControlFlow::Break(())` stops the run (exit `StoppedByUser`).
-pub type Observer = Box<dyn FnMut(&Info) -> ControlFlow<()> + Send>;
+use crate::exec::{
+    execute, Context, CountedOracle, CountedParts, Method, Oracles, Reporting, Tally, Units,
+};
+use crate::methods::{bundle_method, CuttingPlane, SgdMethod};
+use crate::oracle::{MaxOracle, PartitionedRisk, Problem};
 
 /// Default number of parts for P-BMRM over a max-oracle.
 pub const DEFAULT_PARTS: usize = 16;
 
 /// A solver for one problem. Keep it to warm-start: [`Solver::set_lambda`]
-/// keeps the cutting planes (they model `R`, which does not depend on lambda),
-/// and the next [`Solver::run`] starts from the `w` it is given.
+/// keeps the cutting planes (they model `R`, which does not depend on lambda)
+/// or BCFW's dual state, and the next [`Solver::run`] continues from there.
 pub struct Solver {
+    core: Core,
+    kept: Kept,
+}
+
+/// What every run of a solver uses, whatever its method.
+pub(crate) struct Core {
     problem: Problem,
     settings: Settings,
     /// Built at the first run: a solver that is made and freed (or only
     /// configured) starts no threads.
-    pool: std::sync::OnceLock<std::sync::Arc<rayon::ThreadPool>>,
-    parts: std::sync::Arc<dyn PartitionedRisk>,
+    pool: OnceLock<Arc<rayon::ThreadPool>>,
+    /// The parts the cutting-plane model is built on.
+    parts: Arc<dyn PartitionedRisk>,
+    /// User-callback calls per evaluation of all parts.
     calls_per_eval: u64,
-    bundle: Option<Bundle>,
+    /// Where the counting wrappers count the calls of every run.
+    tally: Arc<Tally>,
     info: Info,
     history: Vec<Iteration>,
     observer: Option<Observer>,
-    /// BCFW's dual state, kept between runs.
-    bcfw: Option<BcfwState>,
-    /// Box constraints (BCFW only).
-    bounds: Option<Bounds>,
+}
+
+/// The state a method keeps between runs.
+enum Kept {
+    /// The bundle methods, SGD and the cutting-plane method: the bundle.
+    Planes(Option<Bundle>),
+    /// BCFW: its dual state and box.
+    Bcfw(Box<Bcfw>),
 }
 
 impl Solver {
-    /// Validates the settings against the problem and builds the thread pool.
+    /// Validates the settings against the problem and reserves its working
+    /// memory; the thread pool is built at the first run.
     pub fn new(problem: Problem, settings: Settings) -> Result<Self> {
         settings.validate()?;
         let dim = problem.dim();
         if dim == 0 {
-            return Err(Error::InvalidArgument(
-                "the problem's dimension is 0".into(),
-            ));
+            return Err(Error::invalid_argument("the problem's dimension is 0"));
         }
         let algorithm = settings.algorithm;
         if algorithm == Algorithm::Bcfw && !matches!(problem, Problem::Examples(_)) {
-            return Err(Error::NoOracle(format!(
+            return Err(Error::no_oracle(format!(
                 "BCFW needs an example max-oracle, but the problem has {}",
                 problem.level_name()
             )));
@@ -74,7 +79,7 @@ impl Solver {
         let num_parts = if algorithm.is_partitioned() {
             match &problem {
                 Problem::Risk(_) => {
-                    return Err(Error::NoOracle(format!(
+                    return Err(Error::no_oracle(format!(
                         "{} needs a partitioned risk or a max-oracle, but the problem has {}",
                         algorithm.name(),
                         problem.level_name()
@@ -91,9 +96,7 @@ impl Solver {
         };
         if let Problem::Examples(o) = &problem {
             if o.num_examples() == 0 {
-                return Err(Error::InvalidArgument(
-                    "the max-oracle has 0 examples".into(),
-                ));
+                return Err(Error::invalid_argument("the max-oracle has 0 examples"));
             }
         }
         // Before the split: it allocates per part.
@@ -122,7 +125,7 @@ impl Solver {
         settings.validate()?;
         let algorithm = settings.algorithm;
         if algorithm == Algorithm::Sgd || settings.sgd_passes > 0 || algorithm == Algorithm::Bcfw {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "{} is not available over distributed parts (set sgd_passes = 0 and use a \
                  bundle method)",
                 if algorithm == Algorithm::Bcfw {
@@ -133,7 +136,7 @@ impl Solver {
             )));
         }
         if parts.dim() == 0 || parts.num_parts() == 0 {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::invalid_argument(format!(
                 "the distributed risk has dimension {} and {} parts",
                 parts.dim(),
                 parts.num_parts()
@@ -151,201 +154,123 @@ impl Solver {
     fn build(
         problem: Problem,
         settings: Settings,
-        parts: std::sync::Arc<dyn PartitionedRisk>,
+        parts: Arc<dyn PartitionedRisk>,
         calls_per_eval: u64,
     ) -> Result<Self> {
+        let kept = if settings.algorithm == Algorithm::Bcfw {
+            Kept::Bcfw(Box::default())
+        } else {
+            Kept::Planes(None)
+        };
         Ok(Solver {
-            problem,
-            settings,
-            pool: std::sync::OnceLock::new(),
-            parts,
-            calls_per_eval,
-            bundle: None,
-            info: Info::default(),
-            history: Vec::new(),
-            observer: None,
-            bcfw: None,
-            bounds: None,
+            core: Core {
+                problem,
+                settings,
+                pool: OnceLock::new(),
+                parts,
+                calls_per_eval,
+                tally: Arc::new(Tally::default()),
+                info: Info::default(),
+                history: Vec::new(),
+                observer: None,
+            },
+            kept,
         })
     }
 
+    /// The dimension of `w`.
     pub fn dim(&self) -> usize {
-        self.problem.dim()
+        self.core.problem.dim()
     }
-
-    /// The solver's thread pool, built on first use.
-    fn pool(&self) -> Result<std::sync::Arc<rayon::ThreadPool>> {
-        if let Some(p) = self.pool.get() {
-            return Ok(p.clone());
-        }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.settings.num_threads)
-            .build()
-            .map_err(|e| Error::Internal(format!("cannot build the thread pool: {e}")))?;
-        Ok(self.pool.get_or_init(|| std::sync::Arc::new(pool)).clone())
-    }
+    /// The settings the solver runs with.
     pub fn settings(&self) -> &Settings {
-        &self.settings
+        &self.core.settings
     }
     /// The summary of the last run (also after a failed run).
     pub fn info(&self) -> &Info {
-        &self.info
+        &self.core.info
     }
     /// The rows of the last run, one per iteration.
     pub fn history(&self) -> &[Iteration] {
-        &self.history
+        &self.core.history
     }
     /// The number of parts the cutting-plane model has.
     pub fn num_parts(&self) -> usize {
-        self.parts.num_parts()
+        self.core.parts.num_parts()
     }
-    /// The bundle kept from the last run, if any.
+    /// The bundle kept from the last run, if any (not for BCFW).
     pub fn bundle(&self) -> Option<&Bundle> {
-        self.bundle.as_ref()
+        match &self.kept {
+            Kept::Planes(b) => b.as_ref(),
+            Kept::Bcfw(_) => None,
+        }
     }
 
+    /// BCFW's state and figures, when the solver runs BCFW.
+    pub fn bcfw(&self) -> Option<&Bcfw> {
+        match &self.kept {
+            Kept::Bcfw(b) => Some(b),
+            Kept::Planes(_) => None,
+        }
+    }
+
+    /// BCFW's own operations (box constraints, the regularisation path),
+    /// when the solver runs BCFW.
+    pub fn bcfw_mut(&mut self) -> Option<BcfwHandle<'_>> {
+        match &mut self.kept {
+            Kept::Bcfw(b) => Some(BcfwHandle::new(&mut self.core, b)),
+            Kept::Planes(_) => None,
+        }
+    }
+
+    /// Calls `observer` after every iteration; it may stop the run.
     pub fn set_observer(
         &mut self,
         observer: impl FnMut(&Info) -> ControlFlow<()> + Send + 'static,
     ) {
-        self.observer = Some(Box::new(observer));
+        self.core.observer = Some(Box::new(observer));
     }
+    /// Removes the observer.
     pub fn clear_observer(&mut self) {
-        self.observer = None;
+        self.core.observer = None;
     }
 
     /// Changes lambda, keeping the cutting planes unless
-    /// `settings.reuse_planes` is off. Run again with the last solution as the
-    /// start for the REUSE strategy.
+    /// `settings.reuse_planes` is off (or BCFW's dual state, rescaled). Run
+    /// again with the last solution as the start for the REUSE strategy.
     pub fn set_lambda(&mut self, lambda: f64) -> Result<()> {
-        let mut s = self.settings.clone();
+        let mut s = self.core.settings.clone();
         s.lambda = lambda;
         s.validate()?;
-        self.settings = s;
-        if !self.settings.reuse_planes {
-            self.bundle = None;
-        }
-        if let Some(state) = &mut self.bcfw {
-            state.set_lambda(lambda);
-        }
-        Ok(())
-    }
-
-    /// Box constraints `lower <= w <= upper` (use infinities for free
-    /// coordinates); BCFW only. Setting them restarts BCFW from its start.
-    pub fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
-        if self.settings.algorithm != Algorithm::Bcfw {
-            return Err(Error::InvalidArgument(format!(
-                "box constraints are supported by BCFW only, not {}",
-                self.settings.algorithm.name()
-            )));
-        }
-        self.bounds = Some(Bounds::new(lower, upper, self.dim())?);
-        self.bcfw = None;
-        Ok(())
-    }
-
-    /// BCFW's figures (passes, effective passes, cache hits, memory, `ell`),
-    /// once BCFW has run.
-    pub fn bcfw_stats(&self) -> Option<BcfwStats> {
-        self.bcfw.as_ref().map(BcfwState::stats)
-    }
-
-    /// BCFW's current iterate `clip(sum_i w_i)`, whose exact gap the last
-    /// exact pass measured (the run returns the best point seen, which may be
-    /// an earlier iterate or the averaged one).
-    pub fn bcfw_iterate(&self) -> Option<&[f64]> {
-        self.bcfw.as_ref().map(BcfwState::w)
-    }
-
-    /// The epsilon-approximate regularisation path of BCFW from lambda_max
-    /// down to `lambda_min` (at most `max_breakpoints`), see
-    /// [`crate::bcfw`]. Each breakpoint is solved to an exact gap of
-    /// `settings.path_a * eps`, warm-started from the previous one. The
-    /// solver is left at the last breakpoint's lambda and state.
-    pub fn bcfw_path(
-        &mut self,
-        eps: f64,
-        lambda_min: f64,
-        max_breakpoints: usize,
-    ) -> Result<Vec<Breakpoint>> {
-        let Problem::Examples(oracle) = self.problem.clone() else {
-            return Err(Error::NoOracle(
-                "the regularisation path needs an example max-oracle".into(),
-            ));
-        };
-        if self.settings.algorithm != Algorithm::Bcfw {
-            return Err(Error::InvalidArgument(format!(
-                "the regularisation path is BCFW's; the solver runs {}",
-                self.settings.algorithm.name()
-            )));
-        }
-        self.info = Info::default();
-        if !(eps.is_finite() && eps > 0.0) {
-            return Err(Error::InvalidArgument(format!(
-                "eps must be positive and finite, got {eps}"
-            )));
-        }
-        let saved = self.settings.clone();
-        let mut path_settings = saved.clone();
-        path_settings.tol_abs = path_settings.path_a * eps;
-        path_settings.tol_rel = 0.0;
-        let mut state = BcfwState::new(oracle.as_ref(), &path_settings, self.bounds.clone())?;
-        let pool = self.pool()?;
-        let a = path_settings.path_a;
-        let result = {
-            let mut solve = |state: &mut BcfwState| -> Result<Exit> {
-                let mut s = path_settings.clone();
-                s.lambda = state.lambda();
-                let mut w = state.w().to_vec();
-                self.settings = s;
-                self.run_bcfw_with(state, &mut w)
-            };
-            let mut run = || {
-                crate::bcfw::regularization_path(
-                    oracle.as_ref(),
-                    &pool,
-                    &mut state,
-                    crate::bcfw::PathTarget {
-                        eps,
-                        a,
-                        lambda_min,
-                        max_breakpoints,
-                    },
-                    &mut solve,
-                )
-            };
-            if oracle.thread_safe() {
-                pool.install(run)
-            } else {
-                run()
+        self.core.settings = s;
+        match &mut self.kept {
+            Kept::Planes(bundle) => {
+                if !self.core.settings.reuse_planes {
+                    *bundle = None;
+                }
             }
-        };
-        let mut s = saved;
-        s.lambda = state.lambda();
-        self.settings = s;
-        state.returned_w = Some(state.w().to_vec());
-        self.bcfw = Some(state);
-        result
+            Kept::Bcfw(b) => b.set_lambda(lambda),
+        }
+        Ok(())
     }
 
     /// Minimises `F` from the start `w`; on return `w` holds the best point
     /// seen — also when the run fails, when it holds the last valid iterate.
     pub fn run(&mut self, w: &mut [f64]) -> Result<Info> {
         // A run that fails, also before it starts, leaves "not run" behind.
-        self.info = Info::default();
+        self.core.info = Info::default();
         if w.len() != self.dim() {
-            return Err(Error::DimensionMismatch(format!(
+            return Err(Error::dimension_mismatch(format!(
                 "w has length {} but the problem's dimension is {}",
                 w.len(),
                 self.dim()
             )));
         }
         if let Some((j, v)) = crate::linalg::first_non_finite(w) {
-            return Err(Error::NonFinite(format!("the start w[{j}] is {v}")));
+            return Err(Error::non_finite(format!("the start w[{j}] is {v}")));
         }
-        let pool = self.pool()?;
-        if self.problem.thread_safe() {
+        let pool = self.core.pool()?;
+        if self.core.problem.thread_safe() {
             pool.install(|| self.run_in_pool(w))
         } else {
             // Oracles that are not thread-safe (MATLAB's among them) run on
@@ -355,151 +280,98 @@ impl Solver {
     }
 
     fn run_in_pool(&mut self, w: &mut [f64]) -> Result<Info> {
-        if self.settings.algorithm == Algorithm::Bcfw {
-            return self.run_bcfw(w);
-        }
-        let settings = self.settings.clone();
-        let mut bundle = self.bundle.take().unwrap_or_else(|| {
-            Bundle::new(self.dim(), self.parts.num_parts(), settings.buffer_size)
-        });
-        bundle.set_pool(self.pool()?);
-        let mut history = std::mem::take(&mut self.history);
-        let mut observer = self.observer.take();
-        let mut run = Run::new(
-            &settings,
-            self.parts.as_ref(),
-            self.calls_per_eval,
-            &mut history,
-            observer.as_mut(),
-            w,
-        );
-        let outcome = Self::dispatch(&self.problem, &mut run, &mut bundle, w);
-        let info = match outcome {
-            Ok(exit) => Ok(run.into_info(exit)),
-            Err(e) => {
-                self.info = run.into_info(Exit::NotRun);
-                Err(e)
+        let core = &mut self.core;
+        let bundle_slot = match &mut self.kept {
+            Kept::Bcfw(b) => return b.run(core, w),
+            Kept::Planes(b) => b,
+        };
+        let settings = core.settings.clone();
+        let mut bundle = bundle_slot
+            .take()
+            .unwrap_or_else(|| Bundle::new(w.len(), core.parts.num_parts(), settings.buffer_size));
+        bundle.set_pool(core.pool()?);
+        let outcome = match settings.algorithm {
+            Algorithm::Sgd => core.execute(&mut SgdMethod::new(settings.sgd_passes), w),
+            Algorithm::CuttingPlane => core.execute(&mut CuttingPlane::new(), w),
+            _ => {
+                let mut method = bundle_method(bundle, &settings);
+                let outcome = core.execute(&mut method, w);
+                bundle = method.into_bundle();
+                outcome
             }
         };
-        // The best point seen (the start if nothing better was evaluated).
-        if let Ok(i) = &info {
-            self.info = *i;
-        }
-        self.history = history;
-        self.observer = observer;
         // A failed run may have left planes that poison every later QP (a
         // subgradient of 1e308 gives H = inf): the next run starts over.
-        self.bundle = info.is_ok().then_some(bundle);
-        info
+        *bundle_slot = outcome.is_ok().then_some(bundle);
+        outcome.map(|_| core.info)
     }
+}
 
-    /// BCFW continues from its dual state: the first run starts at
-    /// `alpha_i = delta(y_i)`, i.e. `w = 0` (projected onto the box), and a
-    /// later run from where the last one ended. `w` must be that point: a
-    /// primal start cannot be turned into a dual one, and ignoring it would
-    /// drop the caller's input silently.
-    fn run_bcfw(&mut self, w: &mut [f64]) -> Result<Info> {
-        let Problem::Examples(oracle) = &self.problem else {
-            return Err(Error::NoOracle("BCFW needs an example max-oracle".into()));
-        };
-        let mut state = match self.bcfw.take() {
-            Some(s) => s,
-            None => BcfwState::new(oracle.as_ref(), &self.settings, self.bounds.clone())?,
-        };
-        let expected: &[f64] = match &state.returned_w {
-            Some(r) => r,
-            None => state.w(),
-        };
-        if w != expected {
-            let msg = if state.returned_w.is_some() {
-                "BCFW continues from its own dual state: pass the w the last run returned \
-                 (or make a new solver to start again)"
-            } else {
-                "BCFW starts from the dual point alpha_i = delta(y_i), that is w = 0 \
-                 (projected onto the box): pass w = 0"
-            };
-            self.bcfw = Some(state);
-            return Err(Error::InvalidArgument(msg.into()));
+impl Core {
+    /// The solver's thread pool, built on first use.
+    fn pool(&self) -> Result<Arc<rayon::ThreadPool>> {
+        if let Some(p) = self.pool.get() {
+            return Ok(p.clone());
         }
-        let result = self.run_bcfw_with(&mut state, w);
-        let info = result.map(|_| self.info);
-        state.returned_w = Some(w.to_vec());
-        self.bcfw = Some(state);
-        info
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.settings.num_threads)
+            .build()
+            .map_err(|e| Error::internal(format!("cannot build the thread pool: {e}")))?;
+        Ok(self.pool.get_or_init(|| Arc::new(pool)).clone())
     }
 
-    /// One BCFW run from `state`; `w` receives the best point.
-    fn run_bcfw_with(&mut self, state: &mut BcfwState, w: &mut [f64]) -> Result<Exit> {
-        let Problem::Examples(oracle) = &self.problem else {
-            return Err(Error::NoOracle("BCFW needs an example max-oracle".into()));
-        };
-        let settings = self.settings.clone();
-        let mut history = std::mem::take(&mut self.history);
-        let mut observer = self.observer.take();
-        let start = state.w().to_vec();
-        let mut run = Run::new(
-            &settings,
-            self.parts.as_ref(),
+    /// The oracles of a run, counted into the solver's tally.
+    fn oracles(&self) -> Oracles {
+        let tally = self.tally.clone();
+        let parts: Arc<dyn PartitionedRisk> = Arc::new(CountedParts::new(
+            self.parts.clone(),
             self.calls_per_eval,
-            &mut history,
-            observer.as_mut(),
-            &start,
-        );
-        let pool = self.pool()?;
-        let outcome = crate::bcfw::run_bcfw(oracle.as_ref(), state, &mut run, &pool);
-        w.copy_from_slice(&run.best_w);
-        let exit = outcome.as_ref().copied().unwrap_or(Exit::NotRun);
-        self.info = run.into_info(exit);
-        self.history = history;
-        self.observer = observer;
-        outcome
+            tally.clone(),
+        ));
+        let (units, examples, uncounted) = match &self.problem {
+            Problem::Examples(o) => {
+                let counted: Arc<dyn MaxOracle> =
+                    Arc::new(CountedOracle::new(o.clone(), tally.clone()));
+                (
+                    Units::Examples(counted.clone()),
+                    Some(counted),
+                    Some(o.clone()),
+                )
+            }
+            Problem::Partitioned(r) => (
+                Units::Parts(Arc::new(CountedParts::new(
+                    r.clone(),
+                    r.num_parts() as u64,
+                    tally.clone(),
+                ))),
+                None,
+                None,
+            ),
+            Problem::Risk(_) => (Units::Parts(parts.clone()), None, None),
+        };
+        Oracles {
+            parts,
+            units,
+            examples,
+            uncounted,
+            tally,
+        }
     }
 
-    fn dispatch(
-        problem: &Problem,
-        run: &mut Run<'_>,
-        bundle: &mut Bundle,
-        w: &mut [f64],
-    ) -> Result<Exit> {
-        let settings = run.settings;
-        let result = (|| -> Result<Exit> {
-            let units = match problem {
-                Problem::Examples(o) => Units::Examples(o.as_ref()),
-                Problem::Partitioned(r) => Units::Parts(r.as_ref()),
-                Problem::Risk(_) => Units::Parts(run.parts),
-            };
-            if settings.algorithm == Algorithm::Sgd {
-                let mut start = w.to_vec();
-                let (_, _, exit) =
-                    sgd::run_sgd(run, &units, &mut start, settings.sgd_passes, true)?;
-                return Ok(exit.unwrap_or(Exit::MaxIterations));
-            }
-            if settings.algorithm == Algorithm::CuttingPlane {
-                return cutting_plane::run_cutting_plane(run, w);
-            }
-            let mut start = w.to_vec();
-            let mut first = None;
-            if settings.sgd_passes > 0 {
-                let (best, others, _) =
-                    sgd::run_sgd(run, &units, &mut start, settings.sgd_passes, false)?;
-                for e in others {
-                    bundle.add(e.planes);
-                }
-                first = Some(best);
-            }
-            let mut rule: Box<dyn bundle_method::StepRule> = if settings.algorithm.is_proximal() {
-                Box::new(prox_bmrm::ProxSteps::new(
-                    settings.prox_t,
-                    settings.prox_k,
-                    settings.lambda,
-                ))
-            } else {
-                Box::new(bmrm::PlainSteps)
-            };
-            bundle_method::run_bundle(run, bundle, rule.as_mut(), &start, first)
-        })();
-        w.copy_from_slice(&run.best_w);
-        result
+    /// Runs `method` from `w` with the executor; `w` receives the best point
+    /// and [`Core::info`] the summary.
+    fn execute(&mut self, method: &mut dyn Method, w: &mut [f64]) -> Result<Exit> {
+        let settings = self.settings.clone();
+        let oracles = self.oracles();
+        let pool = self.pool()?;
+        let ctx = Context::new(&settings, &pool, oracles, w);
+        let report = Reporting {
+            history: &mut self.history,
+            observer: self.observer.as_mut(),
+        };
+        let (info, outcome) = execute(method, ctx, report, w);
+        self.info = info;
+        outcome
     }
 }
 
@@ -533,14 +405,14 @@ fn check_memory(problem: &Problem, settings: &Settings, model_parts: usize) -> R
         need = need.and_then(|b| f64s(examples.max(model_parts))?.checked_add(b));
     }
     let bytes = need.filter(|&b| b <= isize::MAX as usize).ok_or_else(|| {
-        Error::OutOfMemory(format!(
+        Error::out_of_memory(format!(
             "dimension {dim} with {examples} examples and {model_parts} parts overflows the \
              address space"
         ))
     })?;
     let mut probe: Vec<u8> = Vec::new();
     probe.try_reserve_exact(bytes).map_err(|_| {
-        Error::OutOfMemory(format!(
+        Error::out_of_memory(format!(
             "cannot allocate {bytes} bytes for dimension {dim} with {examples} examples and \
              {model_parts} parts"
         ))

@@ -9,8 +9,11 @@ use crate::oracle::Problem;
 /// The solution at one lambda of a path.
 #[derive(Debug, Clone)]
 pub struct PathPoint {
+    /// The lambda.
     pub lambda: f64,
+    /// The solution at it.
     pub w: Vec<f64>,
+    /// The summary of its solve.
     pub info: Info,
 }
 

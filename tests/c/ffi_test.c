@@ -61,6 +61,10 @@ static void print_layout(void) {
     OFFSET(bmrm_settings, path_a);
     OFFSET(bmrm_settings, progress);
     OFFSET(bmrm_settings, progress_user);
+    OFFSET(bmrm_settings, bcfw_iterate);
+    OFFSET(bmrm_settings, bcfw_iterate_user);
+    OFFSET(bmrm_settings, gap_degree);
+    OFFSET(bmrm_settings, early_exact_factor);
     OFFSET(bmrm_info, exit);
     OFFSET(bmrm_info, iterations);
     OFFSET(bmrm_info, oracle_calls);
@@ -96,6 +100,8 @@ static void print_layout(void) {
     ENUM(BMRM_ERROR_NON_FINITE);
     ENUM(BMRM_ERROR_OUT_OF_MEMORY);
     ENUM(BMRM_ERROR_INTERNAL);
+    ENUM(BMRM_ERROR_IO);
+    ENUM(BMRM_ERROR_RANK_LOST);
     ENUM(BMRM_EXIT_NOT_RUN);
     ENUM(BMRM_EXIT_CONVERGED_REL);
     ENUM(BMRM_EXIT_CONVERGED_ABS);
@@ -112,9 +118,11 @@ static void print_layout(void) {
     ENUM(BMRM_SAMPLING_UNIFORM);
     ENUM(BMRM_SAMPLING_PERM);
     ENUM(BMRM_SAMPLING_GAP);
+    ENUM(BMRM_SAMPLING_MAX_GAP);
     ENUM(BMRM_STEP_FW);
     ENUM(BMRM_STEP_PAIRWISE);
     ENUM(BMRM_STEP_AWAY);
+    ENUM(BMRM_STEP_ALL);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -193,7 +201,7 @@ static void test_strings_and_last_error(void) {
     const char *v = bmrm_version();
     CHECK(v != NULL && strlen(v) >= 5 && strchr(v, '.') != NULL, "version '%s'", v);
     printf("VERSION %s\n", v);
-    for (int s = 0; s <= 8; s++) {
+    for (int s = 0; s <= BMRM_ERROR_RANK_LOST; s++) {
         const char *t = bmrm_status_string((bmrm_status)s);
         CHECK(t != NULL && strlen(t) > 0 && strcmp(t, "unknown status") != 0, "status %d", s);
     }
@@ -325,7 +333,7 @@ static void test_settings(void) {
     CHECK(last_error_has("BCFW"), "'%s'", bmrm_last_error());
 
     s = settings_for(BMRM_ALGORITHM_BMRM, 1.0);
-    s.sampling = (bmrm_sampling)3;
+    s.sampling = (bmrm_sampling)4;
     CHECK_STATUS(bmrm_solver_new(p, &s, &solver), BMRM_ERROR_INVALID_ARGUMENT);
     CHECK(last_error_has("sampling"), "'%s'", bmrm_last_error());
     s = settings_for(BMRM_ALGORITHM_BMRM, 1.0);

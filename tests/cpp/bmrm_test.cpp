@@ -569,6 +569,47 @@ static void test_callback_threads() {
               "level %d (from another thread): callbacks on %zu threads", level,
               seen_other.size());
     }
+    // Every algorithm over a max-oracle that is not thread-safe, with a warm
+    // start; BCFW with several exact passes, the averaged point
+    // and its regularisation path: every oracle call on the caller's thread.
+    const bmrm::Algorithm all[] = {
+        bmrm::Algorithm::bmrm,  bmrm::Algorithm::prox_bmrm, bmrm::Algorithm::p_bmrm,
+        bmrm::Algorithm::prox_p_bmrm, bmrm::Algorithm::bcfw, bmrm::Algorithm::sgd,
+        bmrm::Algorithm::cutting_plane};
+    for (bmrm::Algorithm a : all) {
+        std::set<std::thread::id> seen;
+        std::mutex m;
+        bmrm::Problem p(mc.dim());
+        auto inner = mc_oracle(mc, Writer::pairs);
+        p.set_max_oracle(mc.m, [&, inner](std::size_t i, span<const double> w,
+                                          bmrm::Corner &out) {
+            {
+                std::lock_guard<std::mutex> lock(m);
+                seen.insert(std::this_thread::get_id());
+            }
+            inner(i, w, out);
+        });
+        bmrm::Settings s(a, 1e-2);
+        s.num_threads = 4;
+        s.max_iterations = 25;
+        s.gap_check = 2;
+        s.weighted_averaging = true;
+        bmrm::Solver solver(p, s);
+        std::vector<double> w(p.dim(), 0.0);
+        solver.run(w);
+        solver.set_lambda(5e-3);
+        solver.run(w);
+        if (a == bmrm::Algorithm::bcfw) {
+            bmrm_path *path = nullptr;
+            CHECK(bmrm_solver_bcfw_path(solver.get(), 0.05, 1e-3, 10, &path) == BMRM_OK,
+                  "bcfw path: %s", bmrm_last_error());
+            CHECK(path != nullptr && bmrm_path_len(path) > 0, "bcfw path: no breakpoint");
+            bmrm_path_free(path);
+        }
+        CHECK(seen.size() == 1 && *seen.begin() == std::this_thread::get_id(),
+              "%s: non-thread-safe max-oracle called on %zu threads",
+              bmrm_algorithm_name(static_cast<bmrm_algorithm>(a)), seen.size());
+    }
     // A thread-safe max-oracle may use the pool (checked only to run).
     std::printf("THREADS callbacks of non-thread-safe problems ran on the caller's thread\n");
 }

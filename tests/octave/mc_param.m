@@ -16,6 +16,10 @@ end
 
 function yhat = mc_oracle(param, model, x, y)
 d = numel(x);
+if nargin < 4   % plain prediction (the BCFW codes' evaluation)
+  [~, yhat] = max(reshape(model.w, d, param.K)' * x);
+  return;
+end
 scores = reshape(model.w, d, param.K)' * x + 1;
 scores(y) = scores(y) - 1;
 [~, yhat] = max(scores);

@@ -209,7 +209,18 @@ check(abs(prog.primal(end) - sm.Fp / m) <= max(gap_b, prog.gap(end)) + 1e-12, ..
 bad = param; bad = rmfield(bad, 'featureFn');
 expect_error(@() bcfw(bad, struct()), 'bmrm:badArgument', 'featureFn');
 expect_error(@() bcfw(param, struct('sample', 'sometimes')), 'bmrm:badArgument', 'sample');
-expect_error(@() bcfw(param, struct('stepType', 0)), 'bmrm:badArgument', 'stepType');
+expect_error(@() bcfw(param, struct('stepType', 5)), 'bmrm:badArgument', 'stepType');
+expect_error(@() bcfw(param, struct('debug', 1)), 'bmrm:badArgument', 'unknown option ''debug''');
+expect_error(@() bcfw(param, struct('gapDegree', 0)), 'bmrm:badArgument', 'gapDegree');
+
+%% Input validation through the MEX (issue 17).
+mex_validation;
+
+%% The flandmark/clandmark toolbox code (issue 15).
+toolbox_compat;
+
+%% The BCFW codes' front ends (issue 15).
+front_ends;
 
 fprintf('%d passed, %d failed\n', checks_passed, checks_failed);
 if checks_failed > 0

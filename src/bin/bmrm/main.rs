@@ -6,13 +6,13 @@ mod demo;
 mod model;
 mod modelfile;
 mod path;
-mod plot;
 mod predict;
 mod progress;
 mod train;
 
 use std::path::PathBuf;
 
+use bmrm::plot;
 use bmrm::{Algorithm, Sampling, Settings, StepType};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 

@@ -225,7 +225,13 @@ pub fn run(a: PathArgs) -> Result<(), String> {
     if bcfw_path {
         let progress = Progress::attach(&mut solver, mode, "BCFW path".into(), 0.0, vec![]);
         let t = std::time::Instant::now();
-        let result = solver.bcfw_path(a.eps, a.lambda_min, a.max_breakpoints);
+        // `bcfw_path` is set for the BCFW algorithm only, so the handle exists.
+        let result = match solver.bcfw_mut() {
+            Some(mut bcfw) => bcfw.path(a.eps, a.lambda_min, a.max_breakpoints),
+            None => Err(bmrm::Error::invalid_argument(
+                "the BCFW path needs --algorithm bcfw",
+            )),
+        };
         progress.finish(None);
         let points = result.map_err(|e| e.to_string())?;
         let seconds = t.elapsed().as_secs_f64();

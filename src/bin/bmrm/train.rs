@@ -54,18 +54,15 @@ fn run_distributed(
     String,
 > {
     use bmrm::distributed::mpi::topology::Communicator;
-    use bmrm::distributed::{ranks_lost, DistributedSolver, Options};
+    use bmrm::distributed::{join_whole, ranks_lost, Options};
     let universe =
         bmrm::distributed::mpi::initialize().ok_or("--distributed: MPI is already initialised")?;
     let world = universe.world();
-    let outcome =
-        DistributedSolver::from_problem(&world, task.problem(), settings, Options::default())
-            .and_then(|mut solver| {
-                let mut w = vec![0.0; solver.dim()];
-                solver.run(&mut w).map(|info| (w, info))
-            });
+    let mut w = vec![0.0; task.problem().dim()];
+    let outcome = join_whole(&world, &task.problem(), settings, Options::default())
+        .and_then(|mut node| node.run(&mut w));
     match outcome {
-        Ok((w, info)) if world.rank() == 0 => Ok(Some((w, info, universe))),
+        Ok(info) if world.rank() == 0 => Ok(Some((w, info, universe))),
         Ok(_) => Ok(None),
         Err(e) if ranks_lost(&e) => {
             // Lost ranks would make MPI_Finalize wait forever.

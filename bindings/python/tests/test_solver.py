@@ -1,0 +1,180 @@
+"""The low-level Solver: oracle levels, results, history, warm starts, BCFW extras."""
+
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import bmrm
+from conftest import REPO, cli_path, multiclass_data, numpy_multiclass_oracle
+
+
+def l1_risk(c):
+    def risk(w):
+        d = w - c
+        return float(np.abs(d).sum()), np.sign(d)
+    return risk
+
+
+def test_full_risk_reaches_the_analytic_optimum():
+    # F(w) = lambda/2 |w|^2 + sum_j |w_j - c_j|: w* = clip(c, -1/lambda, 1/lambda).
+    c = np.array([0.5, -3.0, 2.0, 0.1])
+    for algorithm, tol in [("bmrm", 1e-10), ("prox-bmrm", 1e-10)]:
+        s = bmrm.Solver(bmrm.FullRisk(l1_risk(c), 4), algorithm, lambda_=1.0, tol_abs=tol,
+                        tol_rel=0.0, max_iterations=5000)
+        w, info = s.run()
+        assert info.gap <= tol
+        np.testing.assert_allclose(w, np.clip(c, -1, 1), atol=10 * np.sqrt(tol))
+
+
+def test_partitioned_risk_sums_its_parts():
+    c = np.array([[0.5, -3.0], [2.0, 0.25], [-0.5, 1.5]])
+
+    def part(p, w):
+        d = w - c[p]
+        return float(np.abs(d).sum()), np.sign(d)
+
+    s = bmrm.Solver(bmrm.PartitionedRisk(part, 2, 3), "p-bmrm", lambda_=0.5, tol_abs=1e-9, tol_rel=0.0)
+    w, info = s.run()
+    # Coordinate-wise: minimise 0.25 w^2 + sum_p |w - c_p|: the median when |w| <= 2.
+    np.testing.assert_allclose(w, np.median(c, axis=0), atol=1e-6)
+    assert info.gap <= 1e-9
+
+
+@pytest.mark.parametrize("algorithm", ["bmrm", "p-bmrm", "prox-p-bmrm", "bcfw"])
+def test_python_oracle_gives_the_native_models_bits(algorithm):
+    X, y = multiclass_data()
+    native = bmrm.MulticlassModel(X, y, num_classes=3)
+    python = numpy_multiclass_oracle(X, y, 3)
+    kw = dict(lambda_=1e-2, tol_rel=1e-6, max_iterations=300, num_threads=2)
+    w1, i1 = bmrm.Solver(native, algorithm, **kw).run()
+    w2, i2 = bmrm.Solver(python, algorithm, **kw).run()
+    assert i1.iterations == i2.iterations and i1.iterations > 3
+    assert w1.tobytes() == w2.tobytes()
+    assert i1.primal == i2.primal and i1.lower_bound == i2.lower_bound
+
+
+def test_solver_gives_the_rust_clis_bits(tmp_path):
+    """The CLI (Rust API, its own data reader) and the Python Solver over a
+    numpy oracle, on one LIBSVM file: the same bits of w."""
+    cli = cli_path()
+    if cli is None:
+        pytest.skip("the Rust CLI is not built (cargo build --release, or set BMRM_CLI)")
+    X, y = multiclass_data(n=40, d=4, k=3, seed=5)
+    X[0, -1] = 0.5  # every feature index occurs
+    path = tmp_path / "data.svm"
+    with open(path, "w") as f:
+        for xi, yi in zip(X, y):
+            f.write(f"{yi} " + " ".join(f"{j + 1}:{float(v)!r}" for j, v in enumerate(xi) if v != 0) + "\n")
+    model = tmp_path / "model.txt"
+    lam = 0.01
+    subprocess.run([cli, "train", str(path), "--model", "multiclass", "--lambda", repr(lam),
+                    "-a", "bmrm", "--tol-rel", "1e-6", "--no-bias", "--threads", "1",
+                    "--quiet", "-o", str(model)], check=True)
+    text = model.read_text().splitlines()
+    start = next(i for i, l in enumerate(text) if l.startswith("weights "))
+    w_cli = np.array([float(v) for v in text[start + 1:start + 1 + int(text[start].split()[1])]])
+    Xf = X.astype(np.float32).astype(np.float64)
+    w_py, info = bmrm.Solver(numpy_multiclass_oracle(Xf, y, 3), "bmrm", lambda_=lam,
+                             tol_rel=1e-6).run()
+    assert info.iterations > 3
+    assert w_py.tobytes() == w_cli.tobytes()
+
+
+def test_info_has_every_field_of_the_c_bmrm_info():
+    header = (REPO / "include" / "bmrm.h").read_text()
+    body = re.search(r"typedef struct bmrm_info \{(.*?)\} bmrm_info;", header, re.S).group(1)
+    fields = re.findall(r"^\s*[\w ]+?\b(\w+);", re.sub(r"/\*.*?\*/", "", body, flags=re.S), re.M)
+    assert len(fields) >= 12
+    s = bmrm.Solver(bmrm.FullRisk(l1_risk(np.ones(2)), 2), lambda_=1.0)
+    _, info = s.run()
+    for f in fields:
+        assert hasattr(info, f), f
+    codes = {"converged_rel": 1, "converged_abs": 2}
+    assert codes[info.exit] == info.exit_code
+
+
+def test_history_is_numpy_and_consistent():
+    X, y = multiclass_data()
+    s = bmrm.Solver(bmrm.MulticlassModel(X, y), "bmrm", lambda_=1e-2, tol_rel=1e-6)
+    _, info = s.run()
+    h = s.history
+    assert len(h["primal"]) == info.iterations
+    assert isinstance(h["lower_bound"], np.ndarray) and h["iteration"].dtype == np.uint64
+    assert np.all(np.diff(h["primal"]) <= 0) and np.all(np.diff(h["lower_bound"]) >= 0)
+    assert h["primal"][-1] == info.primal
+
+
+def test_set_lambda_warm_start_matches_a_cold_solve():
+    X, y = multiclass_data()
+    model = bmrm.MulticlassModel(X, y)
+    s = bmrm.Solver(model, "bmrm", lambda_=1e-1, tol_rel=1e-8)
+    w, _ = s.run()
+    s.set_lambda(1e-2)
+    assert s.lambda_ == 1e-2
+    w_warm, warm = s.run(w)
+    _, cold = bmrm.Solver(model, "bmrm", lambda_=1e-2, tol_rel=1e-8).run()
+    assert warm.iterations < cold.iterations
+    assert abs(warm.primal - cold.primal) <= 1e-7 * cold.primal
+    # Each run's certificate covers the other's value.
+    assert warm.lower_bound <= cold.primal and cold.lower_bound <= warm.primal
+
+
+def test_progress_callback_sees_every_iteration_and_can_stop():
+    X, y = multiclass_data()
+    seen = []
+    s = bmrm.Solver(bmrm.MulticlassModel(X, y), "bmrm", lambda_=1e-3, tol_rel=1e-9,
+                    progress=lambda info: (seen.append(info.primal), len(seen) < 4)[1])
+    _, info = s.run()
+    assert info.exit == "stopped_by_user" and len(seen) == 4 and info.iterations == 4
+
+
+def test_bcfw_bounds_path_and_stats():
+    X, y = multiclass_data()
+    model = bmrm.MulticlassModel(X, y)
+    s = bmrm.Solver(model, "bcfw", lambda_=1e-2, tol_abs=1e-6, tol_rel=0.0)
+    dim = model.dim
+    s.set_bounds(lower=np.zeros(dim))
+    w, info = s.run()
+    assert np.all(w >= 0) and info.gap <= 1e-6
+    stats = s.bcfw_stats()
+    assert stats["passes"] >= 1 and stats["dual"] <= info.primal
+    # The bounded optimum is above the free one's certified lower bound.
+    free = bmrm.Solver(model, "bmrm", lambda_=1e-2, tol_abs=1e-8)
+    _, finfo = free.run()
+    assert info.primal >= finfo.lower_bound - 1e-12
+    p = bmrm.Solver(model, "bcfw", lambda_=1e-2, tol_rel=1e-3)
+    eps = 1e-2
+    points = p.regularization_path(eps=eps, lambda_min=1e-2)
+    assert len(points) >= 2 and points[-1]["lambda_low"] <= 1e-2
+    for b in points:
+        assert b["gap"] <= eps and b["w"].shape == (dim,)
+    # Each breakpoint's w is eps-optimal down to its lambda_low: check against
+    # BMRM's certified lower bound there.
+    for b in points[len(points) // 2::max(1, len(points) // 6)]:
+        lam = b["lambda_low"]
+        value = model.risk(b["w"])[0] + 0.5 * lam * float(b["w"] @ b["w"])
+        _, ref = bmrm.Solver(model, "bmrm", lambda_=lam, tol_abs=1e-9, tol_rel=0.0).run()
+        assert value - ref.lower_bound <= eps
+    with pytest.raises(ValueError, match="BCFW"):
+        free.set_bounds(lower=np.zeros(dim))
+
+
+def test_sparse_and_dense_chain_models_have_the_same_optimum():
+    import scipy.sparse as sp
+
+    from conftest import chain_data
+
+    X, Y = chain_data()
+    feats, lengths = np.vstack(X), [len(y) for y in Y]
+    labels = np.concatenate(Y)
+    dense = bmrm.ChainModel(feats, lengths, labels, num_labels=3, bias=True)
+    sparse = bmrm.ChainModel(sp.csr_matrix(feats), lengths, labels, num_labels=3, bias=True)
+    assert dense.dim == sparse.dim == 3 * 5 + 9 + 6
+    runs = [bmrm.Solver(m, "bmrm", lambda_=0.05, tol_abs=1e-10, tol_rel=0.0).run()[1]
+            for m in (dense, sparse)]
+    # The same problem with the weights stored in another order: one optimum.
+    assert runs[0].lower_bound <= runs[1].primal + 1e-12
+    assert runs[1].lower_bound <= runs[0].primal + 1e-12
+    assert abs(runs[0].primal - runs[1].primal) <= 1e-9

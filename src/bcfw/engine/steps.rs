@@ -1,0 +1,519 @@
+//! BCFW's block step: the Frank-Wolfe corner (from the cache or the
+//! oracle), the pairwise and away alternatives, the exact line search and
+//! the update of the block's iterate and dual weights.
+
+use super::super::blocks::{Atom, Block};
+use super::super::sparse::BlockVec;
+use super::{BcfwState, Error, Result};
+use crate::oracle::adapters::call_max_oracle;
+use crate::oracle::pass::check_not_below_truth;
+use crate::oracle::sparse::{merge, SparseVec};
+use crate::oracle::MaxOracle;
+use crate::vocab::{Settings, StepType};
+
+/// A corner of one block: the ground truth, a kept atom, or the oracle's
+/// fresh answer (when atoms are not kept).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum CornerRef {
+    Truth,
+    Atom(usize),
+    Fresh,
+}
+
+/// The candidate steps on a block.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum StepKind {
+    FrankWolfe,
+    Pairwise,
+    Away,
+}
+
+impl BcfwState {
+    pub(super) fn block_step(
+        &mut self,
+        oracle: &dyn MaxOracle,
+        settings: &Settings,
+        i: usize,
+    ) -> Result<()> {
+        self.steps += 1;
+        let n = self.n as f64;
+        let lambda = self.lambda;
+        let w_dot_wi = self.blocks[i].w.dot_dense(point!(self));
+        let base = lambda * w_dot_wi - self.blocks[i].l;
+
+        // The FW corner: the cache's best corner on a hit, else the oracle's.
+        let mut fw = None;
+        if settings.use_cache && self.blocks[i].gap_estimate.is_finite() {
+            let (c, h) = self.best_cached(i);
+            let g = base + h / n;
+            let global = if self.last_exact_gap.is_finite() {
+                self.last_exact_gap
+            } else {
+                self.gap_estimate()
+            };
+            let need = (settings.cache_factor * self.blocks[i].gap_estimate)
+                .max(settings.cache_nu * global / n);
+            if g >= need && g > 0.0 {
+                self.cache_hits += 1;
+                fw = Some((c, g));
+            }
+        }
+        let (s, g) = match fw {
+            Some(hit) => hit,
+            None => {
+                let (s, h) = self.call_oracle(oracle, i)?;
+                (s, base + h / n)
+            }
+        };
+        if let CornerRef::Atom(k) = s {
+            self.blocks[i].atoms[k].last_used = self.steps;
+        }
+        self.set_estimate(i, g);
+
+        // FW step, and the alternative of the step type; keep the better.
+        let fixed = (!settings.line_search).then(|| 2.0 * n / (self.steps as f64 - 1.0 + 2.0 * n));
+        // Without a box the FW step needs no direction vector: its slope and
+        // curvature come from <w, w_i>, <psi, w_i>, ||psi||^2 and ||w_i||^2.
+        let fast = self.bounds.is_none();
+        let (dl_fw, gamma_fw, gain_fw, psi_dot_wi) = if fast {
+            self.fw_candidate(i, s, w_dot_wi, fixed)
+        } else {
+            let (dl, _) = self.direction_to(i, s, CornerRef::Truth, StepKind::FrankWolfe);
+            let (gamma, gain) = match fixed {
+                Some(gamma) => (gamma, self.gain(&self.dir, dl, gamma)),
+                None => self.line_search(&self.dir, dl, 1.0),
+            };
+            (dl, gamma, gain, 0.0)
+        };
+        let mut chosen = (StepKind::FrankWolfe, gamma_fw, dl_fw, CornerRef::Truth);
+        let alternatives: &[StepKind] = match settings.step_type {
+            StepType::FrankWolfe => &[],
+            StepType::Pairwise => &[StepKind::Pairwise],
+            StepType::Away => &[StepKind::Away],
+            StepType::All => &[StepKind::Pairwise, StepKind::Away],
+        };
+        if !alternatives.is_empty() {
+            if let Some((a, alpha_a)) = self.away_corner(i) {
+                let mut best_gain = gain_fw;
+                for &kind in alternatives {
+                    // An away corner holding (almost) all the mass is w_i
+                    // itself: its direction is rounding noise with an
+                    // unbounded step.
+                    let usable = match kind {
+                        StepKind::Pairwise => a != s,
+                        _ => alpha_a < 1.0 - 1e-9,
+                    };
+                    if !usable {
+                        continue;
+                    }
+                    // Park the best direction so far while this one is tried.
+                    std::mem::swap(&mut self.dir, &mut self.dir_parked);
+                    let (dl, gmax) = self.direction_to(i, s, a, kind);
+                    let (gamma, gain) = self.line_search(&self.dir, dl, gmax);
+                    if gain > best_gain {
+                        best_gain = gain;
+                        chosen = (kind, gamma, dl, a);
+                    } else {
+                        std::mem::swap(&mut self.dir, &mut self.dir_parked);
+                    }
+                }
+            }
+        }
+        let (kind, gamma, dl, away) = chosen;
+        if gamma > 0.0 {
+            if fast && kind == StepKind::FrankWolfe {
+                self.apply_fw(i, gamma, dl, s, psi_dot_wi);
+            } else {
+                self.apply(i, kind, gamma, dl, s, away);
+            }
+        }
+        if settings.use_cache {
+            self.blocks[i].evict(settings.cache_size);
+        } else if self.keep_atoms {
+            self.blocks[i].atoms.retain(|a| a.alpha > 0.0);
+        }
+        #[cfg(debug_assertions)]
+        self.check_block(i);
+        if let Some(vbar) = &mut self.vbar {
+            self.avg_steps += 1;
+            let rho = 2.0 / (self.avg_steps as f64 + 2.0);
+            for (b, x) in vbar.iter_mut().zip(&self.v) {
+                *b = (1.0 - rho) * *b + rho * x;
+            }
+            self.lbar = (1.0 - rho) * self.lbar + rho * self.l;
+        }
+        Ok(())
+    }
+
+    /// Debug builds: block `i`'s iterate agrees with its weights.
+    #[cfg(debug_assertions)]
+    fn check_block(&self, i: usize) {
+        if !self.keep_atoms || self.dim > 10_000 {
+            return;
+        }
+        let b = &self.blocks[i];
+        let n = self.n as f64;
+        let total: f64 = b.truth_alpha + b.atoms.iter().map(|a| a.alpha).sum::<f64>();
+        assert!(
+            (total - 1.0).abs() < 1e-9,
+            "block {i}: weights sum to {total}"
+        );
+        let l: f64 = b.atoms.iter().map(|a| a.alpha * a.loss / n).sum();
+        assert!((l - b.l).abs() < 1e-9, "block {i}: l_i {} vs {l}", b.l);
+        let mut w = vec![0.0; self.dim];
+        for a in &b.atoms {
+            for (&j, &x) in a.psi.idx.iter().zip(&a.psi.val) {
+                w[j as usize] += a.alpha * x / (self.lambda * n);
+            }
+        }
+        b.w.for_each(|j, x| w[j] -= x);
+        let err = w.iter().map(|x| x.abs()).fold(0.0, f64::max);
+        assert!(err < 1e-9, "block {i}: w_i off by {err}");
+    }
+
+    /// The kept corner with the largest `H_i(w)` (the ground truth has 0).
+    fn best_cached(&self, i: usize) -> (CornerRef, f64) {
+        let mut best = (CornerRef::Truth, 0.0);
+        for (k, a) in self.blocks[i].atoms.iter().enumerate() {
+            let h = a.loss - a.psi.dot_dense(point!(self));
+            if h > best.1 {
+                best = (CornerRef::Atom(k), h);
+            }
+        }
+        best
+    }
+
+    /// The active corner with the smallest `H_i(w)` and its weight.
+    fn away_corner(&self, i: usize) -> Option<(CornerRef, f64)> {
+        let b = &self.blocks[i];
+        let mut best: Option<(CornerRef, f64, f64)> = None;
+        if b.truth_alpha > 0.0 {
+            best = Some((CornerRef::Truth, 0.0, b.truth_alpha));
+        }
+        for (k, a) in b.atoms.iter().enumerate() {
+            if a.alpha > 0.0 {
+                let h = a.loss - a.psi.dot_dense(point!(self));
+                if best.map_or(true, |(_, hb, _)| h < hb) {
+                    best = Some((CornerRef::Atom(k), h, a.alpha));
+                }
+            }
+        }
+        best.map(|(c, _, alpha)| (c, alpha))
+    }
+
+    /// Calls the oracle on block `i` at `w`, checks its answer, and returns
+    /// the corner (kept as an atom when atoms are kept) and `H_i(w)` there.
+    fn call_oracle(&mut self, oracle: &dyn MaxOracle, i: usize) -> Result<(CornerRef, f64)> {
+        call_max_oracle(oracle, i, point!(self), &mut self.corner)?;
+        self.oracle_calls += 1;
+        let dot = self.corner.dot(point!(self));
+        let h = self.corner.loss() - dot;
+        check_not_below_truth(h, self.corner.loss(), dot, self.corner.label(), i)?;
+        // Into the reused buffer: only a corner kept as a new atom allocates.
+        self.fresh_psi
+            .set_from_corner(&self.corner, &mut self.pairs);
+        let loss = self.corner.loss();
+        let label = self.corner.label();
+        if self.fresh_psi.nnz() == 0 && loss == 0.0 {
+            return Ok((CornerRef::Truth, 0.0));
+        }
+        if !self.keep_atoms {
+            self.fresh_norm2 = self.fresh_psi.norm2();
+            return Ok((CornerRef::Fresh, h));
+        }
+        let b = &mut self.blocks[i];
+        if let Some(k) = b.find(label) {
+            let known = b.atoms[k].loss;
+            if (known - loss).abs() > 1e-9 * known.abs().max(loss.abs()).max(1.0) {
+                return Err(Error::oracle(format!(
+                    "max-oracle for example {i} returned label id {label} with loss {loss}, \
+                     but earlier with loss {known}: a label id must name one label"
+                )));
+            }
+            return Ok((CornerRef::Atom(k), h));
+        }
+        let psi = std::mem::take(&mut self.fresh_psi);
+        let psi_norm2 = psi.norm2();
+        b.atoms.push(Atom {
+            label,
+            psi,
+            loss,
+            psi_norm2,
+            alpha: 0.0,
+            last_used: self.steps,
+        });
+        Ok((CornerRef::Atom(b.atoms.len() - 1), h))
+    }
+
+    /// Writes the direction of a step into `self.dir` and returns the change
+    /// of `l` per unit step and the largest step:
+    /// FW `w_s - w_i` (up to 1), pairwise `w_s - w_a` (up to `alpha_a`),
+    /// away `w_i - w_a` (up to `alpha_a / (1 - alpha_a)`).
+    fn direction_to(&mut self, i: usize, s: CornerRef, a: CornerRef, kind: StepKind) -> (f64, f64) {
+        let n = self.n as f64;
+        let scale = 1.0 / (self.lambda * n);
+        let b = &self.blocks[i];
+        let corner = |c: CornerRef| -> (Option<&SparseVec>, f64, f64) {
+            match c {
+                CornerRef::Truth => (None, 0.0, b.truth_alpha),
+                CornerRef::Atom(k) => (Some(&b.atoms[k].psi), b.atoms[k].loss, b.atoms[k].alpha),
+                CornerRef::Fresh => (Some(&self.fresh_psi), self.corner.loss(), 0.0),
+            }
+        };
+        let mut dir = std::mem::take(&mut self.dir);
+        dir.idx.clear();
+        dir.val.clear();
+        let (dl, gmax) = match kind {
+            StepKind::FrankWolfe => {
+                let (ps, ls, _) = corner(s);
+                sparse_sub(ps, scale, Some(&b.w), &mut dir);
+                (ls / n - b.l, 1.0)
+            }
+            StepKind::Pairwise => {
+                let (ps, ls, _) = corner(s);
+                let (pa, la, alpha_a) = corner(a);
+                sparse_diff(ps, pa, scale, &mut dir);
+                ((ls - la) / n, alpha_a)
+            }
+            StepKind::Away => {
+                let (pa, la, alpha_a) = corner(a);
+                // w_i - w_a = -(w_a - w_i)
+                sparse_sub(pa, scale, Some(&b.w), &mut dir);
+                dir.val.iter_mut().for_each(|x| *x = -*x);
+                (b.l - la / n, alpha_a / (1.0 - alpha_a))
+            }
+        };
+        self.dir = dir;
+        (dl, gmax)
+    }
+
+    /// The exact line search of `phi(gamma) = f(v + gamma d, l + gamma dl)`
+    /// on `[0, gmax]`; returns the step and the decrease of `f`.
+    fn line_search(&self, d: &SparseVec, dl: f64, gmax: f64) -> (f64, f64) {
+        let lambda = self.lambda;
+        let slope0 = lambda * d.dot_dense(point!(self)) - dl;
+        if slope0 >= 0.0 || d.nnz() == 0 {
+            return (0.0, 0.0);
+        }
+        let gamma = match &self.bounds {
+            None => {
+                let curv = lambda * d.norm2();
+                if curv > 0.0 {
+                    (-slope0 / curv).min(gmax)
+                } else {
+                    gmax
+                }
+            }
+            Some(bounds) => {
+                // phi' is non-decreasing (f is convex): bisection on its sign.
+                let slope = |g: f64| -> f64 {
+                    let mut s = 0.0;
+                    for (&j, &x) in d.idx.iter().zip(&d.val) {
+                        let j = j as usize;
+                        s += bounds.clip(j, self.v[j] + g * x) * x;
+                    }
+                    lambda * s - dl
+                };
+                let top = if gmax.is_finite() { gmax } else { 1e12 };
+                if slope(top) <= 0.0 {
+                    top
+                } else {
+                    let (mut lo, mut hi) = (0.0, top);
+                    for _ in 0..100 {
+                        let mid = 0.5 * (lo + hi);
+                        if slope(mid) <= 0.0 {
+                            lo = mid;
+                        } else {
+                            hi = mid;
+                        }
+                        if hi - lo <= 1e-15 * hi {
+                            break;
+                        }
+                    }
+                    lo
+                }
+            }
+        };
+        (gamma, self.gain(d, dl, gamma))
+    }
+
+    /// `f(now) - f(after a step gamma along d)`, computed exactly.
+    fn gain(&self, d: &SparseVec, dl: f64, gamma: f64) -> f64 {
+        let lambda = self.lambda;
+        let mut dh = 0.0;
+        for (&j, &x) in d.idx.iter().zip(&d.val) {
+            let j = j as usize;
+            let (a, b) = (self.v[j], self.v[j] + gamma * x);
+            dh += match &self.bounds {
+                Some(bd) if bd.is_constrained(j) => bd.h(j, a) - bd.h(j, b),
+                _ => 0.5 * (a * a - b * b),
+            };
+        }
+        lambda * dh + gamma * dl
+    }
+
+    /// Applies the chosen step (its direction is in `self.dir`).
+    fn apply(&mut self, i: usize, kind: StepKind, gamma: f64, dl: f64, s: CornerRef, a: CornerRef) {
+        let dir = std::mem::take(&mut self.dir);
+        let b = &mut self.blocks[i];
+        b.w.combine(1.0, gamma, &dir, self.dim, &mut self.merged);
+        b.l += gamma * dl;
+        self.l += gamma * dl;
+        for (&j, &x) in dir.idx.iter().zip(&dir.val) {
+            let j = j as usize;
+            self.v[j] += gamma * x;
+            if let Some(bd) = &self.bounds {
+                self.w[j] = bd.clip(j, self.v[j]);
+            }
+        }
+        self.dir = dir;
+        b.w_norm2 = b.w.norm2();
+        if self.keep_atoms {
+            update_weights(b, kind, gamma, s, a);
+        } else {
+            track_truth(b, gamma, s);
+        }
+    }
+
+    /// The FW candidate without a box: `(dl, gamma, gain, <psi_s, w_i>)`.
+    fn fw_candidate(
+        &self,
+        i: usize,
+        s: CornerRef,
+        w_dot_wi: f64,
+        fixed: Option<f64>,
+    ) -> (f64, f64, f64, f64) {
+        let n = self.n as f64;
+        let lambda = self.lambda;
+        let scale = 1.0 / (lambda * n);
+        let b = &self.blocks[i];
+        let (psi, loss, psi_norm2) = match s {
+            CornerRef::Truth => (&EMPTY, 0.0, 0.0),
+            CornerRef::Atom(k) => (&b.atoms[k].psi, b.atoms[k].loss, b.atoms[k].psi_norm2),
+            CornerRef::Fresh => (&self.fresh_psi, self.corner.loss(), self.fresh_norm2),
+        };
+        let w_dot_psi = psi.dot_dense(&self.v);
+        let psi_dot_wi = b.w.dot_sparse(psi);
+        let dl = loss / n - b.l;
+        // -phi'(0): the block gap.
+        let g = dl - lambda * (scale * w_dot_psi - w_dot_wi);
+        let curvature = (scale * scale * psi_norm2 - 2.0 * scale * psi_dot_wi + b.w_norm2).max(0.0);
+        let gamma = match fixed {
+            Some(gamma) => gamma,
+            None if g <= 0.0 => 0.0,
+            None if curvature > 0.0 => (g / (lambda * curvature)).min(1.0),
+            None => 1.0,
+        };
+        let gain = gamma * g - 0.5 * lambda * gamma * gamma * curvature;
+        (dl, gamma, gain, psi_dot_wi)
+    }
+
+    /// The FW step without a box: `w_i <- (1 - gamma) w_i + gamma w_s`,
+    /// `v` moved by the difference; O(nnz(w_i) + nnz(psi)).
+    fn apply_fw(&mut self, i: usize, gamma: f64, dl: f64, s: CornerRef, psi_dot_wi: f64) {
+        let scale = 1.0 / (self.lambda * self.n as f64);
+        let b = &mut self.blocks[i];
+        let (psi, psi_norm2) = match s {
+            CornerRef::Truth => (&EMPTY, 0.0),
+            CornerRef::Atom(k) => (&b.atoms[k].psi, b.atoms[k].psi_norm2),
+            CornerRef::Fresh => (&self.fresh_psi, self.fresh_norm2),
+        };
+        b.w.add_to(-gamma, &mut self.v);
+        for (&j, &x) in psi.idx.iter().zip(&psi.val) {
+            self.v[j as usize] += gamma * scale * x;
+        }
+        let keep = 1.0 - gamma;
+        b.w_norm2 = keep * keep * b.w_norm2
+            + 2.0 * gamma * keep * scale * psi_dot_wi
+            + gamma * gamma * scale * scale * psi_norm2;
+        b.w.combine(keep, gamma * scale, psi, self.dim, &mut self.merged);
+        b.l += gamma * dl;
+        self.l += gamma * dl;
+        if self.keep_atoms {
+            update_weights(b, StepKind::FrankWolfe, gamma, s, CornerRef::Truth);
+        } else {
+            track_truth(b, gamma, s);
+        }
+    }
+}
+
+/// The empty psi of the ground truth.
+static EMPTY: SparseVec = SparseVec {
+    idx: Vec::new(),
+    val: Vec::new(),
+};
+
+/// A FW step when corners are not kept: only the truth's weight is
+/// tracked, as it bounds how far lambda may grow with `w_i` kept
+/// (`set_lambda`).
+fn track_truth(b: &mut Block, gamma: f64, s: CornerRef) {
+    let to_truth = if s == CornerRef::Truth { gamma } else { 0.0 };
+    b.truth_alpha = (1.0 - gamma) * b.truth_alpha + to_truth;
+}
+
+/// Moves the dual weights of block `b` as the step did.
+fn update_weights(b: &mut Block, kind: StepKind, gamma: f64, s: CornerRef, a: CornerRef) {
+    let add = |b: &mut Block, c: CornerRef, delta: f64| match c {
+        CornerRef::Truth => b.truth_alpha += delta,
+        CornerRef::Atom(k) => b.atoms[k].alpha += delta,
+        CornerRef::Fresh => {}
+    };
+    match kind {
+        StepKind::FrankWolfe => {
+            b.truth_alpha *= 1.0 - gamma;
+            b.atoms.iter_mut().for_each(|x| x.alpha *= 1.0 - gamma);
+            add(b, s, gamma);
+        }
+        StepKind::Pairwise => {
+            add(b, a, -gamma);
+            add(b, s, gamma);
+        }
+        StepKind::Away => {
+            b.truth_alpha *= 1.0 + gamma;
+            b.atoms.iter_mut().for_each(|x| x.alpha *= 1.0 + gamma);
+            add(b, a, -gamma);
+        }
+    }
+    // Drop steps and rounding: weights at (or a hair below) zero are zero.
+    if b.truth_alpha < 1e-12 {
+        b.truth_alpha = 0.0;
+    }
+    for x in &mut b.atoms {
+        if x.alpha < 1e-12 {
+            x.alpha = 0.0;
+        }
+    }
+}
+
+/// `out = scale * p - q` over the union of supports (`p` or `q` may be absent).
+fn sparse_sub(p: Option<&SparseVec>, scale: f64, q: Option<&BlockVec>, out: &mut SparseVec) {
+    let empty = SparseVec::default();
+    let p = p.unwrap_or(&empty);
+    match q {
+        None => {
+            out.idx.extend_from_slice(&p.idx);
+            out.val.extend(p.val.iter().map(|x| scale * x));
+        }
+        Some(BlockVec::Dense(d)) => {
+            let mut k = 0;
+            for (j, &y) in d.u.iter().enumerate() {
+                let mut x = -d.c * y;
+                if k < p.idx.len() && p.idx[k] as usize == j {
+                    x += scale * p.val[k];
+                    k += 1;
+                }
+                if x != 0.0 {
+                    out.idx.push(j as u32);
+                    out.val.push(x);
+                }
+            }
+        }
+        Some(BlockVec::Sparse(q)) => merge(p, scale, q, -1.0, out),
+    }
+}
+
+/// `out = scale * (p - q)`.
+fn sparse_diff(p: Option<&SparseVec>, q: Option<&SparseVec>, scale: f64, out: &mut SparseVec) {
+    let empty = SparseVec::default();
+    merge(p.unwrap_or(&empty), scale, q.unwrap_or(&empty), -scale, out);
+}

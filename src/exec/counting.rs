@@ -1,0 +1,156 @@
+//! The counting wrappers: every user callback the methods make goes through
+//! one of them, so the executor knows the number of calls and the time spent
+//! in them without any method keeping its own tally.
+//!
+//! A call made alone is timed by itself; a batch (all parts at once, or one
+//! call per example at a fixed `w`) is timed as a whole, since its calls run
+//! in parallel and their times would overlap.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::error::Result;
+use crate::oracle::adapters::eval_parts;
+use crate::oracle::pass::local_pass;
+use crate::oracle::{Corner, MaxOracle, PartValues, PartitionedRisk, PassItem};
+
+/// Calls and seconds spent in the user's callbacks, shared by the wrappers
+/// of one solver.
+#[derive(Debug, Default)]
+pub struct Tally {
+    calls: AtomicU64,
+    nanos: AtomicU64,
+    /// Set while a batch is timed as a whole (its calls are not timed alone).
+    in_batch: AtomicBool,
+}
+
+impl Tally {
+    /// Callback calls so far.
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+
+    /// Seconds inside callbacks so far.
+    pub fn seconds(&self) -> f64 {
+        self.nanos.load(Ordering::Relaxed) as f64 * 1e-9
+    }
+
+    fn add(&self, calls: u64, since: Option<Instant>) {
+        self.calls.fetch_add(calls, Ordering::Relaxed);
+        if let Some(t) = since {
+            let nanos = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            self.nanos.fetch_add(nanos, Ordering::Relaxed);
+        }
+    }
+
+    /// The start of a single call's timer, unless a batch times it.
+    fn single(&self) -> Option<Instant> {
+        (!self.in_batch.load(Ordering::Relaxed)).then(Instant::now)
+    }
+
+    /// Runs a batch of `calls` calls, timed as a whole.
+    fn batch<T>(&self, calls: u64, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        self.in_batch.store(true, Ordering::Relaxed);
+        let out = f();
+        self.in_batch.store(false, Ordering::Relaxed);
+        self.add(calls, Some(t));
+        out
+    }
+}
+
+/// A max-oracle whose calls are counted: one per example asked, `n` per
+/// pass over all examples.
+pub struct CountedOracle {
+    inner: Arc<dyn MaxOracle>,
+    tally: Arc<Tally>,
+}
+
+impl CountedOracle {
+    /// Counts the calls to `inner` into `tally`.
+    pub fn new(inner: Arc<dyn MaxOracle>, tally: Arc<Tally>) -> Self {
+        CountedOracle { inner, tally }
+    }
+}
+
+impl MaxOracle for CountedOracle {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn num_examples(&self) -> usize {
+        self.inner.num_examples()
+    }
+    fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
+        let t = self.tally.single();
+        let result = self.inner.max_oracle(example, w, out);
+        self.tally.add(1, t);
+        result
+    }
+    fn thread_safe(&self) -> bool {
+        self.inner.thread_safe()
+    }
+    fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<Result<Vec<PassItem>>> {
+        let n = self.inner.num_examples() as u64;
+        Some(self.tally.batch(n, || {
+            self.inner
+                .eval_pass(w, keep_psi)
+                .unwrap_or_else(|| local_pass(self.inner.as_ref(), 0, w, keep_psi))
+        }))
+    }
+}
+
+/// A partitioned risk whose evaluations are counted in user-callback calls:
+/// `calls_per_eval` for all parts at once, and the same share for each part
+/// evaluated alone (exact for the parts SGD samples, which all cost the
+/// same number of calls).
+pub struct CountedParts {
+    inner: Arc<dyn PartitionedRisk>,
+    calls_per_eval: u64,
+    tally: Arc<Tally>,
+}
+
+impl CountedParts {
+    /// Counts `calls_per_eval` calls per evaluation of all parts of `inner`.
+    pub fn new(inner: Arc<dyn PartitionedRisk>, calls_per_eval: u64, tally: Arc<Tally>) -> Self {
+        CountedParts {
+            inner,
+            calls_per_eval,
+            tally,
+        }
+    }
+}
+
+impl PartitionedRisk for CountedParts {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn num_parts(&self) -> usize {
+        self.inner.num_parts()
+    }
+    fn partial_risk(&self, part: usize, w: &[f64], subgrad: &mut [f64]) -> Result<f64> {
+        let t = self.tally.single();
+        let result = self.inner.partial_risk(part, w, subgrad);
+        let share = self.calls_per_eval / self.inner.num_parts().max(1) as u64;
+        self.tally.add(share, t);
+        result
+    }
+    fn thread_safe(&self) -> bool {
+        self.inner.thread_safe()
+    }
+    fn eval_all(&self, w: &[f64]) -> Option<Result<PartValues>> {
+        let parts = self.inner.num_parts();
+        Some(self.tally.batch(self.calls_per_eval, || {
+            eval_parts(self.inner.as_ref(), w, parts)
+        }))
+    }
+}
+
+/// The units SGD samples: examples of a max-oracle, or parts of a risk.
+#[derive(Clone)]
+pub enum Units {
+    /// The examples of a (counted) max-oracle.
+    Examples(Arc<dyn MaxOracle>),
+    /// The parts of a (counted) partitioned risk.
+    Parts(Arc<dyn PartitionedRisk>),
+}

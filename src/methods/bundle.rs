@@ -1,0 +1,130 @@
+//! BMRM, P-BMRM, Prox-BMRM and Prox-P-BMRM as one [`Method`]: each
+//! iteration solves the reduced problem for the lower bound, lets the step
+//! rule choose the prox constant of the step, and evaluates the new point.
+//! The lower bound always comes from the `alpha = 0` problem.
+
+use super::reduced::{
+    primal_point, solve_lower, solve_prox_for_progress, Centre, StepContext, StepRule,
+};
+use super::sgd::Sgd;
+use crate::bundle::Bundle;
+use crate::error::{Error, Result};
+use crate::exec::{Context, Method};
+use crate::linalg::{dist, norm2};
+use crate::qp::QpOptions;
+use crate::vocab::Iteration;
+
+/// A bundle method: its cutting-plane model and its step rule.
+pub struct BundleMethod {
+    bundle: Bundle,
+    rule: Box<dyn StepRule>,
+    /// The prox-centre: the best point so far (an iterate worse than it does
+    /// not move it, as in every proximal bundle method).
+    centre: Vec<f64>,
+}
+
+impl BundleMethod {
+    /// A run on `bundle` (empty, or kept from the last run) with `rule`.
+    pub fn new(bundle: Bundle, rule: Box<dyn StepRule>) -> Self {
+        BundleMethod {
+            bundle,
+            rule,
+            centre: Vec::new(),
+        }
+    }
+
+    /// The bundle, to keep for the next run.
+    pub fn into_bundle(self) -> Bundle {
+        self.bundle
+    }
+}
+
+impl Method for BundleMethod {
+    /// Evaluates the start, or runs `sgd_passes` passes of SGD from it and
+    /// keeps the planes of every pass.
+    fn start(&mut self, ctx: &mut Context<'_>, w: &[f64]) -> Result<()> {
+        let first = if ctx.settings.sgd_passes > 0 {
+            let mut sgd = Sgd::new(ctx, w)?;
+            for k in 1..=ctx.settings.sgd_passes {
+                if sgd.pass(ctx, u64::from(k))?.is_none() {
+                    // The time limit: the first iteration ends the run.
+                    break;
+                }
+            }
+            let (best, others) = sgd.into_evaluations();
+            for e in others {
+                self.bundle.add(e.planes);
+            }
+            best
+        } else {
+            ctx.evaluate(w, 0)?
+        };
+        self.bundle.add(first.planes);
+        self.centre = ctx.best_w().to_vec();
+        self.rule
+            .start(norm2(&self.centre).sqrt(), ctx.primal(), ctx.lambda);
+        Ok(())
+    }
+
+    fn step(&mut self, ctx: &mut Context<'_>, t: u64) -> Result<Iteration> {
+        let lambda = ctx.lambda;
+        let bundle = &mut self.bundle;
+        let opts = QpOptions {
+            tol_gap: ctx.qp_tolerance(),
+            max_updates: ctx.settings.qp_max_updates,
+        };
+        let lower = solve_lower(bundle, lambda, &opts, ctx.qp_seconds())
+            .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
+        if !lower.value.is_finite() {
+            return Err(Error::non_finite(format!(
+                "the reduced problem's value is {} at iteration {t}",
+                lower.value
+            )));
+        }
+        ctx.raise_lower_bound(lower.value);
+        let alpha = self.rule.alpha();
+        let w_new = if alpha == 0.0 {
+            bundle.beta_prox.clone_from(&bundle.beta);
+            primal_point(bundle, lambda, 0.0, &bundle.beta, &self.centre)
+        } else {
+            let c = Centre::new(bundle, &self.centre);
+            let f_centre = ctx.primal();
+            solve_prox_for_progress(bundle, lambda, alpha, &c, f_centre, opts, ctx.qp_seconds())
+                .map_err(|e| e.context(format!("in the prox problem at iteration {t}")))?;
+            primal_point(bundle, lambda, alpha, &bundle.beta_prox, &self.centre)
+        };
+        let f_prev = ctx.primal();
+        let eval = ctx.evaluate(&w_new, t)?;
+        let step_norm = dist(&w_new, &self.centre);
+        bundle.tick_idle();
+        bundle.clean(ctx.settings.clean_after);
+        let objective = eval.objective;
+        let risk = eval.risk;
+        bundle.add(eval.planes);
+        self.centre.copy_from_slice(ctx.best_w());
+        let tol_rel = ctx.settings.tol_rel;
+        let mut step = StepContext {
+            bundle,
+            lambda,
+            f_prev,
+            f_new: objective,
+            lower_bound: lower.value,
+            tol_rel,
+            centre: &self.centre,
+            qp: opts,
+            qp_seconds: ctx.qp_seconds(),
+        };
+        self.rule
+            .update(&mut step)
+            .map_err(|e| e.context(format!("in the prox search at iteration {t}")))?;
+        Ok(Iteration {
+            risk,
+            objective,
+            num_planes: self.bundle.len() as u64,
+            active_planes: self.bundle.active() as u64,
+            alpha,
+            step_norm,
+            ..Iteration::default()
+        })
+    }
+}

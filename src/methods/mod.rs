@@ -1,0 +1,32 @@
+//! The bundle-family methods the executor runs ([`crate::exec::Method`]):
+//! BMRM, P-BMRM, Prox-BMRM and Prox-P-BMRM ([`BundleMethod`] with a step
+//! rule), Kelley's cutting-plane baseline and SGD. BCFW is in
+//! [`crate::bcfw`].
+
+mod bmrm;
+mod bundle;
+mod cutting_plane;
+mod prox_bmrm;
+mod reduced;
+mod sgd;
+
+pub use bundle::BundleMethod;
+pub use cutting_plane::CuttingPlane;
+pub use sgd::SgdMethod;
+
+use crate::vocab::Settings;
+
+/// The step rule of the bundle method `settings.algorithm` names: a prox
+/// term for the proximal variants, none for the others.
+pub fn bundle_method(bundle: crate::bundle::Bundle, settings: &Settings) -> BundleMethod {
+    let rule: Box<dyn reduced::StepRule> = if settings.algorithm.is_proximal() {
+        Box::new(prox_bmrm::ProxSteps::new(
+            settings.prox_t,
+            settings.prox_k,
+            settings.lambda,
+        ))
+    } else {
+        Box::new(bmrm::PlainSteps)
+    };
+    BundleMethod::new(bundle, rule)
+}
