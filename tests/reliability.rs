@@ -160,6 +160,41 @@ fn num_threads_is_capped_and_checked_before_any_thread_starts() {
     assert!(Solver::new(Problem::from_partitioned(Parts::new(2)), s).is_ok());
 }
 
+/// The threads of this process (Linux; `None` elsewhere).
+fn process_threads() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Threads:"))?;
+    line["Threads:".len()..].trim().parse().ok()
+}
+
+#[test]
+fn a_solver_starts_its_threads_at_its_first_run() {
+    let Some(before) = process_threads() else {
+        return;
+    };
+    let mut s = Settings::new(Algorithm::Bmrm, 0.1);
+    s.num_threads = bmrm::solver::MAX_THREADS;
+    let mut solver = Solver::new(Problem::from_partitioned(Parts::new(2)), s).unwrap();
+    solver.set_lambda(0.2).unwrap();
+    // The other tests of this binary start a few threads at most: a pool of
+    // MAX_THREADS built in `Solver::new` would add a thousand.
+    let made = process_threads().unwrap();
+    assert!(
+        made < before + MAX_THREADS_SEEN,
+        "{before} threads before Solver::new, {made} after"
+    );
+    let mut w = vec![0.0; 2];
+    solver.run(&mut w).unwrap();
+    let ran = process_threads().unwrap();
+    assert!(
+        ran >= before + MAX_THREADS_SEEN,
+        "{before} threads before the run, {ran} during the solver's life"
+    );
+}
+
+/// Half the pool of the test above: more new threads than this is the pool.
+const MAX_THREADS_SEEN: usize = bmrm::solver::MAX_THREADS / 2;
+
 /// A max-oracle claiming `n` examples of dimension `dim` (never called: the
 /// solver must refuse it first).
 struct Huge {
