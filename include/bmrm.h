@@ -540,8 +540,9 @@ typedef struct bmrm_settings {
      */
     double time_limit_seconds;
     /**
-     * Threads of the solver's pool (0 = all cores, the default). The
-     * solution is bit-identical for every value.
+     * Threads of the solver's pool (0 = all cores, the default; at most
+     * 1024). The solution is bit-identical for every value. The pool is
+     * built at the first run.
      */
     uint64_t num_threads;
     /**
@@ -1109,7 +1110,8 @@ enum bmrm_status bmrm_problem_new_chain_sparse(const size_t *indptr,
  *
  * Errors: NULL pointer; a problem that is not a built-in multiclass model
  * (BMRM_ERROR_INVALID_ARGUMENT); `dim` or `m` not the problem's
- * (BMRM_ERROR_DIMENSION_MISMATCH).
+ * (BMRM_ERROR_DIMENSION_MISMATCH); a NaN or infinite weight
+ * (BMRM_ERROR_NON_FINITE).
  *
  * # Safety
  * `p` is NULL or a live problem; `w` NULL or valid for `dim` doubles;
@@ -1130,7 +1132,8 @@ enum bmrm_status bmrm_multiclass_predict(const struct bmrm_problem *p,
  *
  * Errors: NULL pointer; a problem that is not a built-in chain model
  * (BMRM_ERROR_INVALID_ARGUMENT); `dim` or `num_tokens` not the problem's
- * (BMRM_ERROR_DIMENSION_MISMATCH).
+ * (BMRM_ERROR_DIMENSION_MISMATCH); a NaN or infinite weight
+ * (BMRM_ERROR_NON_FINITE).
  *
  * # Safety
  * `p` is NULL or a live problem; `w` NULL or valid for `dim` doubles;

@@ -497,3 +497,29 @@ fn real_conll_file() {
         model.dim()
     );
 }
+
+#[test]
+fn bad_utf8_names_line_and_column_in_both_readers() {
+    let dir = temp_dir("utf8");
+    // A 0xff byte in field 4 of line 3 (CoNLL) and in field 2 of line 2 (OCR).
+    let mut conll = conll_text();
+    conll[2] = "0\t3\t2\tX\t1".into();
+    let conll_bytes: Vec<u8> = join(&conll)
+        .into_iter()
+        .map(|b| if b == b'X' { 0xff } else { b })
+        .collect();
+    let mut ocr = ocr_lines();
+    ocr[1] = ocr[1].replacen("\tb\t", "\tX\t", 1);
+    let ocr_bytes: Vec<u8> = join(&ocr)
+        .into_iter()
+        .map(|b| if b == b'X' { 0xff } else { b })
+        .collect();
+    for gz in [false, true] {
+        let pack = |b: &[u8]| if gz { gzip(b) } else { b.to_vec() };
+        let p = write(&dir, &format!("conll-{gz}"), &pack(&conll_bytes));
+        assert_at(&message(read_conll(&p), &p), 3, 4, "not UTF-8");
+        let p = write(&dir, &format!("ocr-{gz}"), &pack(&ocr_bytes));
+        assert_at(&message(read_ocr(&p), &p), 2, 2, "not UTF-8");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -84,6 +84,17 @@ pub fn lambda_max(
         l_max = l_max.max(it.loss);
     }
     u.iter_mut().for_each(|x| *x /= n as f64);
+    // At w = 0 with the dual at the ground truths (dual value 0) the gap is
+    // the mean loss R(0): an eps above it makes w = 0 eps-optimal for every
+    // lambda, and the lambda_max formula would give a lambda so small that
+    // the path's iterates overflow.
+    let risk_at_zero = items.iter().map(|it| it.hinge).sum::<f64>() / n as f64;
+    if eps >= risk_at_zero {
+        return Err(Error::invalid_argument(format!(
+            "eps = {eps:e} is not below the risk at w = 0 ({risk_at_zero}): w = 0 is \
+             eps-optimal for every lambda, there is no path to follow"
+        )));
+    }
     let uu = crate::linalg::norm2(&u);
     let corners = items
         .into_iter()

@@ -115,8 +115,8 @@ impl BlockVec {
         }
     }
 
-    /// Calls `f(j, value)` for every stored coordinate (the tests' view).
-    #[cfg(test)]
+    /// Calls `f(j, value)` for every stored coordinate (the tests' and the debug checks' view).
+    #[cfg(any(test, debug_assertions))]
     pub fn for_each(&self, mut f: impl FnMut(usize, f64)) {
         match self {
             BlockVec::Sparse(s) => {

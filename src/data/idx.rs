@@ -166,7 +166,7 @@ pub fn read_idx_u8(path: impl AsRef<Path>, max_items: Option<usize>) -> Result<I
 
     // Grow the buffer as data arrives rather than trusting the header with
     // one huge allocation.
-    let mut data = Vec::with_capacity(total.min(1 << 26));
+    let mut data = Vec::with_capacity(total.min(1 << 16));
     (&mut *r)
         .take(total as u64)
         .read_to_end(&mut data)

@@ -44,11 +44,13 @@ impl TextFile {
     }
 
     /// The next line without its end-of-line characters, with its 1-based
-    /// number; `None` at the end.
+    /// number; `None` at the end. Text that is not UTF-8 is an error naming
+    /// the line and the tab-separated column of the first bad byte.
     pub(crate) fn next_line(&mut self) -> Result<Option<(usize, &str)>> {
-        self.line.clear();
+        let mut bytes = std::mem::take(&mut self.line).into_bytes();
+        bytes.clear();
         let n = loop {
-            match self.reader.read_line(&mut self.line) {
+            match self.reader.read_until(b'\n', &mut bytes) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => {
@@ -56,9 +58,7 @@ impl TextFile {
                         ErrorKind::UnexpectedEof => {
                             "the gzip data is truncated (unexpected end of file)".to_string()
                         }
-                        ErrorKind::InvalidData => {
-                            format!("invalid data (corrupt gzip data or not UTF-8 text): {e}")
-                        }
+                        ErrorKind::InvalidData => format!("invalid data (corrupt gzip data): {e}"),
                         _ => format!("read error: {e}"),
                     };
                     return Err(Error::invalid_argument(format!(
@@ -73,6 +73,19 @@ impl TextFile {
             return Ok(None);
         }
         self.line_no += 1;
+        self.line = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to();
+                let column = 1 + e.as_bytes()[..at].iter().filter(|&&b| b == b'\t').count();
+                return Err(bad_input(
+                    &self.path,
+                    self.line_no,
+                    column,
+                    format_args!("not UTF-8 text (byte {} of the line)", at + 1),
+                ));
+            }
+        };
         let end = self.line.trim_end_matches(['\n', '\r']).len();
         Ok(Some((self.line_no, &self.line[..end])))
     }

@@ -144,14 +144,19 @@ impl<'a> Context<'a> {
         let mut planes = Vec::with_capacity(num_parts);
         let mut risk = 0.0;
         for (p, (r, a)) in risks.into_iter().zip(grads).enumerate() {
+            let part = if num_parts > 1 {
+                format!(" (part {p})")
+            } else {
+                String::new()
+            };
             if !r.is_finite() {
                 return Err(Error::non_finite(format!(
-                    "risk is {r} at iteration {iteration} (part {p})"
+                    "risk is {r} at iteration {iteration}{part}"
                 )));
             }
             if let Some((j, v)) = first_non_finite(&a) {
                 return Err(Error::non_finite(format!(
-                    "subgradient[{j}] is {v} at iteration {iteration} (part {p})"
+                    "subgradient[{j}] is {v} at iteration {iteration}{part}"
                 )));
             }
             risk += r;
@@ -186,6 +191,18 @@ impl<'a> Context<'a> {
         if lb > self.info.lower_bound {
             self.info.lower_bound = lb;
         }
+    }
+
+    /// When the time limit ends the run (`None`: no limit), counting time
+    /// taken off the clock so far. Loops inside a step (the SGD start, its
+    /// passes) check it too.
+    pub fn deadline(&self) -> Option<Instant> {
+        let limit = self.settings.time_limit_seconds;
+        // A limit too far away to represent is no limit.
+        let limit = Duration::try_from_secs_f64(limit)
+            .ok()
+            .filter(|_| limit > 0.0)?;
+        (self.started + self.excluded).checked_add(limit)
     }
 
     /// The convergence test on the best primal and the best lower bound.

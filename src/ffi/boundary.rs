@@ -5,9 +5,11 @@
 //! message stored for `bmrm_last_error()`; nothing unwinds into C.
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Once;
 
 use crate::error::{Error, Result};
 
@@ -35,6 +37,55 @@ pub(crate) fn last_error_ptr() -> *const c_char {
         .unwrap_or(EMPTY.as_ptr().cast())
 }
 
+thread_local! {
+    /// How many exported calls this thread is inside (re-entrant calls nest).
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// How many exported calls are running on any thread: a panic on one of the
+/// library's pool threads belongs to one of them.
+static ACTIVE_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether a panic on this thread happens inside the library's boundary: on
+/// a thread inside an exported call, or on a rayon worker while a call runs.
+fn panic_is_ours() -> bool {
+    DEPTH.try_with(Cell::get).unwrap_or(0) > 0
+        || (rayon::current_thread_index().is_some() && ACTIVE_CALLS.load(Ordering::Relaxed) > 0)
+}
+
+/// Wraps the process's panic hook so that a panic inside the boundary prints
+/// nothing on the host's stderr (a MATLAB console, a C program's log): its
+/// message reaches the caller through `bmrm_last_error()` instead. Panics
+/// elsewhere still go to the previous hook.
+fn wrap_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !panic_is_ours() {
+            previous(info);
+        }
+    }));
+}
+
+/// Counts one exported call on this thread for as long as it lives.
+struct InCall;
+
+impl InCall {
+    fn enter() -> Self {
+        static HOOK: Once = Once::new();
+        HOOK.call_once(wrap_panic_hook);
+        let _ = DEPTH.try_with(|d| d.set(d.get() + 1));
+        ACTIVE_CALLS.fetch_add(1, Ordering::Relaxed);
+        InCall
+    }
+}
+
+impl Drop for InCall {
+    fn drop(&mut self) {
+        let _ = DEPTH.try_with(|d| d.set(d.get().saturating_sub(1)));
+        ACTIVE_CALLS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// The text of a panic payload.
 fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
@@ -52,7 +103,10 @@ pub(crate) fn catch<T>(
     function: &'static str,
     body: impl FnOnce() -> Result<T>,
 ) -> std::result::Result<T, bmrm_status> {
-    let error = match catch_unwind(AssertUnwindSafe(body)) {
+    let in_call = InCall::enter();
+    let outcome = catch_unwind(AssertUnwindSafe(body));
+    drop(in_call);
+    let error = match outcome {
         Ok(Ok(value)) => return Ok(value),
         Ok(Err(e)) => e,
         Err(payload) => Error::internal(format!("panic: {}", panic_message(payload.as_ref()))),
@@ -110,6 +164,43 @@ mod tests {
         let got: std::result::Result<u8, _> = catch("bmrm_test", || std::panic::panic_any(7_u32));
         assert_eq!(got, Err(bmrm_status::BMRM_ERROR_INTERNAL));
         assert!(last_error().contains("non-text payload"));
+    }
+
+    #[test]
+    fn a_caught_panic_prints_nothing_but_others_still_reach_the_previous_hook() {
+        thread_local! {
+            static PRINTED: Cell<usize> = const { Cell::new(0) };
+        }
+        // The hook is process-wide: count only this thread's panics.
+        let _ = status("bmrm_test", || Ok(())); // the library wraps its hook once
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PRINTED.with(|p| p.set(p.get() + 1));
+            before(info);
+        }));
+        wrap_panic_hook();
+        assert_eq!(
+            status("bmrm_test", || panic!("quiet")),
+            bmrm_status::BMRM_ERROR_INTERNAL
+        );
+        assert_eq!(
+            PRINTED.with(Cell::get),
+            0,
+            "a caught panic reached the hook"
+        );
+        assert!(last_error().contains("quiet"));
+        // A panic on a pool thread during a call is the library's too.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let got = status("bmrm_test", || pool.install(|| panic!("in the pool")));
+        assert_eq!(got, bmrm_status::BMRM_ERROR_INTERNAL);
+        assert!(last_error().contains("in the pool"));
+        // Outside the boundary the host's hook still sees it.
+        let outside = std::panic::catch_unwind(|| panic!("not ours"));
+        assert!(outside.is_err());
+        assert_eq!(PRINTED.with(Cell::get), 1);
     }
 
     #[test]

@@ -291,7 +291,12 @@ unsafe fn weights<'a>(p: &bmrm_problem, w: *const f64, dim: usize) -> Result<&'a
     }
     // SAFETY: forwarded from the caller's contract; `dim` is the problem's
     // dimension, which fits in memory.
-    unsafe { slice(w, dim, "w") }
+    let w = unsafe { slice(w, dim, "w") }?;
+    // A NaN weight makes every score NaN and every argmax "label 0".
+    if let Some((j, v)) = crate::linalg::first_non_finite(w) {
+        return Err(Error::non_finite(format!("w[{j}] is {v}")));
+    }
+    Ok(w)
 }
 
 /// Writes `labels` to `out` (`len` items) after checking the length.
@@ -344,7 +349,8 @@ unsafe fn model_and_weights<'a, M>(
 ///
 /// Errors: NULL pointer; a problem that is not a built-in multiclass model
 /// (BMRM_ERROR_INVALID_ARGUMENT); `dim` or `m` not the problem's
-/// (BMRM_ERROR_DIMENSION_MISMATCH).
+/// (BMRM_ERROR_DIMENSION_MISMATCH); a NaN or infinite weight
+/// (BMRM_ERROR_NON_FINITE).
 ///
 /// # Safety
 /// `p` is NULL or a live problem; `w` NULL or valid for `dim` doubles;
@@ -388,7 +394,8 @@ pub unsafe extern "C" fn bmrm_multiclass_predict(
 ///
 /// Errors: NULL pointer; a problem that is not a built-in chain model
 /// (BMRM_ERROR_INVALID_ARGUMENT); `dim` or `num_tokens` not the problem's
-/// (BMRM_ERROR_DIMENSION_MISMATCH).
+/// (BMRM_ERROR_DIMENSION_MISMATCH); a NaN or infinite weight
+/// (BMRM_ERROR_NON_FINITE).
 ///
 /// # Safety
 /// `p` is NULL or a live problem; `w` NULL or valid for `dim` doubles;

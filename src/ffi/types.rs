@@ -252,8 +252,9 @@ pub struct bmrm_settings {
     pub max_iterations: u64,
     /// Wall-time limit in seconds (0 = none, the default).
     pub time_limit_seconds: f64,
-    /// Threads of the solver's pool (0 = all cores, the default). The
-    /// solution is bit-identical for every value.
+    /// Threads of the solver's pool (0 = all cores, the default; at most
+    /// 1024). The solution is bit-identical for every value. The pool is
+    /// built at the first run.
     pub num_threads: u64,
     /// Seed of every random choice (SGD order, sampling); default 0.
     pub seed: u64,

@@ -46,7 +46,10 @@ impl Method for BundleMethod {
         let first = if ctx.settings.sgd_passes > 0 {
             let mut sgd = Sgd::new(ctx, w)?;
             for k in 1..=ctx.settings.sgd_passes {
-                sgd.pass(ctx, u64::from(k))?;
+                if sgd.pass(ctx, u64::from(k))?.is_none() {
+                    // The time limit: the first iteration ends the run.
+                    break;
+                }
             }
             let (best, others) = sgd.into_evaluations();
             for e in others {

@@ -10,6 +10,8 @@
 //! over the passes is kept, and each evaluation's cutting planes are valid
 //! planes for the bundle that may follow.
 
+use std::time::Instant;
+
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -43,6 +45,9 @@ fn estimate(units: &Units, i: usize, w: &[f64], g: &mut [f64], corner: &mut Corn
             let risk = r
                 .partial_risk(i, w, g)
                 .map_err(|e| e.context(format!("(part {i})")))?;
+            if !risk.is_finite() {
+                return Err(Error::non_finite(format!("the risk is {risk} (part {i})")));
+            }
             if let Some((j, v)) = first_non_finite(g) {
                 return Err(Error::non_finite(format!(
                     "subgradient[{j}] is {v} (part {i})"
@@ -54,7 +59,27 @@ fn estimate(units: &Units, i: usize, w: &[f64], g: &mut [f64], corner: &mut Corn
     }
 }
 
-/// One SGD pass over `order`, continuing the step counter `t`.
+/// A unit's risk estimate, refused when it is not finite (a NaN would
+/// otherwise pass silently into the step sizes' choice).
+fn finite_estimate(
+    units: &Units,
+    i: usize,
+    w: &[f64],
+    g: &mut [f64],
+    corner: &mut Corner,
+) -> Result<f64> {
+    let risk = estimate(units, i, w, g, corner)?;
+    if !risk.is_finite() {
+        return Err(Error::non_finite(format!(
+            "the risk estimate of unit {i} is {risk}"
+        )));
+    }
+    Ok(risk)
+}
+
+/// One SGD pass over `order`, continuing the step counter `t`. Returns
+/// false when the deadline stopped it part-way.
+#[allow(clippy::too_many_arguments)]
 fn pass(
     units: &Units,
     lambda: f64,
@@ -63,17 +88,21 @@ fn pass(
     order: &[usize],
     w: &mut [f64],
     scratch: &mut (Vec<f64>, Corner),
-) -> Result<()> {
+    deadline: Option<Instant>,
+) -> Result<bool> {
     let (g, corner) = scratch;
     for &i in order {
-        estimate(units, i, w, g, corner)?;
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(false);
+        }
+        finite_estimate(units, i, w, g, corner)?;
         *t += 1;
         let eta = 1.0 / (lambda * (t0 + *t as f64));
         let shrink = 1.0 - eta * lambda;
         w.iter_mut().for_each(|x| *x *= shrink);
         axpy(-eta, g, w);
     }
-    Ok(())
+    Ok(true)
 }
 
 /// `F` estimated on a sample of units.
@@ -87,7 +116,7 @@ fn sampled_objective(
     let (g, corner) = scratch;
     let mut r = 0.0;
     for &i in sample {
-        r += estimate(units, i, w, g, corner)?;
+        r += finite_estimate(units, i, w, g, corner)?;
     }
     Ok(0.5 * lambda * norm2(w) + r / sample.len() as f64)
 }
@@ -113,6 +142,8 @@ pub struct Sgd {
     best: Evaluation,
     /// The other pass-end evaluations, in the order they were displaced.
     others: Vec<Evaluation>,
+    /// `R` and `F` of the last evaluated point.
+    last: (f64, f64),
 }
 
 impl Sgd {
@@ -124,9 +155,13 @@ impl Sgd {
         let dim = w.len();
         let mut rng = ChaCha8Rng::seed_from_u64(ctx.settings.seed);
         let mut scratch = (vec![0.0; dim], Corner::new(dim));
+        let deadline = ctx.deadline();
 
         // t0 on a 10 % sample.
-        let mut perm: Vec<usize> = (0..n).collect();
+        let mut perm: Vec<usize> = Vec::new();
+        perm.try_reserve_exact(n)
+            .map_err(|_| Error::out_of_memory(format!("SGD's order of {n} units")))?;
+        perm.extend(0..n);
         perm.shuffle(&mut rng);
         let sample: Vec<usize> = perm[..n.div_ceil(10).max(1)].to_vec();
         let mut best_t0 = 1.0;
@@ -135,7 +170,7 @@ impl Sgd {
             let t0 = 10f64.powi(k);
             let mut trial = w.to_vec();
             let mut t = 0;
-            pass(
+            if !pass(
                 &units,
                 lambda,
                 t0,
@@ -143,7 +178,10 @@ impl Sgd {
                 &sample,
                 &mut trial,
                 &mut scratch,
-            )?;
+                deadline,
+            )? {
+                break;
+            }
             let value = sampled_objective(&units, lambda, &sample, &trial, &mut scratch)?;
             if value.is_finite() && value < best_value {
                 best_value = value;
@@ -161,17 +199,20 @@ impl Sgd {
             t0: best_t0,
             t: 0,
             current: w.to_vec(),
+            last: (first.risk, first.objective),
             best: first,
             others: Vec::new(),
         })
     }
 
     /// Pass `k`: a shuffled pass over all units, then the exact evaluation
-    /// of the new point. Returns that point's `R` and `F`.
-    pub fn pass(&mut self, ctx: &mut Context<'_>, k: u64) -> Result<(f64, f64)> {
+    /// of the new point. Returns that point's `R` and `F`, or `None` when
+    /// the time limit stopped the pass part-way (the point is not evaluated).
+    pub fn pass(&mut self, ctx: &mut Context<'_>, k: u64) -> Result<Option<(f64, f64)>> {
         let lambda = ctx.lambda;
+        let deadline = ctx.deadline();
         self.perm.shuffle(&mut self.rng);
-        pass(
+        let whole = pass(
             &self.units,
             lambda,
             self.t0,
@@ -179,17 +220,22 @@ impl Sgd {
             &self.perm,
             &mut self.current,
             &mut self.scratch,
+            deadline,
         )
         .map_err(|e| e.context(format!("in SGD pass {k}")))?;
+        if !whole {
+            return Ok(None);
+        }
         let eval = ctx.evaluate(&self.current, k)?;
         ctx.raise_lower_bound(plane_lower_bound(lambda, &eval, &self.current));
         let figures = (eval.risk, eval.objective);
+        self.last = figures;
         if eval.objective < self.best.objective {
             self.others.push(std::mem::replace(&mut self.best, eval));
         } else {
             self.others.push(eval);
         }
-        Ok(figures)
+        Ok(Some(figures))
     }
 
     /// The step size of the last step.
@@ -226,7 +272,9 @@ impl Method for SgdMethod {
         let Some(sgd) = self.sgd.as_mut() else {
             return Err(Error::internal("SGD stepped before its start"));
         };
-        let (risk, objective) = sgd.pass(ctx, t)?;
+        // A pass the time limit cut short reports the last evaluated point;
+        // the executor then ends the run on the limit.
+        let (risk, objective) = sgd.pass(ctx, t)?.unwrap_or(sgd.last);
         // Only the pass-end points are kept: the rest is dropped as we go.
         sgd.others.clear();
         Ok(Iteration {

@@ -274,7 +274,9 @@ impl Chain {
             ));
         }
         let k = num_labels;
-        let de = d + usize::from(bias);
+        let Some(de) = d.checked_add(usize::from(bias)) else {
+            return invalid(format!("{d} features + bias overflows the dimension"));
+        };
         let dims = k
             .checked_mul(de)
             .and_then(|e| k.checked_mul(k + 2).and_then(|r| e.checked_add(r)))

@@ -181,10 +181,19 @@ impl Multiclass {
                 "{NAME}: num_classes must be at least 2 (got {num_classes})"
             )));
         }
-        if num_classes.checked_mul(x.d_ext()).is_none() {
+        // `d + bias` and `K (d + bias)` doubles must fit in memory: a sparse
+        // feature count of SIZE_MAX must not wrap around to 0.
+        let weights = x
+            .d()
+            .checked_add(usize::from(x.bias()))
+            .and_then(|de| num_classes.checked_mul(de))
+            .filter(|&n| n <= isize::MAX as usize / std::mem::size_of::<f64>());
+        if weights.is_none() {
             return Err(Error::invalid_argument(format!(
-                "{NAME}: {num_classes} classes x {} weights per class overflows",
-                x.d_ext()
+                "{NAME}: {num_classes} classes x ({} features + bias {}) weights overflow the \
+                 dimension",
+                x.d(),
+                usize::from(x.bias())
             )));
         }
         if let Some(i) = labels.iter().position(|&y| y >= num_classes) {

@@ -72,9 +72,15 @@ pub fn eval_parts(r: &dyn PartitionedRisk, w: &[f64], parts: usize) -> Result<Pa
     let dim = r.dim();
     let one = |p: usize| -> Result<(f64, Vec<f64>)> {
         let mut g = vec![0.0; dim];
-        let risk = r
-            .partial_risk(p, w, &mut g)
-            .map_err(|e| e.context(format!("(part {p})")))?;
+        // A one-part risk (a full risk, or the sum of a partitioned one whose
+        // own parts already name themselves) has no part worth naming.
+        let risk = r.partial_risk(p, w, &mut g).map_err(|e| {
+            if parts > 1 {
+                e.context(format!("(part {p})"))
+            } else {
+                e
+            }
+        })?;
         Ok((risk, g))
     };
     let results: Vec<Result<(f64, Vec<f64>)>> = if r.thread_safe() && parts > 1 {

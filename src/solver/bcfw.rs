@@ -160,12 +160,19 @@ impl<'a> BcfwHandle<'a> {
                 "the regularisation path needs an example max-oracle",
             ));
         };
+        // A path that fails, also before it starts, leaves "not run" behind.
+        core.info = Info::default();
+        if !(eps.is_finite() && eps > 0.0) {
+            return Err(Error::invalid_argument(format!(
+                "eps must be positive and finite, got {eps}"
+            )));
+        }
         let saved = core.settings.clone();
         let mut path_settings = saved.clone();
         path_settings.tol_abs = path_settings.path_a * eps;
         path_settings.tol_rel = 0.0;
         let mut state = BcfwState::new(oracle.as_ref(), &path_settings, self.bcfw.bounds.clone())?;
-        let pool = core.pool.clone();
+        let pool = core.pool()?;
         let a = path_settings.path_a;
         let result = {
             let mut solve = |state: &mut BcfwState| -> Result<Exit> {

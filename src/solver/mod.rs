@@ -7,9 +7,11 @@ mod bcfw;
 mod path;
 
 use std::ops::ControlFlow;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-pub use crate::vocab::{Algorithm, Exit, Info, Iteration, Observer, Sampling, Settings, StepType};
+pub use crate::vocab::{
+    Algorithm, Exit, Info, Iteration, Observer, Sampling, Settings, StepType, MAX_THREADS,
+};
 pub use bcfw::{Bcfw, BcfwHandle};
 pub use path::{solve_path, PathPoint};
 
@@ -36,7 +38,9 @@ pub struct Solver {
 pub(crate) struct Core {
     problem: Problem,
     settings: Settings,
-    pool: Arc<rayon::ThreadPool>,
+    /// Built at the first run: a solver that is made and freed (or only
+    /// configured) starts no threads.
+    pool: OnceLock<Arc<rayon::ThreadPool>>,
     /// The parts the cutting-plane model is built on.
     parts: Arc<dyn PartitionedRisk>,
     /// User-callback calls per evaluation of all parts.
@@ -57,7 +61,8 @@ enum Kept {
 }
 
 impl Solver {
-    /// Validates the settings against the problem and builds the thread pool.
+    /// Validates the settings against the problem and reserves its working
+    /// memory; the thread pool is built at the first run.
     pub fn new(problem: Problem, settings: Settings) -> Result<Self> {
         settings.validate()?;
         let dim = problem.dim();
@@ -94,6 +99,8 @@ impl Solver {
                 return Err(Error::invalid_argument("the max-oracle has 0 examples"));
             }
         }
+        // Before the split: it allocates per part.
+        check_memory(&problem, &settings, num_parts.max(1))?;
         let parts = problem.parts(num_parts)?;
         let calls_per_eval = match &problem {
             Problem::Risk(_) => 1,
@@ -150,10 +157,6 @@ impl Solver {
         parts: Arc<dyn PartitionedRisk>,
         calls_per_eval: u64,
     ) -> Result<Self> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(settings.num_threads)
-            .build()
-            .map_err(|e| Error::internal(format!("cannot build the thread pool: {e}")))?;
         let kept = if settings.algorithm == Algorithm::Bcfw {
             Kept::Bcfw(Box::default())
         } else {
@@ -163,7 +166,7 @@ impl Solver {
             core: Core {
                 problem,
                 settings,
-                pool: Arc::new(pool),
+                pool: OnceLock::new(),
                 parts,
                 calls_per_eval,
                 tally: Arc::new(Tally::default()),
@@ -254,6 +257,8 @@ impl Solver {
     /// Minimises `F` from the start `w`; on return `w` holds the best point
     /// seen — also when the run fails, when it holds the last valid iterate.
     pub fn run(&mut self, w: &mut [f64]) -> Result<Info> {
+        // A run that fails, also before it starts, leaves "not run" behind.
+        self.core.info = Info::default();
         if w.len() != self.dim() {
             return Err(Error::dimension_mismatch(format!(
                 "w has length {} but the problem's dimension is {}",
@@ -264,7 +269,7 @@ impl Solver {
         if let Some((j, v)) = crate::linalg::first_non_finite(w) {
             return Err(Error::non_finite(format!("the start w[{j}] is {v}")));
         }
-        let pool = self.core.pool.clone();
+        let pool = self.core.pool()?;
         if self.core.problem.thread_safe() {
             pool.install(|| self.run_in_pool(w))
         } else {
@@ -284,7 +289,7 @@ impl Solver {
         let mut bundle = bundle_slot
             .take()
             .unwrap_or_else(|| Bundle::new(w.len(), core.parts.num_parts(), settings.buffer_size));
-        bundle.set_pool(core.pool.clone());
+        bundle.set_pool(core.pool()?);
         let outcome = match settings.algorithm {
             Algorithm::Sgd => core.execute(&mut SgdMethod::new(settings.sgd_passes), w),
             Algorithm::CuttingPlane => core.execute(&mut CuttingPlane::new(), w),
@@ -295,12 +300,26 @@ impl Solver {
                 outcome
             }
         };
-        *bundle_slot = Some(bundle);
+        // A failed run may have left planes that poison every later QP (a
+        // subgradient of 1e308 gives H = inf): the next run starts over.
+        *bundle_slot = outcome.is_ok().then_some(bundle);
         outcome.map(|_| core.info)
     }
 }
 
 impl Core {
+    /// The solver's thread pool, built on first use.
+    fn pool(&self) -> Result<Arc<rayon::ThreadPool>> {
+        if let Some(p) = self.pool.get() {
+            return Ok(p.clone());
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.settings.num_threads)
+            .build()
+            .map_err(|e| Error::internal(format!("cannot build the thread pool: {e}")))?;
+        Ok(self.pool.get_or_init(|| Arc::new(pool)).clone())
+    }
+
     /// The oracles of a run, counted into the solver's tally.
     fn oracles(&self) -> Oracles {
         let tally = self.tally.clone();
@@ -344,7 +363,7 @@ impl Core {
     fn execute(&mut self, method: &mut dyn Method, w: &mut [f64]) -> Result<Exit> {
         let settings = self.settings.clone();
         let oracles = self.oracles();
-        let pool = self.pool.clone();
+        let pool = self.pool()?;
         let ctx = Context::new(&settings, &pool, oracles, w);
         let report = Reporting {
             history: &mut self.history,
@@ -354,4 +373,48 @@ impl Core {
         self.info = info;
         outcome
     }
+}
+
+/// Refuses, as `OutOfMemory`, a problem whose working memory cannot be had:
+/// the sizes come from the caller (the dimension, the number of examples or
+/// parts) and an allocation that fails later would abort the host. The
+/// estimate is a floor (a few vectors of `w`, a plane per part, BCFW's
+/// blocks, SGD's order); it is reserved once and released.
+fn check_memory(problem: &Problem, settings: &Settings, model_parts: usize) -> Result<()> {
+    let dim = problem.dim();
+    let examples = match problem {
+        Problem::Examples(o) => o.num_examples(),
+        Problem::Partitioned(r) => r.num_parts(),
+        Problem::Risk(_) => 0,
+    };
+    let f64s = |n: usize| n.checked_mul(std::mem::size_of::<f64>());
+    let mut need = f64s(dim).and_then(|v| v.checked_mul(4));
+    if settings.algorithm == Algorithm::Bcfw {
+        // A block (its w_i, norms and weights) and the sampler's entries.
+        let per_example = 128;
+        need = need.and_then(|b| examples.checked_mul(per_example)?.checked_add(b));
+    } else {
+        need = need.and_then(|b| f64s(dim)?.checked_mul(model_parts)?.checked_add(b));
+    }
+    if let Problem::Partitioned(r) = problem {
+        // An evaluation holds every part's subgradient at once.
+        let per_part = f64s(dim).and_then(|v| v.checked_add(64));
+        need = need.and_then(|b| per_part?.checked_mul(r.num_parts())?.checked_add(b));
+    }
+    if settings.sgd_passes > 0 {
+        need = need.and_then(|b| f64s(examples.max(model_parts))?.checked_add(b));
+    }
+    let bytes = need.filter(|&b| b <= isize::MAX as usize).ok_or_else(|| {
+        Error::out_of_memory(format!(
+            "dimension {dim} with {examples} examples and {model_parts} parts overflows the \
+             address space"
+        ))
+    })?;
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(bytes).map_err(|_| {
+        Error::out_of_memory(format!(
+            "cannot allocate {bytes} bytes for dimension {dim} with {examples} examples and \
+             {model_parts} parts"
+        ))
+    })
 }

@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 
 pub use hook::{IterateHook, IterateView};
 pub use info::{Exit, Info, Iteration};
-pub use settings::{Algorithm, Sampling, Settings, StepType};
+pub use settings::{Algorithm, Sampling, Settings, StepType, MAX_THREADS};
 
 /// The progress observer: called after every iteration with the current
 /// summary; `ControlFlow::Break(())` stops the run (exit `StoppedByUser`).

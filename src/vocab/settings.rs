@@ -138,7 +138,7 @@ pub struct Settings {
     pub max_iterations: u64,
     /// Wall-time limit in seconds (0 = none).
     pub time_limit_seconds: f64,
-    /// Threads of the solver's pool (0 = all cores).
+    /// Threads of the solver's pool (0 = all cores; at most [`MAX_THREADS`]).
     pub num_threads: usize,
     /// Parts for P-BMRM over a max-oracle (0 = 16, or m when m < 16). For a
     /// partitioned risk, 0 uses its own parts.
@@ -209,6 +209,10 @@ pub struct Settings {
     pub early_exact_factor: f64,
 }
 
+/// The most threads a solver's pool may have: more cannot help a solver and
+/// cost the host memory and minutes of thread creation.
+pub const MAX_THREADS: usize = 1024;
+
 impl Settings {
     /// The defaults for `algorithm` at `lambda` (validated when the solver is made).
     pub fn new(algorithm: Algorithm, lambda: f64) -> Self {
@@ -277,6 +281,12 @@ impl Settings {
         }
         if !(self.cp_radius.is_finite() && self.cp_radius >= 0.0) {
             return bad(format!("cp_radius must be >= 0, got {}", self.cp_radius));
+        }
+        if self.num_threads > MAX_THREADS {
+            return bad(format!(
+                "num_threads must be at most {MAX_THREADS} (0 = all cores), got {}",
+                self.num_threads
+            ));
         }
         if self.buffer_size < 2 {
             return bad(format!(

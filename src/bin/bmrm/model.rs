@@ -301,10 +301,32 @@ impl Saved {
             ),
             None => None,
         };
-        let de = d + usize::from(bias);
-        let n = match kind {
-            Kind::Chain => k * de + k * k + 2 * k,
-            _ => k * de,
+        if k < 2 {
+            return Err(bad(format!("`classes {k}`: a model has at least 2")));
+        }
+        if let Some(vocab) = &conll_vocab {
+            let total = vocab.iter().try_fold(0usize, |a, &v| a.checked_add(v));
+            if total != Some(d) {
+                return Err(bad(format!(
+                    "`conll-vocab` adds up to {} features, but `features {d}`",
+                    total.map_or("more than 2^64".to_string(), |t| t.to_string())
+                )));
+            }
+        }
+        // Checked: a corrupted `features` or `classes` must not wrap around
+        // to the number of weights the file happens to hold.
+        let n = d.checked_add(usize::from(bias)).and_then(|de| {
+            let emissions = k.checked_mul(de)?;
+            match kind {
+                Kind::Chain => emissions.checked_add(k.checked_mul(k.checked_add(2)?)?),
+                _ => Some(emissions),
+            }
+        });
+        let Some(n) = n else {
+            return Err(bad(format!(
+                "{k} labels and {d} features{} overflow the number of weights",
+                if bias { " + bias" } else { "" }
+            )));
         };
         if f.weights.len() != n {
             return Err(bad(format!(
@@ -341,6 +363,20 @@ impl Saved {
                 if t.sparse() { "sparse" } else { "dense" }
             ));
         }
-        Ok(Task { space, ..t })
+        let task = Task { space, ..t };
+        // The data's feature space must be the model's: a model file whose
+        // `features` disagree with the data would index past its weights.
+        let dim = task.problem().dim();
+        if dim != self.w.len() {
+            return Err(format!(
+                "the model has {} weights, but over this data its model has {dim}",
+                self.w.len()
+            ));
+        }
+        Ok(task)
     }
 }
+
+#[cfg(test)]
+#[path = "model_fuzz.rs"]
+mod fuzz;

@@ -1,0 +1,343 @@
+//! Regression tests of issue 17's attack findings at the Rust API: hostile
+//! sizes give `OutOfMemory`/`InvalidArgument` instead of an abort, limits are
+//! honoured, a NaN is never ignored, and a failed run leaves the solver usable
+//! and its summary saying so.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bmrm::models::{synthetic, Multiclass};
+use bmrm::oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk};
+use bmrm::{Algorithm, Error, Exit, Problem, Settings, Solver};
+
+/// R(w) = sum_p |w_p - 1| over `dim` parts; `nan_at` makes the call of that
+/// index return a NaN risk; `delay` sleeps in every call.
+struct Parts {
+    dim: usize,
+    calls: AtomicUsize,
+    nan_at: Option<usize>,
+    delay: Duration,
+}
+
+impl Parts {
+    fn new(dim: usize) -> Self {
+        Parts {
+            dim,
+            calls: AtomicUsize::new(0),
+            nan_at: None,
+            delay: Duration::ZERO,
+        }
+    }
+}
+
+impl PartitionedRisk for Parts {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn num_parts(&self) -> usize {
+        self.dim
+    }
+    fn partial_risk(&self, p: usize, w: &[f64], g: &mut [f64]) -> bmrm::Result<f64> {
+        let call = self.calls.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(self.delay);
+        g.iter_mut().for_each(|x| *x = 0.0);
+        let d = w[p] - 1.0;
+        g[p] = d.signum();
+        if Some(call) == self.nan_at {
+            return Ok(f64::NAN);
+        }
+        Ok(d.abs())
+    }
+}
+
+#[test]
+fn sgd_refuses_a_nan_risk_at_any_call() {
+    for algorithm in [Algorithm::Sgd, Algorithm::Bmrm] {
+        for nan_at in [0, 1, 2, 7, 30] {
+            let mut parts = Parts::new(4);
+            parts.nan_at = Some(nan_at);
+            let mut s = Settings::new(algorithm, 0.1);
+            s.sgd_passes = 3;
+            s.num_parts = 4;
+            let mut solver = Solver::new(Problem::from_partitioned(parts), s).unwrap();
+            let mut w = vec![0.0; 4];
+            let got = solver.run(&mut w);
+            assert!(
+                matches!(
+                    got,
+                    Err(Error {
+                        kind: bmrm::ErrorKind::NonFinite,
+                        ..
+                    })
+                ),
+                "{algorithm:?}, NaN at call {nan_at}: {got:?}"
+            );
+            assert_eq!(solver.info().exit, Exit::NotRun);
+        }
+    }
+}
+
+/// R(w) = |w_0 - 1| + |w_1|, whose subgradient is scaled by 1e308 while
+/// `poison` is set.
+struct Poisonable {
+    poison: Arc<AtomicBool>,
+}
+
+impl FullRisk for Poisonable {
+    fn dim(&self) -> usize {
+        2
+    }
+    fn risk(&self, w: &[f64], g: &mut [f64]) -> bmrm::Result<f64> {
+        let scale = if self.poison.load(Ordering::SeqCst) {
+            1e308
+        } else {
+            1.0
+        };
+        g[0] = scale * (w[0] - 1.0).signum();
+        g[1] = scale * w[1].signum();
+        Ok((w[0] - 1.0).abs() + w[1].abs())
+    }
+}
+
+#[test]
+fn a_run_poisoned_by_a_huge_subgradient_does_not_poison_the_next() {
+    for algorithm in [Algorithm::Bmrm, Algorithm::ProxBmrm] {
+        let poison = Arc::new(AtomicBool::new(false));
+        let problem = Problem::from_risk(Poisonable {
+            poison: poison.clone(),
+        });
+        let mut solver = Solver::new(problem, Settings::new(algorithm, 0.5)).unwrap();
+        let mut w = vec![0.0; 2];
+        let first = solver.run(&mut w).unwrap();
+        assert_ne!(first.exit, Exit::NotRun);
+        poison.store(true, Ordering::SeqCst);
+        let mut w = vec![0.0; 2];
+        assert!(
+            solver.run(&mut w).is_err(),
+            "{algorithm:?}: 1e308 went unnoticed"
+        );
+        assert_eq!(solver.info().exit, Exit::NotRun, "the failed run's info");
+        poison.store(false, Ordering::SeqCst);
+        let mut w = vec![0.0; 2];
+        let again = solver
+            .run(&mut w)
+            .unwrap_or_else(|e| panic!("{algorithm:?}: the solver stayed poisoned: {e}"));
+        // min 0.25 w0^2 + |w0 - 1| + 0.25 w1^2 + |w1|: w = (1, 0), F = 0.25.
+        assert!((again.primal - 0.25).abs() < 1e-3, "{again:?}");
+        assert!(again.lower_bound <= again.primal);
+    }
+}
+
+#[test]
+fn a_run_refused_before_it_starts_leaves_not_run_in_the_info() {
+    let mut solver = Solver::new(
+        Problem::from_partitioned(Parts::new(3)),
+        Settings::new(Algorithm::Bmrm, 0.5),
+    )
+    .unwrap();
+    let mut w = vec![0.0; 3];
+    assert_ne!(solver.run(&mut w).unwrap().exit, Exit::NotRun);
+    let mut bad = vec![f64::NAN; 3];
+    assert!(solver.run(&mut bad).is_err());
+    assert_eq!(solver.info().exit, Exit::NotRun);
+}
+
+#[test]
+fn num_threads_is_capped_and_checked_before_any_thread_starts() {
+    let mut s = Settings::new(Algorithm::Bmrm, 0.1);
+    s.num_threads = 100_000;
+    let started = Instant::now();
+    let got = Solver::new(Problem::from_partitioned(Parts::new(2)), s);
+    assert!(
+        matches!(&got, Err(Error { kind: bmrm::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("num_threads")),
+        "{:?}",
+        got.err()
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let mut s = Settings::new(Algorithm::Bmrm, 0.1);
+    s.num_threads = bmrm::solver::MAX_THREADS;
+    assert!(Solver::new(Problem::from_partitioned(Parts::new(2)), s).is_ok());
+}
+
+/// The threads of this process (Linux; `None` elsewhere).
+fn process_threads() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Threads:"))?;
+    line["Threads:".len()..].trim().parse().ok()
+}
+
+#[test]
+fn a_solver_starts_its_threads_at_its_first_run() {
+    let Some(before) = process_threads() else {
+        return;
+    };
+    let mut s = Settings::new(Algorithm::Bmrm, 0.1);
+    s.num_threads = bmrm::solver::MAX_THREADS;
+    let mut solver = Solver::new(Problem::from_partitioned(Parts::new(2)), s).unwrap();
+    solver.set_lambda(0.2).unwrap();
+    // The other tests of this binary start a few threads at most: a pool of
+    // MAX_THREADS built in `Solver::new` would add a thousand.
+    let made = process_threads().unwrap();
+    assert!(
+        made < before + MAX_THREADS_SEEN,
+        "{before} threads before Solver::new, {made} after"
+    );
+    let mut w = vec![0.0; 2];
+    solver.run(&mut w).unwrap();
+    let ran = process_threads().unwrap();
+    assert!(
+        ran >= before + MAX_THREADS_SEEN,
+        "{before} threads before the run, {ran} during the solver's life"
+    );
+}
+
+/// Half the pool of the test above: more new threads than this is the pool.
+const MAX_THREADS_SEEN: usize = bmrm::solver::MAX_THREADS / 2;
+
+/// A max-oracle claiming `n` examples of dimension `dim` (never called: the
+/// solver must refuse it first).
+struct Huge {
+    n: usize,
+    dim: usize,
+}
+
+impl MaxOracle for Huge {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn num_examples(&self) -> usize {
+        self.n
+    }
+    fn max_oracle(&self, _: usize, _: &[f64], _: &mut Corner) -> bmrm::Result<()> {
+        Err(Error::oracle("a huge oracle was called"))
+    }
+}
+
+#[test]
+fn huge_example_counts_and_dimensions_are_out_of_memory_not_an_abort() {
+    let cases = [
+        (Algorithm::Bcfw, 1usize << 40, 4usize),
+        (Algorithm::Bcfw, usize::MAX, 4),
+        (Algorithm::Sgd, 1 << 40, 4),
+        (Algorithm::Sgd, usize::MAX, 4),
+        (Algorithm::Bmrm, 4, 1 << 60),
+        (Algorithm::PBmrm, 1 << 20, 1 << 40),
+    ];
+    for (algorithm, n, dim) in cases {
+        let mut s = Settings::new(algorithm, 0.1);
+        if algorithm == Algorithm::PBmrm {
+            s.num_parts = 1 << 20;
+        }
+        let got = Solver::new(Problem::from_max_oracle(Huge { n, dim }), s);
+        assert!(
+            matches!(
+                got,
+                Err(Error {
+                    kind: bmrm::ErrorKind::OutOfMemory,
+                    ..
+                })
+            ),
+            "{algorithm:?} n = {n} dim = {dim}: {:?}",
+            got.err()
+        );
+    }
+}
+
+#[test]
+fn time_limit_stops_the_sgd_start() {
+    // 200 parts of 2 ms: the t0 search alone takes 10 x 2 x 20 calls and
+    // every pass 200 calls, about 1.2 s a pass and an hour for 3000 passes.
+    let delay = Duration::from_millis(2);
+    for algorithm in [Algorithm::Sgd, Algorithm::Bmrm] {
+        let mut s = Settings::new(algorithm, 0.1);
+        s.sgd_passes = 3000;
+        s.time_limit_seconds = 0.3;
+        s.num_parts = 200;
+        let problem = Problem::from_partitioned(Parts {
+            delay,
+            ..Parts::new(200)
+        });
+        let mut solver = Solver::new(problem, s).unwrap();
+        let mut w = vec![0.0; 200];
+        let started = Instant::now();
+        let info = solver.run(&mut w).unwrap();
+        assert_eq!(info.exit, Exit::TimeLimit, "{algorithm:?}");
+        // The limit, plus at most one exact evaluation (200 x 2 ms) per
+        // phase; far below the hour the passes would take.
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{algorithm:?} took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+fn small_multiclass() -> Multiclass {
+    let (x, y) = synthetic::gaussian_multiclass(12, 3, 3, 2.0, 5);
+    Multiclass::new(x, 3, y, 3, true).unwrap()
+}
+
+#[test]
+fn bcfw_path_refuses_a_degenerate_eps() {
+    for eps in [1e300, f64::INFINITY, f64::NAN, 0.0, -1.0] {
+        let mut s = Settings::new(Algorithm::Bcfw, 0.1);
+        s.num_passes = 50;
+        let mut solver = Solver::new(Problem::from_max_oracle(small_multiclass()), s).unwrap();
+        let got = solver.bcfw_mut().unwrap().path(eps, 1e-300, 10);
+        match got {
+            Err(Error {
+                kind: bmrm::ErrorKind::InvalidArgument,
+                message: m,
+                ..
+            }) => assert!(m.contains("eps"), "{m}"),
+            Err(e) => panic!("eps = {eps}: {e}"),
+            Ok(path) => {
+                for b in &path {
+                    assert!(
+                        b.gap.is_finite() && b.primal.is_finite(),
+                        "eps = {eps}: {b:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Four parts; part 2 fails.
+struct FailingPart;
+
+impl PartitionedRisk for FailingPart {
+    fn dim(&self) -> usize {
+        4
+    }
+    fn num_parts(&self) -> usize {
+        4
+    }
+    fn partial_risk(&self, p: usize, _: &[f64], g: &mut [f64]) -> bmrm::Result<f64> {
+        g.iter_mut().for_each(|x| *x = 0.0);
+        if p == 2 {
+            return Err(Error::oracle("callback returned 3"));
+        }
+        Ok(1.0)
+    }
+}
+
+#[test]
+fn a_failing_part_is_named_once_under_every_algorithm() {
+    for algorithm in [Algorithm::Bmrm, Algorithm::ProxBmrm, Algorithm::PBmrm] {
+        let mut solver = Solver::new(
+            Problem::from_partitioned(FailingPart),
+            Settings::new(algorithm, 0.1),
+        )
+        .unwrap();
+        let mut w = vec![0.0; 4];
+        let message = solver.run(&mut w).unwrap_err().to_string();
+        assert_eq!(
+            message.matches("(part ").count(),
+            1,
+            "{algorithm:?}: {message}"
+        );
+        assert!(message.contains("(part 2)"), "{algorithm:?}: {message}");
+    }
+}
