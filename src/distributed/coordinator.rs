@@ -242,9 +242,9 @@ impl Coordinator {
         max_breakpoints: usize,
     ) -> Result<Vec<Breakpoint>> {
         let result = guarded("the solver", || {
-            let unsupported = solver.path_unsupported();
-            let mut bcfw = solver.bcfw_mut().ok_or(unsupported)?;
-            bcfw.path(eps, lambda_min, max_breakpoints)
+            solver
+                .bcfw_for_path()?
+                .path(eps, lambda_min, max_breakpoints)
         });
         let w = solver.bcfw().and_then(|b| b.iterate()).unwrap_or(&[]);
         self.finish(result.as_ref().map(|_| ()), solver.info(), w)?;

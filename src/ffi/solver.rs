@@ -81,12 +81,7 @@ impl Held {
         max_breakpoints: usize,
     ) -> Result<Vec<crate::bcfw::Breakpoint>> {
         match self {
-            Held::Local(s) => {
-                let unsupported = s.path_unsupported();
-                s.bcfw_mut()
-                    .ok_or(unsupported)?
-                    .path(eps, lambda_min, max_breakpoints)
-            }
+            Held::Local(s) => s.bcfw_for_path()?.path(eps, lambda_min, max_breakpoints),
             #[cfg(feature = "mpi")]
             Held::Mpi(node) => node.bcfw_path(eps, lambda_min, max_breakpoints),
         }
@@ -105,10 +100,8 @@ impl Held {
     /// BCFW's box constraints (on an MPI rank other than 0: nothing to set,
     /// only rank 0's are used).
     pub(super) fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
-        self.solver_mut().map_or(Ok(()), |s| {
-            let unsupported = s.bounds_unsupported();
-            s.bcfw_mut().ok_or(unsupported)?.set_bounds(lower, upper)
-        })
+        self.solver_mut()
+            .map_or(Ok(()), |s| s.bcfw_for_bounds()?.set_bounds(lower, upper))
     }
     /// The solver of this process, for BCFW's dual state (which is not
     /// carried across ranks).

@@ -212,24 +212,31 @@ impl<'a> BcfwHandle<'a> {
 }
 
 impl super::Solver {
-    /// The error for box constraints on a solver that does not run BCFW
-    /// (the C ABI's status for them).
-    pub(crate) fn bounds_unsupported(&self) -> Error {
-        Error::invalid_argument(format!(
-            "box constraints are supported by BCFW only, not {}",
-            self.settings().algorithm.name()
-        ))
+    /// The BCFW handle for box constraints, or the error (the C ABI's
+    /// status) on a solver that does not run BCFW.
+    pub(crate) fn bcfw_for_bounds(&mut self) -> Result<BcfwHandle<'_>> {
+        let algorithm = self.settings().algorithm;
+        self.bcfw_mut().ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "box constraints are supported by BCFW only, not {}",
+                algorithm.name()
+            ))
+        })
     }
 
-    /// The error for the regularisation path on a solver that does not run
-    /// BCFW (the C ABI's status for it).
-    pub(crate) fn path_unsupported(&self) -> Error {
-        if !matches!(self.core.problem, Problem::Examples(_)) {
-            return Error::no_oracle("the regularisation path needs an example max-oracle");
-        }
-        Error::invalid_argument(format!(
-            "the regularisation path is BCFW's; the solver runs {}",
-            self.settings().algorithm.name()
-        ))
+    /// The BCFW handle for the regularisation path, or the error (the C
+    /// ABI's status) on a solver that does not run BCFW.
+    pub(crate) fn bcfw_for_path(&mut self) -> Result<BcfwHandle<'_>> {
+        let examples = matches!(self.core.problem, Problem::Examples(_));
+        let algorithm = self.settings().algorithm;
+        self.bcfw_mut().ok_or_else(|| {
+            if !examples {
+                return Error::no_oracle("the regularisation path needs an example max-oracle");
+            }
+            Error::invalid_argument(format!(
+                "the regularisation path is BCFW's; the solver runs {}",
+                algorithm.name()
+            ))
+        })
     }
 }
