@@ -82,6 +82,36 @@ pub trait MaxOracle: Send + Sync {
     /// Fills `out` (cleared by the caller) with the loss-augmented argmax of
     /// `example` at `w`.
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()>;
+    /// Fills `out[j]` (each cleared by the caller) with the answer for
+    /// example `first + j`: the answers of [`MaxOracle::max_oracle`], for an
+    /// oracle that answers a block faster at once (the built-in multiclass
+    /// model scores a block as one matrix product). The default calls
+    /// `max_oracle` for each example. On an error the caller asks the
+    /// examples one by one to name the one that failed.
+    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Result<()> {
+        for (j, corner) in out.iter_mut().enumerate() {
+            self.max_oracle(first + j, w, corner)?;
+        }
+        Ok(())
+    }
+    /// The sum of the hinges `H_i(w)` of examples `first..first + n`, with
+    /// `-psi_i(y^_i)` of each added to `grad`, in example order: what the
+    /// bundle methods need of a block, for an oracle that computes it
+    /// without forming the corners (the built-in multiclass model adds its
+    /// rows to `grad` with a vector kernel and takes the hinges from its
+    /// scores). The values equal those of the corners of
+    /// [`MaxOracle::max_oracle`] up to rounding. `None`, the default, makes
+    /// the caller go through the corners. On an error the caller asks the
+    /// examples one by one to name the one that failed.
+    fn block_risk(
+        &self,
+        _first: usize,
+        _n: usize,
+        _w: &[f64],
+        _grad: &mut [f64],
+    ) -> Option<Result<f64>> {
+        None
+    }
     /// Whether `max_oracle` may be called from several threads at once.
     fn thread_safe(&self) -> bool {
         true
