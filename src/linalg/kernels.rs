@@ -288,9 +288,12 @@ pub fn row_dots<A: Elem, const TI: usize, const TK: usize>(
     let (na, nb) = (a.len(), b.len());
     debug_assert!(a.iter().all(|r| r.len() >= n) && b.iter().all(|r| r.len() >= n));
     debug_assert_eq!(out.len(), na * nb);
+    if na == 0 || nb == 0 {
+        return;
+    }
     // Left rows in groups, so the accumulators kept between length blocks
     // stay small (and in cache) however many rows there are.
-    let group = GROUP.min(na).max(1);
+    let group = GROUP.min(na);
     let mut store = vec![0.0f64; group * nb * LANES];
     for (g, out_g) in a.chunks(group).zip(out.chunks_mut(group * nb)) {
         let store = &mut store[..g.len() * nb * LANES];
