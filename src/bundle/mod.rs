@@ -11,6 +11,10 @@ use rayon::prelude::*;
 use crate::linalg::dot;
 use crate::qp::Gram;
 
+/// Old planes per task of the Gram update (a multiple of the kernel's
+/// 3-row tile).
+const GRAM_GROUP: usize = 12;
+
 /// One cutting plane: `R_p(w) >= <a, w> + b`.
 #[derive(Debug, Clone)]
 pub struct Plane {
@@ -143,20 +147,34 @@ impl Bundle {
             self.make_room(new.len());
         }
         let old = self.planes.len();
+        let dim = self.dim;
         let planes = &self.planes;
-        let cross: Vec<Vec<f64>> = self.in_pool(|| {
-            planes
-                .par_iter()
-                .map(|q| new.iter().map(|p| dot(&q.a, &p.a)).collect())
-                .collect()
+        let new_rows: Vec<&[f64]> = new.iter().map(|p| &p.a[..]).collect();
+        // Groups of old planes against all new ones, one cache-blocked
+        // product each: every entry is the bits of `dot` of its two planes,
+        // whatever the grouping and the number of threads.
+        let cross: Vec<f64> = self.in_pool(|| {
+            let groups: Vec<Vec<f64>> = planes
+                .par_chunks(GRAM_GROUP)
+                .map(|group| {
+                    let rows: Vec<&[f64]> = group.iter().map(|q| &q.a[..]).collect();
+                    let mut out = vec![0.0; rows.len() * new_rows.len()];
+                    crate::linalg::row_dots(&rows, &new_rows, dim, &mut out);
+                    out
+                })
+                .collect();
+            groups.concat()
         });
-        for (row, dots) in self.gram.iter_mut().zip(&cross) {
+        let mut among_new = vec![0.0; new.len() * new.len()];
+        crate::linalg::row_dots(&new_rows, &new_rows, dim, &mut among_new);
+        let n_new = new.len();
+        for (row, dots) in self.gram.iter_mut().zip(cross.chunks_exact(n_new)) {
             row.extend_from_slice(dots);
         }
-        for (k, plane) in new.iter().enumerate() {
-            let mut row: Vec<f64> = cross.iter().map(|dots| dots[k]).collect();
-            row.extend(new.iter().map(|p| dot(&plane.a, &p.a)));
-            debug_assert_eq!(row.len(), old + new.len());
+        for k in 0..n_new {
+            let mut row: Vec<f64> = cross.chunks_exact(n_new).map(|dots| dots[k]).collect();
+            row.extend_from_slice(&among_new[k * n_new..(k + 1) * n_new]);
+            debug_assert_eq!(row.len(), old + n_new);
             self.gram.push(row);
         }
         let added = new.len();
