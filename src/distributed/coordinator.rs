@@ -108,7 +108,7 @@ impl MaxOracle for DistributedOracle {
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
         self.full.max_oracle(example, w, out)
     }
-    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Result<()> {
+    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Option<Result<()>> {
         self.full.max_oracle_block(first, w, out)
     }
     fn block_risk(

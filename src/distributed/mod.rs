@@ -419,7 +419,7 @@ impl MaxOracle for ExampleRange {
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
         self.oracle.max_oracle(self.range.start + example, w, out)
     }
-    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Result<()> {
+    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Option<Result<()>> {
         self.oracle
             .max_oracle_block(self.range.start + first, w, out)
     }

@@ -87,10 +87,12 @@ impl MaxOracle for CountedOracle {
         self.tally.add(1, t);
         result
     }
-    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Result<()> {
+    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Option<Result<()>> {
         let t = self.tally.single();
         let result = self.inner.max_oracle_block(first, w, out);
-        self.tally.add(out.len() as u64, t);
+        if result.is_some() {
+            self.tally.add(out.len() as u64, t);
+        }
         result
     }
     fn block_risk(

@@ -426,7 +426,14 @@ impl MaxOracle for Multiclass {
 
     /// The block's scores as one product, then each example's answer from
     /// its row of scores: the same bits as [`MaxOracle::max_oracle`].
-    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Result<()> {
+    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Option<Result<()>> {
+        Some(self.block_of(first, w, out))
+    }
+}
+
+impl Multiclass {
+    /// [`MaxOracle::max_oracle_block`].
+    fn block_of(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Result<()> {
         check_w_len(NAME, w, self.dim())?;
         if out.is_empty() {
             return Ok(());
@@ -440,9 +447,7 @@ impl MaxOracle for Multiclass {
         }
         Ok(())
     }
-}
 
-impl Multiclass {
     /// The loss-augmented argmax of `example` and its augmented score, from
     /// the class scores `score(k) = <w_k, (x, 1)>`.
     fn decide(&self, example: usize, score: impl Fn(usize) -> f64) -> Result<(usize, f64)> {

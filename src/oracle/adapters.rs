@@ -247,9 +247,10 @@ pub fn call_max_oracle_named(
 pub const ORACLE_BLOCK: usize = 48;
 
 /// [`call_max_oracle_named`] for the oracle's examples `first..first +
-/// out.len()`, named from `name` on, in one [`MaxOracle::max_oracle_block`]
-/// call. When the block fails, the examples are asked one by one, so the
-/// error names the first example that fails, as a single call would.
+/// out.len()`, named from `name` on: one [`MaxOracle::max_oracle_block`]
+/// call when the oracle answers blocks, else one call per example. When a
+/// block fails, its examples are asked one by one, so the error names the
+/// first example that fails, as a single call would.
 pub fn call_max_oracle_block(
     oracle: &dyn MaxOracle,
     first: usize,
@@ -258,19 +259,36 @@ pub fn call_max_oracle_block(
     out: &mut [Corner],
 ) -> Result<()> {
     out.iter_mut().for_each(Corner::clear);
-    if let Err(block_error) = oracle.max_oracle_block(first, w, out) {
-        for (j, corner) in out.iter_mut().enumerate() {
-            call_max_oracle_named(oracle, first + j, name + j, w, corner)?;
+    match oracle.max_oracle_block(first, w, out) {
+        Some(Ok(())) => {
+            for (j, corner) in out.iter().enumerate() {
+                check_corner(corner, name + j)?;
+            }
+            Ok(())
         }
-        // Every single call succeeded: an oracle whose block disagrees with
-        // its examples.
-        return Err(block_error.context(format!(
-            "(examples {name}..{}; each alone succeeds)",
-            name + out.len()
-        )));
+        Some(Err(block_error)) => {
+            one_by_one(oracle, first, name, w, out)?;
+            // Every single call succeeded: an oracle whose block disagrees
+            // with its examples.
+            Err(block_error.context(format!(
+                "(examples {name}..{}; each alone succeeds)",
+                name + out.len()
+            )))
+        }
+        None => one_by_one(oracle, first, name, w, out),
     }
-    for (j, corner) in out.iter().enumerate() {
-        check_corner(corner, name + j)?;
+}
+
+/// The examples of a block, one call each.
+fn one_by_one(
+    oracle: &dyn MaxOracle,
+    first: usize,
+    name: usize,
+    w: &[f64],
+    out: &mut [Corner],
+) -> Result<()> {
+    for (j, corner) in out.iter_mut().enumerate() {
+        call_max_oracle_named(oracle, first + j, name + j, w, corner)?;
     }
     Ok(())
 }

@@ -85,14 +85,18 @@ pub trait MaxOracle: Send + Sync {
     /// Fills `out[j]` (each cleared by the caller) with the answer for
     /// example `first + j`: the answers of [`MaxOracle::max_oracle`], for an
     /// oracle that answers a block faster at once (the built-in multiclass
-    /// model scores a block as one matrix product). The default calls
-    /// `max_oracle` for each example. On an error the caller asks the
-    /// examples one by one to name the one that failed.
-    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Result<()> {
-        for (j, corner) in out.iter_mut().enumerate() {
-            self.max_oracle(first + j, w, corner)?;
-        }
-        Ok(())
+    /// model scores a block as one matrix product). `None`, the default,
+    /// makes the caller call `max_oracle` for each example. An oracle that
+    /// answers blocks must give the same answers when asked again: on an
+    /// error the caller asks the block's examples one by one to name the
+    /// one that failed.
+    fn max_oracle_block(
+        &self,
+        _first: usize,
+        _w: &[f64],
+        _out: &mut [Corner],
+    ) -> Option<Result<()>> {
+        None
     }
     /// The sum of the hinges `H_i(w)` of examples `first..first + n`, with
     /// `-psi_i(y^_i)` of each added to `grad`, in example order: what the
@@ -101,8 +105,11 @@ pub trait MaxOracle: Send + Sync {
     /// rows to `grad` with a vector kernel and takes the hinges from its
     /// scores). The values equal those of the corners of
     /// [`MaxOracle::max_oracle`] up to rounding. `None`, the default, makes
-    /// the caller go through the corners. On an error the caller asks the
-    /// examples one by one to name the one that failed.
+    /// the caller go through the corners. As for `max_oracle_block`, on an
+    /// error the caller asks the examples one by one. A wrapper around
+    /// another oracle should forward this method (and
+    /// [`MaxOracle::max_oracle_block`]): otherwise its risks are the
+    /// corners', which differ from the wrapped oracle's in the last bits.
     fn block_risk(
         &self,
         _first: usize,
