@@ -230,6 +230,17 @@ impl BcfwState {
                      but earlier with loss {known}: a label id must name one label"
                 )));
             }
+            let kept = &b.atoms[k].psi;
+            let scale = b.atoms[k]
+                .psi_norm2
+                .max(self.fresh_psi.norm2())
+                .max(f64::MIN_POSITIVE);
+            if kept.dist2(&self.fresh_psi) > 1e-18 * scale {
+                return Err(Error::oracle(format!(
+                    "max-oracle for example {i} returned label id {label} with a psi other than \
+                     the one it returned earlier for that id: a label id must name one label"
+                )));
+            }
             return Ok((CornerRef::Atom(k), h));
         }
         let psi = std::mem::take(&mut self.fresh_psi);
