@@ -80,7 +80,7 @@ impl Counter {
             return false;
         }
         if let Some(d) = self.deadline {
-            if !self.expired && self.updates % DEADLINE_EVERY == 0 {
+            if !self.expired && self.updates.is_multiple_of(DEADLINE_EVERY) {
                 self.expired = std::time::Instant::now() >= d;
             }
         }
