@@ -91,6 +91,39 @@ pub fn dot_with<A: Elem>(isa: Isa, x: &[A], y: &[f64]) -> f64 {
     call!(isa, dot_k(x, y))
 }
 
+/// `<a, y>` for a sparse `a` (indices increasing, values `value`) and a
+/// dense `y`, in the kernels' structure (entry `j` in lane `j % LANES`,
+/// then the tree): the bits of [`dot`] of the densified `a` with `y` when
+/// `y` is finite (a skipped zero adds exactly nothing to a lane).
+pub fn sparse_dot(index: &[u32], value: &[f64], y: &[f64]) -> f64 {
+    let mut acc = [0.0f64; LANES];
+    for (&j, &v) in index.iter().zip(value) {
+        let l = j as usize % LANES;
+        acc[l] = v.mul_add(y[j as usize], acc[l]);
+    }
+    kernels::reduce(&acc)
+}
+
+/// `<a, b>` for two sparse vectors (indices increasing), in the kernels'
+/// structure: the bits of [`dot`] of the two densified vectors.
+pub fn sparse_sparse_dot(ia: &[u32], va: &[f64], ib: &[u32], vb: &[f64]) -> f64 {
+    let mut acc = [0.0f64; LANES];
+    let (mut p, mut q) = (0, 0);
+    while p < ia.len() && q < ib.len() {
+        match ia[p].cmp(&ib[q]) {
+            std::cmp::Ordering::Less => p += 1,
+            std::cmp::Ordering::Greater => q += 1,
+            std::cmp::Ordering::Equal => {
+                let l = ia[p] as usize % LANES;
+                acc[l] = va[p].mul_add(vb[q], acc[l]);
+                p += 1;
+                q += 1;
+            }
+        }
+    }
+    kernels::reduce(&acc)
+}
+
 /// `||x||^2`.
 #[inline]
 pub fn norm2(x: &[f64]) -> f64 {

@@ -180,3 +180,43 @@ fn the_selected_isa_is_available() {
     assert!(isa::selected().supported());
     assert!(Isa::available().contains(&Isa::Portable));
 }
+
+#[test]
+fn sparse_dots_are_the_dense_dot_bit_for_bit() {
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    for &n in &LENGTHS {
+        let sparse = |rng: &mut ChaCha8Rng| -> Vec<f64> {
+            (0..n)
+                .map(|_| {
+                    if rng.gen_bool(0.7) {
+                        0.0
+                    } else {
+                        rng.gen_range(-1.0..1.0)
+                    }
+                })
+                .collect()
+        };
+        let a = sparse(&mut rng);
+        let b = sparse(&mut rng);
+        let y = random_vec(&mut rng, n);
+        let nz = |v: &[f64]| -> (Vec<u32>, Vec<f64>) {
+            v.iter()
+                .enumerate()
+                .filter(|(_, x)| **x != 0.0)
+                .map(|(j, x)| (j as u32, *x))
+                .unzip()
+        };
+        let (ia, va) = nz(&a);
+        let (ib, vb) = nz(&b);
+        assert_eq!(
+            sparse_dot(&ia, &va, &y).to_bits(),
+            dot(&a, &y).to_bits(),
+            "n {n}"
+        );
+        assert_eq!(
+            sparse_sparse_dot(&ia, &va, &ib, &vb).to_bits(),
+            dot(&a, &b).to_bits(),
+            "n {n}"
+        );
+    }
+}
