@@ -114,6 +114,15 @@ pub fn axpy<A: Elem>(alpha: f64, x: &[A], y: &mut [f64]) {
     }
 }
 
+/// `y -= s (a - b)`, element by element (a subtraction, a multiply and a
+/// subtraction, each rounded).
+#[inline(always)]
+pub fn sub_scaled_diff(s: f64, a: &[f64], b: &[f64], y: &mut [f64]) {
+    for ((yi, &ai), &bi) in y.iter_mut().zip(a).zip(b) {
+        *yi -= s * (ai - bi);
+    }
+}
+
 /// Length of the blocks the product walks the rows in: a block of the
 /// right-hand rows (up to a few dozen rows of 2048 doubles) stays in L2
 /// while every left-hand row passes over it.

@@ -63,6 +63,9 @@ macro_rules! call {
 
 clones!(dot_k<A: Elem>(x: &[A], y: &[f64]) -> f64 { kernels::dot(x, y) });
 clones!(axpy_k<A: Elem>(alpha: f64, x: &[A], y: &mut [f64]) -> () { kernels::axpy(alpha, x, y) });
+clones!(sub_scaled_diff_k<>(s: f64, a: &[f64], b: &[f64], y: &mut [f64]) -> () {
+    kernels::sub_scaled_diff(s, a, b, y)
+});
 // Register tiles: 3 x 4 pairs of two zmm accumulators each on AVX-512
 // (24 of 32 registers), 1 x 3 pairs of four ymm on AVX2 (12 of 16).
 clones!(row_dots_k<A: Elem>(a: &[&[A]], b: &[&[f64]], n: usize, out: &mut [f64]) -> () {
@@ -147,6 +150,13 @@ pub fn axpy_f32(alpha: f64, x: &[f32], y: &mut [f64]) {
 /// [`axpy`] on a given instruction set (the same bits on each).
 pub fn axpy_with<A: Elem>(isa: Isa, alpha: f64, x: &[A], y: &mut [f64]) {
     call!(isa, axpy_k(alpha, x, y))
+}
+
+/// `y -= s (a - b)` (the QP's gradient update of a pair step), the bits
+/// of the plain loop.
+#[inline]
+pub fn sub_scaled_diff(s: f64, a: &[f64], b: &[f64], y: &mut [f64]) {
+    call!(isa::selected(), sub_scaled_diff_k(s, a, b, y))
 }
 
 /// `out[i b.len() + k] = <a[i][..n], b[k][..n]>`: the product `A B^T` of

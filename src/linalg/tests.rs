@@ -220,3 +220,24 @@ fn sparse_dots_are_the_dense_dot_bit_for_bit() {
         );
     }
 }
+
+#[test]
+fn sub_scaled_diff_matches_the_plain_loop() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for &n in &LENGTHS {
+        let a = random_vec(&mut rng, n);
+        let b = random_vec(&mut rng, n);
+        let y0 = random_vec(&mut rng, n);
+        let s = rng.gen_range(-2.0..2.0);
+        let mut want = y0.clone();
+        for i in 0..n {
+            want[i] -= s * (a[i] - b[i]);
+        }
+        let mut got = y0.clone();
+        sub_scaled_diff(s, &a, &b, &mut got);
+        assert!(got
+            .iter()
+            .zip(&want)
+            .all(|(x, y)| x.to_bits() == y.to_bits()));
+    }
+}

@@ -193,9 +193,9 @@ pub(super) fn step<C: Columns>(
     beta[u] = new_bu;
     beta[v] = new_bv;
     let s = delta / mu;
-    for ((gi, &a), &b) in g.iter_mut().zip(cu).zip(cv) {
-        *gi -= s * (a - b);
-    }
+    // By the vector kernel (the bits of the plain loop).
+    let n = g.len().min(cu.len()).min(cv.len());
+    crate::linalg::sub_scaled_diff(s, &cu[..n], &cv[..n], &mut g[..n]);
     Ok(Some(gain))
 }
 
