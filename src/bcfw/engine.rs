@@ -33,6 +33,7 @@ macro_rules! point {
 }
 
 mod dual;
+mod multiplane;
 mod steps;
 
 pub use dual::{BlockDual, CornerDual};
@@ -74,6 +75,8 @@ pub struct BcfwState {
     pub(super) passes: u64,
     pub(super) oracle_calls: u64,
     pub(super) cache_hits: u64,
+    /// Multi-plane approximate passes (no oracle calls).
+    pub(super) approx_passes: u64,
     /// The `w` the last run returned (a later run must start from it).
     pub(crate) returned_w: Option<Vec<f64>>,
     // Scratch, reused so block steps do not allocate.
@@ -85,6 +88,11 @@ pub struct BcfwState {
     fresh_psi: SparseVec,
     fresh_norm2: f64,
     merged: SparseVec,
+    /// The block order of an approximate pass.
+    order: Vec<usize>,
+    /// Multi-plane: the most inactive corners per block, set by each pass;
+    /// then exact passes add their corners to the working sets.
+    working_set: Option<usize>,
 }
 
 impl BcfwState {
@@ -117,7 +125,9 @@ impl BcfwState {
             w,
             l: 0.0,
             bounds,
-            keep_atoms: settings.use_cache || settings.step_type != StepType::FrankWolfe,
+            keep_atoms: settings.use_cache
+                || settings.multi_plane
+                || settings.step_type != StepType::FrankWolfe,
             vbar: None,
             lbar: 0.0,
             avg_steps: 0,
@@ -129,6 +139,7 @@ impl BcfwState {
             passes: 0,
             oracle_calls: 0,
             cache_hits: 0,
+            approx_passes: 0,
             returned_w: None,
             corner: Corner::new(dim),
             pairs: Vec::new(),
@@ -137,6 +148,8 @@ impl BcfwState {
             fresh_psi: SparseVec::default(),
             fresh_norm2: 0.0,
             merged: SparseVec::default(),
+            order: Vec::new(),
+            working_set: None,
         })
     }
 
@@ -174,6 +187,7 @@ impl BcfwState {
                         loss,
                         alpha: 1.0,
                         last_used: 0,
+                        used_pass: 0,
                     });
                 }
             }
@@ -305,6 +319,7 @@ impl BcfwState {
             effective_passes: self.oracle_calls as f64 / self.n as f64,
             oracle_calls: self.oracle_calls,
             cache_hits: self.cache_hits,
+            approx_passes: self.approx_passes,
             ell: self.l,
             dual: self.dual(),
             gap_estimate: self.gap_estimate(),
@@ -326,8 +341,9 @@ impl BcfwState {
         refresh: bool,
     ) -> Result<ExactPass> {
         let context = format!("in the exact gap pass after pass {}", self.passes);
-        let items = on_oracle_thread(oracle.thread_safe(), pool, || {
-            oracle_pass(oracle, point!(self), false, &context)
+        let keep_psi = refresh && self.working_set.is_some();
+        let mut items = on_oracle_thread(oracle.thread_safe(), pool, || {
+            oracle_pass(oracle, point!(self), keep_psi, &context)
         })?;
         if refresh {
             self.oracle_calls += self.n as u64;
@@ -347,6 +363,9 @@ impl BcfwState {
             }
         }
         risk /= n;
+        if let Some(keep) = self.working_set.filter(|_| keep_psi) {
+            self.absorb_corners(&mut items, keep)?;
+        }
         if refresh {
             self.sampler.all_visited();
             self.last_exact_gap = gap;
@@ -358,6 +377,7 @@ impl BcfwState {
 
     /// One pass: `n` block steps.
     pub fn pass(&mut self, oracle: &dyn MaxOracle, settings: &Settings) -> Result<()> {
+        self.working_set = settings.multi_plane.then_some(settings.cache_size);
         if settings.weighted_averaging && self.vbar.is_none() {
             self.vbar = Some(self.v.clone());
             self.lbar = self.l;
@@ -372,6 +392,13 @@ impl BcfwState {
                     self.steps + 1
                 ))
             })?;
+            if settings.multi_plane {
+                for _ in 0..settings.mp_block_steps {
+                    if !self.approximate_step(settings, i) {
+                        break;
+                    }
+                }
+            }
         }
         self.passes += 1;
         Ok(())

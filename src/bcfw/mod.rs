@@ -61,6 +61,8 @@ pub struct BcfwStats {
     pub oracle_calls: u64,
     /// Block steps answered by the cache (no oracle call).
     pub cache_hits: u64,
+    /// Multi-plane approximate passes (n block steps without oracle calls).
+    pub approx_passes: u64,
     /// The dual's loss term `l = sum_i l_i` (the BCFW MATLAB code's `ell`).
     pub ell: f64,
     /// The dual value at the current weights (a lower bound on min F).
@@ -133,7 +135,14 @@ impl Method for BcfwMethod<'_> {
         let oracle = examples(ctx)?;
         let settings = ctx.settings;
         self.k = k;
+        let before = self.state.dual();
+        let started = std::time::Instant::now();
         self.state.pass(oracle.as_ref(), settings)?;
+        if settings.multi_plane {
+            let gain = self.state.dual() - before;
+            let seconds = started.elapsed().as_secs_f64();
+            self.state.approximate_passes(settings, gain, seconds);
+        }
         let mut exact = None;
         // Every gap_check passes since the last exact pass, or sooner when
         // every block's estimate is known and their sum is below

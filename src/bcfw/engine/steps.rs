@@ -66,12 +66,45 @@ impl BcfwState {
             }
         };
         if let CornerRef::Atom(k) = s {
-            self.blocks[i].atoms[k].last_used = self.steps;
+            let a = &mut self.blocks[i].atoms[k];
+            a.last_used = self.steps;
+            a.used_pass = self.passes;
         }
         self.set_estimate(i, g);
-
-        // FW step, and the alternative of the step type; keep the better.
         let fixed = (!settings.line_search).then(|| 2.0 * n / (self.steps as f64 - 1.0 + 2.0 * n));
+        self.step_towards(settings, i, s, w_dot_wi, fixed);
+        Ok(())
+    }
+
+    /// A multi-plane approximate step on block `i`: towards the best kept
+    /// corner at `w`, no oracle call, always with the exact line search (a
+    /// fixed step towards a corner that is not the block's maximiser could
+    /// raise the dual objective). The gap estimate is left as the oracle
+    /// gave it. Returns whether the block moved.
+    pub(super) fn approximate_step(&mut self, settings: &Settings, i: usize) -> bool {
+        self.steps += 1;
+        let w_dot_wi = self.blocks[i].w.dot_dense(point!(self));
+        let (s, _) = self.best_cached(i);
+        if let CornerRef::Atom(k) = s {
+            let a = &mut self.blocks[i].atoms[k];
+            a.last_used = self.steps;
+            a.used_pass = self.passes;
+        }
+        self.step_towards(settings, i, s, w_dot_wi, None)
+    }
+
+    /// The step on block `i` with FW corner `s`: the FW step and the
+    /// alternative of the step type, the better one applied; then the
+    /// corners kept are trimmed and the average updated. Returns whether
+    /// the block moved.
+    fn step_towards(
+        &mut self,
+        settings: &Settings,
+        i: usize,
+        s: CornerRef,
+        w_dot_wi: f64,
+        fixed: Option<f64>,
+    ) -> bool {
         // Without a box the FW step needs no direction vector: its slope and
         // curvature come from <w, w_i>, <psi, w_i>, ||psi||^2 and ||w_i||^2.
         let fast = self.bounds.is_none();
@@ -127,7 +160,16 @@ impl BcfwState {
                 self.apply(i, kind, gamma, dl, s, away);
             }
         }
-        if settings.use_cache {
+        if settings.multi_plane {
+            // The working set: corners with weight, and those that were the
+            // best corner within the last mp_inactive_passes oracle passes.
+            let horizon = u64::from(settings.mp_inactive_passes);
+            let now = self.passes;
+            let b = &mut self.blocks[i];
+            b.atoms
+                .retain(|a| a.alpha > 0.0 || now - a.used_pass <= horizon);
+            b.evict(settings.cache_size);
+        } else if settings.use_cache {
             self.blocks[i].evict(settings.cache_size);
         } else if self.keep_atoms {
             self.blocks[i].atoms.retain(|a| a.alpha > 0.0);
@@ -142,7 +184,7 @@ impl BcfwState {
             }
             self.lbar = (1.0 - rho) * self.lbar + rho * self.l;
         }
-        Ok(())
+        gamma > 0.0
     }
 
     /// Debug builds: block `i`'s iterate agrees with its weights.
@@ -223,13 +265,7 @@ impl BcfwState {
         }
         let b = &mut self.blocks[i];
         if let Some(k) = b.find(label) {
-            let known = b.atoms[k].loss;
-            if (known - loss).abs() > 1e-9 * known.abs().max(loss.abs()).max(1.0) {
-                return Err(Error::oracle(format!(
-                    "max-oracle for example {i} returned label id {label} with loss {loss}, \
-                     but earlier with loss {known}: a label id must name one label"
-                )));
-            }
+            check_same_label(i, label, b.atoms[k].loss, loss)?;
             return Ok((CornerRef::Atom(k), h));
         }
         let psi = std::mem::take(&mut self.fresh_psi);
@@ -241,6 +277,7 @@ impl BcfwState {
             psi_norm2,
             alpha: 0.0,
             last_used: self.steps,
+            used_pass: self.passes,
         });
         Ok((CornerRef::Atom(b.atoms.len() - 1), h))
     }
@@ -435,6 +472,18 @@ impl BcfwState {
             track_truth(b, gamma, s);
         }
     }
+}
+
+/// A label id seen again must come with the loss it had: a label id names
+/// one label.
+pub(super) fn check_same_label(i: usize, label: u64, known: f64, loss: f64) -> Result<()> {
+    if (known - loss).abs() > 1e-9 * known.abs().max(loss.abs()).max(1.0) {
+        return Err(Error::oracle(format!(
+            "max-oracle for example {i} returned label id {label} with loss {loss}, \
+             but earlier with loss {known}: a label id must name one label"
+        )));
+    }
+    Ok(())
 }
 
 /// The empty psi of the ground truth.
