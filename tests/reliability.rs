@@ -341,3 +341,78 @@ fn a_failing_part_is_named_once_under_every_algorithm() {
         assert!(message.contains("(part 2)"), "{algorithm:?}: {message}");
     }
 }
+
+/// The multiclass oracle of `small_multiclass` answering every wrong class
+/// with the one label id 5: two labels, one id (issue 17, finding 6).
+struct CollidingIds(Multiclass);
+
+impl MaxOracle for CollidingIds {
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn num_examples(&self) -> usize {
+        self.0.num_examples()
+    }
+    fn max_oracle(&self, i: usize, w: &[f64], out: &mut Corner) -> bmrm::Result<()> {
+        self.0.max_oracle(i, w, out)?;
+        out.set_label(5);
+        Ok(())
+    }
+}
+
+#[test]
+fn bcfw_reports_label_ids_that_name_two_labels() {
+    // With every corner kept (cache, pairwise, away), a reused id with
+    // another psi made BCFW step towards the wrong corner and stall.
+    for (step_type, use_cache) in [
+        (bmrm::StepType::FrankWolfe, true),
+        (bmrm::StepType::Pairwise, false),
+        (bmrm::StepType::Pairwise, true),
+        (bmrm::StepType::Away, false),
+    ] {
+        let mut s = Settings::new(Algorithm::Bcfw, 0.01);
+        s.step_type = step_type;
+        s.use_cache = use_cache;
+        s.num_passes = 200;
+        let problem = Problem::from_max_oracle(CollidingIds(small_multiclass()));
+        let mut solver = Solver::new(problem, s).unwrap();
+        let mut w = vec![0.0; solver.dim()];
+        match solver.run(&mut w) {
+            Err(Error {
+                kind: bmrm::ErrorKind::OracleFailed,
+                message,
+                ..
+            }) => assert!(message.contains("label id 5"), "{message}"),
+            other => panic!("{step_type:?} cache {use_cache}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn bcfw_with_a_box_excluding_zero_starts_from_w_zero() {
+    // The start is the box's projection of 0; w = 0 names it (finding 7:
+    // it was refused with "pass w = 0").
+    let problem = Problem::from_max_oracle(small_multiclass());
+    let mut s = Settings::new(Algorithm::Bcfw, 0.1);
+    s.tol_abs = 1e-6;
+    s.tol_rel = 1e-12;
+    let mut solver = Solver::new(problem, s).unwrap();
+    let dim = solver.dim();
+    let lower = vec![0.25; dim];
+    let upper = vec![f64::INFINITY; dim];
+    solver.bcfw_mut().unwrap().set_bounds(lower, upper).unwrap();
+    let mut w = vec![1.0; dim];
+    let refused = solver.run(&mut w).unwrap_err();
+    assert_eq!(refused.kind, bmrm::ErrorKind::InvalidArgument);
+    assert!(refused.message.contains("w = 0"), "{}", refused.message);
+    let mut w = vec![0.0; dim];
+    let info = solver.run(&mut w).unwrap();
+    assert!(w.iter().all(|&x| x >= 0.25), "{w:?}");
+    assert!(
+        info.lower_bound <= info.primal && info.gap <= 1e-6,
+        "{info:?}"
+    );
+    // A later run continues from the w the last one returned.
+    let info2 = solver.run(&mut w).unwrap();
+    assert!(info2.lower_bound <= info2.primal, "{info2:?}");
+}

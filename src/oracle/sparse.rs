@@ -77,6 +77,27 @@ impl SparseVec {
     pub fn norm2(&self) -> f64 {
         self.val.iter().map(|v| v * v).sum()
     }
+
+    /// `||self - other||^2`, walking both sorted index lists once.
+    pub fn dist2(&self, other: &SparseVec) -> f64 {
+        let (p, q) = (self, other);
+        let (mut x, mut y, mut sum) = (0, 0, 0.0);
+        while x < p.idx.len() || y < q.idx.len() {
+            let d = if y >= q.idx.len() || (x < p.idx.len() && p.idx[x] < q.idx[y]) {
+                x += 1;
+                p.val[x - 1]
+            } else if x >= p.idx.len() || q.idx[y] < p.idx[x] {
+                y += 1;
+                q.val[y - 1]
+            } else {
+                x += 1;
+                y += 1;
+                p.val[x - 1] - q.val[y - 1]
+            };
+            sum += d * d;
+        }
+        sum
+    }
 }
 
 /// `out += a * p + b * q` (appended) for sorted sparse vectors, zeros dropped.
@@ -110,6 +131,17 @@ mod tests {
             idx: pairs.iter().map(|p| p.0).collect(),
             val: pairs.iter().map(|p| p.1).collect(),
         }
+    }
+
+    #[test]
+    fn dist2_is_the_squared_distance_over_both_supports() {
+        let p = sv(&[(1, 1.0), (4, 2.0), (9, -1.0)]);
+        let q = sv(&[(0, 3.0), (4, 2.5), (9, -1.0)]);
+        // (1)^2 at 1, (3)^2 at 0, (-0.5)^2 at 4, 0 at 9
+        assert_eq!(p.dist2(&q), 1.0 + 9.0 + 0.25);
+        assert_eq!(q.dist2(&p), p.dist2(&q));
+        assert_eq!(p.dist2(&p), 0.0);
+        assert_eq!(p.dist2(&SparseVec::default()), p.norm2());
     }
 
     #[test]

@@ -62,17 +62,21 @@ impl Bcfw {
             Some(r) => r,
             None => state.w(),
         };
-        if w != expected {
+        // The first run starts at the box's projection of 0; w = 0 names
+        // that start too (its projection), as the documentation says.
+        let names_start = state.returned_w.is_none() && w.iter().all(|&x| x == 0.0);
+        if w != expected && !names_start {
             let msg = if state.returned_w.is_some() {
                 "BCFW continues from its own dual state: pass the w the last run returned \
                  (or make a new solver to start again)"
             } else {
                 "BCFW starts from the dual point alpha_i = delta(y_i), that is w = 0 \
-                 (projected onto the box): pass w = 0"
+                 (projected onto the box when one is set): pass w = 0 or that projection"
             };
             self.state = Some(state);
             return Err(Error::invalid_argument(msg));
         }
+        w.copy_from_slice(state.w());
         let result = run_from(core, &mut state, w);
         let info = result.map(|_| core.info);
         state.returned_w = Some(w.to_vec());

@@ -66,8 +66,8 @@ impl BcfwState {
             let b = &mut self.blocks[i];
             match b.find(item.label) {
                 Some(k) => {
+                    check_same_label(i, item.label, &b.atoms[k], item.loss, &psi)?;
                     let a = &mut b.atoms[k];
-                    check_same_label(i, item.label, a.loss, item.loss)?;
                     a.last_used = self.steps;
                     a.used_pass = self.passes;
                 }

@@ -265,7 +265,7 @@ impl BcfwState {
         }
         let b = &mut self.blocks[i];
         if let Some(k) = b.find(label) {
-            check_same_label(i, label, b.atoms[k].loss, loss)?;
+            check_same_label(i, label, &b.atoms[k], loss, &self.fresh_psi)?;
             return Ok((CornerRef::Atom(k), h));
         }
         let psi = std::mem::take(&mut self.fresh_psi);
@@ -474,13 +474,28 @@ impl BcfwState {
     }
 }
 
-/// A label id seen again must come with the loss it had: a label id names
-/// one label.
-pub(super) fn check_same_label(i: usize, label: u64, known: f64, loss: f64) -> Result<()> {
-    if (known - loss).abs() > 1e-9 * known.abs().max(loss.abs()).max(1.0) {
+/// A label id seen again must come with the loss and the psi it had: a
+/// label id names one label (another psi under a known id would make the
+/// steps move towards the wrong corner).
+pub(super) fn check_same_label(
+    i: usize,
+    label: u64,
+    known: &Atom,
+    loss: f64,
+    psi: &SparseVec,
+) -> Result<()> {
+    let known_loss = known.loss;
+    if (known_loss - loss).abs() > 1e-9 * known_loss.abs().max(loss.abs()).max(1.0) {
         return Err(Error::oracle(format!(
             "max-oracle for example {i} returned label id {label} with loss {loss}, \
-             but earlier with loss {known}: a label id must name one label"
+             but earlier with loss {known_loss}: a label id must name one label"
+        )));
+    }
+    let scale = known.psi_norm2.max(psi.norm2()).max(f64::MIN_POSITIVE);
+    if known.psi.dist2(psi) > 1e-18 * scale {
+        return Err(Error::oracle(format!(
+            "max-oracle for example {i} returned label id {label} with a psi other than \
+             the one it returned earlier for that id: a label id must name one label"
         )));
     }
     Ok(())
