@@ -71,15 +71,18 @@ struct Variant {
     step: StepType,
     cache: bool,
     multi_plane: bool,
+    /// Mini-batch size (0: off).
+    batch: u32,
 }
 
-const VARIANTS: [Variant; 7] = [
+const VARIANTS: [Variant; 9] = [
     Variant {
         name: "uniform-BCFW",
         sampling: Sampling::Uniform,
         step: StepType::FrankWolfe,
         cache: false,
         multi_plane: false,
+        batch: 0,
     },
     Variant {
         name: "gap-BCFW (default)",
@@ -87,6 +90,7 @@ const VARIANTS: [Variant; 7] = [
         step: StepType::FrankWolfe,
         cache: false,
         multi_plane: false,
+        batch: 0,
     },
     Variant {
         name: "gap-BCFW+cache",
@@ -94,6 +98,7 @@ const VARIANTS: [Variant; 7] = [
         step: StepType::FrankWolfe,
         cache: true,
         multi_plane: false,
+        batch: 0,
     },
     Variant {
         name: "gap-BCPFW+cache",
@@ -101,6 +106,7 @@ const VARIANTS: [Variant; 7] = [
         step: StepType::Pairwise,
         cache: true,
         multi_plane: false,
+        batch: 0,
     },
     Variant {
         name: "multi-plane FW",
@@ -108,6 +114,7 @@ const VARIANTS: [Variant; 7] = [
         step: StepType::FrankWolfe,
         cache: false,
         multi_plane: true,
+        batch: 0,
     },
     Variant {
         name: "multi-plane PFW",
@@ -115,6 +122,7 @@ const VARIANTS: [Variant; 7] = [
         step: StepType::Pairwise,
         cache: false,
         multi_plane: true,
+        batch: 0,
     },
     Variant {
         name: "multi-plane PFW+cache",
@@ -122,6 +130,23 @@ const VARIANTS: [Variant; 7] = [
         step: StepType::Pairwise,
         cache: true,
         multi_plane: true,
+        batch: 0,
+    },
+    Variant {
+        name: "mini-batch 64",
+        sampling: Sampling::Gap,
+        step: StepType::FrankWolfe,
+        cache: false,
+        multi_plane: false,
+        batch: 64,
+    },
+    Variant {
+        name: "mini-batch 64+cache",
+        sampling: Sampling::Gap,
+        step: StepType::FrankWolfe,
+        cache: true,
+        multi_plane: false,
+        batch: 64,
     },
 ];
 
@@ -215,6 +240,7 @@ fn run(args: &Args, case: &Case, v: &Variant) -> bmrm::Result<Row> {
         s.step_type = v.step;
         s.use_cache = v.cache;
         s.multi_plane = v.multi_plane;
+        s.mini_batch = v.batch;
         s.mp_approx_passes = args.mp_passes;
         s.tol_abs = case.tol_abs;
         s.tol_rel = case.tol_rel;

@@ -71,6 +71,9 @@ struct Args {
     /// Multi-plane: approximate steps on a block right after its oracle call.
     #[arg(long, default_value_t = 0)]
     mp_block_steps: u32,
+    /// Mini-batch size of every run (0: one block at a time).
+    #[arg(long, default_value_t = 0)]
+    mini_batch: u32,
     /// An exact gap pass every this many passes.
     #[arg(long, default_value_t = 10)]
     gap_check: u32,
@@ -181,6 +184,7 @@ fn main() -> bmrm::Result<()> {
             s.use_cache = v.cache;
             s.multi_plane = v.mp;
             s.gap_check = args.gap_check;
+            s.mini_batch = args.mini_batch;
             s.mp_approx_passes = args.mp_passes;
             s.mp_timed = args.mp_timed;
             s.mp_inactive_passes = args.mp_inactive;

@@ -696,6 +696,13 @@ typedef struct bmrm_settings {
      * call (default 0). (ABI 3)
      */
     uint32_t mp_block_steps;
+    /**
+     * BCFW: mini-batch size (default 0 = one block at a time): the oracle
+     * answers this many blocks at one `w` (in parallel), then their steps
+     * are taken in a fixed order; `n` or more makes every pass an exact
+     * pass with its certificate (docs/bcfw.md). (ABI 3)
+     */
+    uint32_t mini_batch;
 } bmrm_settings;
 
 /**

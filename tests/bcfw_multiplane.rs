@@ -249,3 +249,77 @@ fn bad_multi_plane_settings_are_rejected_by_name() {
     let e = Solver::new(Problem::Examples(model), s).err().unwrap();
     assert!(e.to_string().contains("cache_size"), "{e}");
 }
+
+/// Mini-batch BCFW (batches of blocks answered at one w, steps in a fixed
+/// order) and the full batch (every pass an exact pass): BMRM's certificate
+/// and bit identity for 1, 2 and 4 threads, alone and with multi-plane.
+#[test]
+fn mini_batch_matches_bmrm_and_is_bit_identical_for_any_thread_count() {
+    let (x, lengths, labels) = synthetic::markov_chain(60, 4, 6, 8);
+    let chain = Problem::from_max_oracle(Chain::dense(x, 6, &lengths, labels, 4, true).unwrap());
+    let mc = Problem::from_max_oracle(multiclass(150, 6, 4, 2));
+    for problem in [chain, mc] {
+        let reference = bmrm_reference(&problem, 0.05);
+        for (batch, mp, step) in [
+            (8, false, StepType::FrankWolfe),
+            (16, true, StepType::Pairwise),
+            (1_000_000, false, StepType::FrankWolfe),
+            (1_000_000, true, StepType::Pairwise),
+        ] {
+            let mut first: Option<(Vec<f64>, bmrm::Info)> = None;
+            for threads in [1, 2, 4] {
+                let mut s = Settings::new(Algorithm::Bcfw, 0.05);
+                s.mini_batch = batch;
+                s.multi_plane = mp;
+                s.step_type = step;
+                s.num_threads = threads;
+                s.tol_rel = 1e-3;
+                s.max_iterations = 3000;
+                let mut solver = Solver::new(problem.clone(), s).unwrap();
+                let mut w = vec![0.0; solver.dim()];
+                let mut info = solver.run(&mut w).unwrap();
+                let what = format!("batch {batch} mp {mp} {step:?} {threads} threads");
+                assert_eq!(info.exit, Exit::ConvergedRel, "{what}: {info:?}");
+                assert!(info.lower_bound <= reference.primal + 1e-12, "{what}");
+                assert!(reference.lower_bound <= info.primal + 1e-12, "{what}");
+                assert!(
+                    info.primal - reference.lower_bound <= 1.01e-3 * info.primal.abs() + 1e-12,
+                    "{what}: primal {} vs BMRM bound {}",
+                    info.primal,
+                    reference.lower_bound
+                );
+                info.elapsed_seconds = 0.0;
+                info.oracle_seconds = 0.0;
+                match &first {
+                    None => first = Some((w, info)),
+                    Some((w0, info0)) => {
+                        assert_eq!(&w, w0, "{what}");
+                        assert_eq!(info.primal.to_bits(), info0.primal.to_bits(), "{what}");
+                        assert_eq!(info.lower_bound.to_bits(), info0.lower_bound.to_bits());
+                        assert_eq!(info.oracle_calls, info0.oracle_calls, "{what}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A full batch certifies every pass itself: no separate exact passes, so
+/// the oracle calls are exactly n per pass.
+#[test]
+fn a_full_batch_pass_is_its_own_exact_pass() {
+    let model = Arc::new(multiclass(100, 5, 4, 9));
+    let mut s = Settings::new(Algorithm::Bcfw, 0.01);
+    s.mini_batch = 100;
+    s.num_passes = 7;
+    s.tol_rel = 0.0;
+    s.gap_check = 2;
+    let mut solver = Solver::new(Problem::Examples(model), s).unwrap();
+    let mut w = vec![0.0; solver.dim()];
+    let info = solver.run(&mut w).unwrap();
+    let stats = solver.bcfw().and_then(|b| b.stats()).unwrap();
+    assert_eq!(info.exit, Exit::MaxIterations);
+    assert_eq!(stats.oracle_calls, 700);
+    // Every row has its certificate.
+    assert!(solver.history().iter().all(|r| r.exact_gap.is_finite()));
+}

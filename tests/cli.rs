@@ -500,6 +500,8 @@ fn bcfw_trains_and_its_regularisation_path_reports_breakpoints() {
         "1",
         "--mp-inactive-passes",
         "3",
+        "--mini-batch",
+        "16",
         "--json",
     ]);
     let summary: serde_json::Value = serde_json::from_str(mp.lines().last().unwrap()).unwrap();

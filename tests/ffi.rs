@@ -84,6 +84,7 @@ fn settings_offsets() -> Vec<(&'static str, usize)> {
         ("mp_approx_passes", offset!(s, mp_approx_passes)),
         ("mp_inactive_passes", offset!(s, mp_inactive_passes)),
         ("mp_block_steps", offset!(s, mp_block_steps)),
+        ("mini_batch", offset!(s, mini_batch)),
     ]
 }
 
@@ -240,7 +241,7 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
 /// The promises of docs/c-api.md and ABI version 3 (1 + the BCFW iterate
 /// callback, gap_degree, max-gap sampling and all-steps at the end of
 /// bmrm_settings and the enums in 2; the multi-plane fields at the end of
-/// bmrm_settings in 3): changing any of
+/// bmrm_settings and mini_batch in 3): changing any of
 /// these numbers breaks compiled C programs, and needs a new
 /// BMRM_ABI_VERSION.
 #[test]
@@ -298,7 +299,7 @@ fn abi_layout_and_values_are_pinned() {
     }
     if cfg!(target_pointer_width = "64") {
         let expected = [
-            ("bmrm_settings", 232, 8),
+            ("bmrm_settings", 240, 8),
             ("bmrm_info", 96, 8),
             ("bmrm_iteration", 104, 8),
             ("bmrm_status", 4, 4),
@@ -351,6 +352,7 @@ fn abi_layout_and_values_are_pinned() {
             ("mp_approx_passes", 220),
             ("mp_inactive_passes", 224),
             ("mp_block_steps", 228),
+            ("mini_batch", 232),
         ];
         assert_eq!(settings_offsets(), settings.to_vec());
         // bmrm_info: the exit, 4 bytes of padding, then 11 eight-byte fields.

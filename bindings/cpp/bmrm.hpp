@@ -337,6 +337,7 @@ struct Settings {
     std::uint32_t mp_approx_passes = 10;
     std::uint32_t mp_inactive_passes = 10;
     std::uint32_t mp_block_steps = 0;
+    std::uint32_t mini_batch = 0;      ///< mini-batch BCFW (0 = off)
     /// The progress observer (empty: none).
     ProgressFn progress;
 
@@ -384,6 +385,7 @@ struct Settings {
         s.mp_approx_passes = c.mp_approx_passes;
         s.mp_inactive_passes = c.mp_inactive_passes;
         s.mp_block_steps = c.mp_block_steps;
+        s.mini_batch = c.mini_batch;
         return s;
     }
 
@@ -425,6 +427,7 @@ struct Settings {
         c.mp_approx_passes = mp_approx_passes;
         c.mp_inactive_passes = mp_inactive_passes;
         c.mp_block_steps = mp_block_steps;
+        c.mini_batch = mini_batch;
         c.progress = nullptr;
         c.progress_user = nullptr;
         return c;

@@ -50,6 +50,10 @@ function [model, progress] = bcfw(param, options)
 %                   oracle passes (10, >= 1)
 %   .mpBlockSteps   approximate steps on a block right after its oracle
 %                   call (0)
+%   .miniBatch      mini-batch BCFW (0: one block at a time): the oracle
+%                   answers this many blocks at one w, then their steps are
+%                   taken in a fixed order; >= n: every pass is an exact
+%                   pass (its own certificate) and one step per block
 %   .rand_seed      (1)
 %   .time_budget    minutes (inf)
 %   .verb           print every verb passes (0)
@@ -103,7 +107,7 @@ known = {'lambda', 'num_passes', 'gap_threshold', 'gap_check', 'sample', 'stepTy
          'maxCacheSize', 'rand_seed', 'time_budget', 'verb', 'algorithm', 'TolRel', ...
          'TolAbs', 'MaxIter', 'num_parts', 'gapDegree', 'quit_passes_heuristic_gap', ...
          'quit_passes_heuristic_gap_eps_multiplyer', 'multiPlane', 'mpApproxPasses', ...
-         'mpTimed', 'mpInactivePasses', 'mpBlockSteps'};
+         'mpTimed', 'mpInactivePasses', 'mpBlockSteps', 'miniBatch'};
 names = fieldnames(options);
 for k = 1:numel(names)
   if ~any(strcmp(names{k}, known))
@@ -158,6 +162,7 @@ o.mp_approx_passes = opt('mpApproxPasses', 10);
 o.mp_timed = opt('mpTimed', 0);
 o.mp_inactive_passes = opt('mpInactivePasses', 10);
 o.mp_block_steps = opt('mpBlockSteps', 0);
+o.mini_batch = opt('miniBatch', 0);
 o.seed = opt('rand_seed', 1);
 o.time_limit = 60 * opt('time_budget', inf);
 o.verb = opt('verb', 0);
@@ -182,7 +187,7 @@ for k = 1:numel(fields)
   end
 end
 mp = {'mpApproxPasses', 'mp_approx_passes', 0; 'mpInactivePasses', 'mp_inactive_passes', 1; ...
-      'mpBlockSteps', 'mp_block_steps', 0};
+      'mpBlockSteps', 'mp_block_steps', 0; 'miniBatch', 'mini_batch', 0};
 for k = 1:size(mp, 1)
   v = o.(mp{k, 2});
   if ~isscalar(v) || ~isnumeric(v) || ~isreal(v) || v ~= round(v) || v < mp{k, 3} || v >= 2^32

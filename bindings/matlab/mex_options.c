@@ -134,5 +134,6 @@ bmrm_settings settings_from(arg_error *e, const mxArray *opts, bmrm_algorithm a,
                                                s.mp_inactive_passes, UINT32_MAX, false, 0);
     s.mp_block_steps =
         (uint32_t)opt_count(e, opts, "mp_block_steps", s.mp_block_steps, UINT32_MAX, false, 0);
+    s.mini_batch = (uint32_t)opt_count(e, opts, "mini_batch", s.mini_batch, UINT32_MAX, false, 0);
     return s;
 }

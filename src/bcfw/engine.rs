@@ -15,7 +15,7 @@ use super::sampler::Sampler;
 use super::sparse::BlockVec;
 use super::BcfwStats;
 use crate::error::{Error, Result};
-use crate::oracle::pass::{on_oracle_thread, oracle_pass};
+use crate::oracle::pass::{on_oracle_thread, oracle_pass, PassItem};
 use crate::oracle::sparse::SparseVec;
 use crate::oracle::{Corner, MaxOracle};
 use crate::vocab::{Iteration, Settings, StepType};
@@ -32,6 +32,7 @@ macro_rules! point {
     };
 }
 
+mod batch;
 mod dual;
 mod multiplane;
 mod steps;
@@ -87,6 +88,8 @@ pub struct BcfwState {
     /// psi of the oracle's last answer when atoms are not kept.
     fresh_psi: SparseVec,
     fresh_norm2: f64,
+    /// The loss of the fresh corner.
+    fresh_loss: f64,
     merged: SparseVec,
     /// The block order of an approximate pass.
     order: Vec<usize>,
@@ -147,12 +150,16 @@ impl BcfwState {
             dir_parked: SparseVec::default(),
             fresh_psi: SparseVec::default(),
             fresh_norm2: 0.0,
+            fresh_loss: 0.0,
             merged: SparseVec::default(),
             order: Vec::new(),
             working_set: None,
         })
     }
 
+    pub fn num_examples(&self) -> usize {
+        self.n
+    }
     pub fn lambda(&self) -> f64 {
         self.lambda
     }
@@ -340,8 +347,22 @@ impl BcfwState {
         pool: &rayon::ThreadPool,
         refresh: bool,
     ) -> Result<ExactPass> {
+        self.exact_pass_items(oracle, pool, refresh, false)
+            .map(|(e, _)| e)
+    }
+
+    /// [`Self::exact_pass`]; with `corners` it also returns the oracle's
+    /// answers with their psi (else they go to the multi-plane working sets).
+    pub(super) fn exact_pass_items(
+        &mut self,
+        oracle: &dyn MaxOracle,
+        pool: &rayon::ThreadPool,
+        refresh: bool,
+        corners: bool,
+    ) -> Result<(ExactPass, Vec<PassItem>)> {
         let context = format!("in the exact gap pass after pass {}", self.passes);
-        let keep_psi = refresh && self.working_set.is_some();
+        let absorb = refresh && !corners && self.working_set.is_some();
+        let keep_psi = absorb || corners;
         let mut items = on_oracle_thread(oracle.thread_safe(), pool, || {
             oracle_pass(oracle, point!(self), keep_psi, &context)
         })?;
@@ -363,7 +384,7 @@ impl BcfwState {
             }
         }
         risk /= n;
-        if let Some(keep) = self.working_set.filter(|_| keep_psi) {
+        if let Some(keep) = self.working_set.filter(|_| absorb) {
             self.absorb_corners(&mut items, keep)?;
         }
         if refresh {
@@ -372,17 +393,23 @@ impl BcfwState {
             self.estimate_sum = gap;
         }
         let primal = 0.5 * self.lambda * crate::linalg::norm2(point!(self)) + risk;
-        Ok(ExactPass { primal, risk, gap })
+        Ok((ExactPass { primal, risk, gap }, items))
     }
 
-    /// One pass: `n` block steps.
-    pub fn pass(&mut self, oracle: &dyn MaxOracle, settings: &Settings) -> Result<()> {
+    /// What every kind of pass sets up first: the multi-plane working-set
+    /// bound and the weighted average.
+    fn begin_pass(&mut self, settings: &Settings) {
         self.working_set = settings.multi_plane.then_some(settings.cache_size);
         if settings.weighted_averaging && self.vbar.is_none() {
             self.vbar = Some(self.v.clone());
             self.lbar = self.l;
             self.avg_steps = 0;
         }
+    }
+
+    /// One pass: `n` block steps.
+    pub fn pass(&mut self, oracle: &dyn MaxOracle, settings: &Settings) -> Result<()> {
+        self.begin_pass(settings);
         for _ in 0..self.n {
             let i = self.sampler.next(&mut self.rng);
             self.block_step(oracle, settings, i).map_err(|e| {

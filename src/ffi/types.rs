@@ -345,6 +345,11 @@ pub struct bmrm_settings {
     /// Multi-plane: approximate steps on a block right after its oracle
     /// call (default 0). (ABI 3)
     pub mp_block_steps: u32,
+    /// BCFW: mini-batch size (default 0 = one block at a time): the oracle
+    /// answers this many blocks at one `w` (in parallel), then their steps
+    /// are taken in a fixed order; `n` or more makes every pass an exact
+    /// pass with its certificate (docs/bcfw.md). (ABI 3)
+    pub mini_batch: u32,
 }
 
 impl bmrm_settings {
@@ -395,6 +400,7 @@ impl bmrm_settings {
             mp_approx_passes: engine.mp_approx_passes,
             mp_inactive_passes: engine.mp_inactive_passes,
             mp_block_steps: engine.mp_block_steps,
+            mini_batch: engine.mini_batch,
         }
     }
 
@@ -460,6 +466,7 @@ impl bmrm_settings {
         s.mp_approx_passes = self.mp_approx_passes;
         s.mp_inactive_passes = self.mp_inactive_passes;
         s.mp_block_steps = self.mp_block_steps;
+        s.mini_batch = self.mini_batch;
         Ok(s)
     }
 }

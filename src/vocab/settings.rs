@@ -226,6 +226,12 @@ pub struct Settings {
     /// Multi-plane: approximate steps on a block right after its oracle
     /// call (default 0).
     pub mp_block_steps: u32,
+    /// BCFW: mini-batch BCFW (Wang et al. 2016; docs/bcfw.md): the oracle
+    /// answers this many blocks at the same `w` (in parallel), then their
+    /// steps are taken in a fixed order; `n` or more: every pass is one
+    /// exact pass at `w` (its certificate included) followed by one step per
+    /// block. 0 or 1 (the default): one block at a time.
+    pub mini_batch: u32,
 }
 
 /// The most threads a solver's pool may have: more cannot help a solver and
@@ -273,6 +279,7 @@ impl Settings {
             mp_timed: false,
             mp_inactive_passes: 10,
             mp_block_steps: 0,
+            mini_batch: 0,
         }
     }
 

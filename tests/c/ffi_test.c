@@ -70,6 +70,7 @@ static void print_layout(void) {
     OFFSET(bmrm_settings, mp_approx_passes);
     OFFSET(bmrm_settings, mp_inactive_passes);
     OFFSET(bmrm_settings, mp_block_steps);
+    OFFSET(bmrm_settings, mini_batch);
     OFFSET(bmrm_info, exit);
     OFFSET(bmrm_info, iterations);
     OFFSET(bmrm_info, oracle_calls);

@@ -14,7 +14,7 @@ use crate::vocab::{Settings, StepType};
 /// A corner of one block: the ground truth, a kept atom, or the oracle's
 /// fresh answer (when atoms are not kept).
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum CornerRef {
+pub(super) enum CornerRef {
     Truth,
     Atom(usize),
     Fresh,
@@ -97,7 +97,7 @@ impl BcfwState {
     /// alternative of the step type, the better one applied; then the
     /// corners kept are trimmed and the average updated. Returns whether
     /// the block moved.
-    fn step_towards(
+    pub(super) fn step_towards(
         &mut self,
         settings: &Settings,
         i: usize,
@@ -254,8 +254,21 @@ impl BcfwState {
         // Into the reused buffer: only a corner kept as a new atom allocates.
         self.fresh_psi
             .set_from_corner(&self.corner, &mut self.pairs);
-        let loss = self.corner.loss();
-        let label = self.corner.label();
+        let (label, loss) = (self.corner.label(), self.corner.loss());
+        self.adopt_fresh(i, label, loss, h)
+    }
+
+    /// Makes the corner in `self.fresh_psi` (label, loss, `H_i(w) = h`) the
+    /// block's FW corner: the ground truth, a kept atom (new or known), or
+    /// the fresh corner when atoms are not kept.
+    pub(super) fn adopt_fresh(
+        &mut self,
+        i: usize,
+        label: u64,
+        loss: f64,
+        h: f64,
+    ) -> Result<(CornerRef, f64)> {
+        self.fresh_loss = loss;
         if self.fresh_psi.nnz() == 0 && loss == 0.0 {
             return Ok((CornerRef::Truth, 0.0));
         }
@@ -294,7 +307,7 @@ impl BcfwState {
             match c {
                 CornerRef::Truth => (None, 0.0, b.truth_alpha),
                 CornerRef::Atom(k) => (Some(&b.atoms[k].psi), b.atoms[k].loss, b.atoms[k].alpha),
-                CornerRef::Fresh => (Some(&self.fresh_psi), self.corner.loss(), 0.0),
+                CornerRef::Fresh => (Some(&self.fresh_psi), self.fresh_loss, 0.0),
             }
         };
         let mut dir = std::mem::take(&mut self.dir);
@@ -427,7 +440,7 @@ impl BcfwState {
         let (psi, loss, psi_norm2) = match s {
             CornerRef::Truth => (&EMPTY, 0.0, 0.0),
             CornerRef::Atom(k) => (&b.atoms[k].psi, b.atoms[k].loss, b.atoms[k].psi_norm2),
-            CornerRef::Fresh => (&self.fresh_psi, self.corner.loss(), self.fresh_norm2),
+            CornerRef::Fresh => (&self.fresh_psi, self.fresh_loss, self.fresh_norm2),
         };
         let w_dot_psi = psi.dot_dense(&self.v);
         let psi_dot_wi = b.w.dot_sparse(psi);

@@ -339,6 +339,11 @@ pub struct SolverArgs {
     /// Multi-plane: approximate steps on an example right after its oracle call.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub mp_block_steps: u32,
+    /// BCFW: mini-batch size (0: one example at a time): the oracle answers N examples at
+    /// one w in parallel, their steps follow in a fixed order; N >= the examples: every pass
+    /// is an exact pass with its certificate.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub mini_batch: u32,
 }
 
 impl SolverArgs {
@@ -384,6 +389,7 @@ impl SolverArgs {
         s.mp_timed = self.mp_timed;
         s.mp_inactive_passes = self.mp_inactive_passes;
         s.mp_block_steps = self.mp_block_steps;
+        s.mini_batch = self.mini_batch;
         s.validate().map_err(|e| option_names(&e.to_string()))?;
         Ok(s)
     }
