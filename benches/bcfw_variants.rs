@@ -141,11 +141,11 @@ const VARIANTS: [Variant; 9] = [
         batch: 64,
     },
     Variant {
-        name: "mini-batch 64+cache",
+        name: "mini-batch 64 + MP PFW",
         sampling: Sampling::Gap,
-        step: StepType::FrankWolfe,
-        cache: true,
-        multi_plane: false,
+        step: StepType::Pairwise,
+        cache: false,
+        multi_plane: true,
         batch: 64,
     },
 ];
@@ -261,7 +261,7 @@ fn run(args: &Args, case: &Case, v: &Variant) -> bmrm::Result<Row> {
             bmrm::Exit::ConvergedAbs | bmrm::Exit::ConvergedRel
         );
         eprintln!(
-            "{:<45} {:<22} {:>7.1} oracle passes {:>8.2} s wall/oracle {:>5.2} gap {:.2e} {:?} ({} approximate passes)",
+            "{:<45} {:<22} {:>7.1} oracle passes {:>8.2} s wall/oracle {:>5.2} gap {:.2e} {:?} ({} approximate passes, {} dense blocks, {:.0} MB)",
             case.name,
             v.name,
             stats.effective_passes,
@@ -269,7 +269,9 @@ fn run(args: &Args, case: &Case, v: &Variant) -> bmrm::Result<Row> {
             info.elapsed_seconds / info.oracle_seconds,
             info.gap,
             info.exit,
-            stats.approx_passes
+            stats.approx_passes,
+            stats.dense_blocks,
+            stats.memory_bytes as f64 / 1e6
         );
     }
     Ok(row)

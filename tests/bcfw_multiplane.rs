@@ -246,8 +246,15 @@ fn bad_multi_plane_settings_are_rejected_by_name() {
     assert!(e.to_string().contains("mp_inactive_passes"), "{e}");
     let mut s = multi_plane(0.1);
     s.cache_size = 0;
-    let e = Solver::new(Problem::Examples(model), s).err().unwrap();
+    let e = Solver::new(Problem::Examples(model.clone()), s)
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("cache_size"), "{e}");
+    let mut s = multi_plane(0.1);
+    s.mini_batch = 4;
+    s.use_cache = true;
+    let e = Solver::new(Problem::Examples(model), s).err().unwrap();
+    assert!(e.to_string().contains("mini_batch"), "{e}");
 }
 
 /// Mini-batch BCFW (batches of blocks answered at one w, steps in a fixed

@@ -179,19 +179,19 @@ end
 if isfield(param, 'positivity') && ~isempty(param.positivity) && any(param.positivity(:))
   o.positivity = param.positivity;
 end
-fields = setdiff(fieldnames(o), {'positivity'});
-for k = 1:numel(fields)
-  v = o.(fields{k});
-  if ~ischar(v) && (~(isnumeric(v) || islogical(v)) || ~isscalar(v) || ~isreal(v) || isnan(v) || v < 0)
-    error('bmrm:badArgument', 'bcfw: the option behind %s must be a non-negative real scalar', fields{k});
-  end
-end
 mp = {'mpApproxPasses', 'mp_approx_passes', 0; 'mpInactivePasses', 'mp_inactive_passes', 1; ...
       'mpBlockSteps', 'mp_block_steps', 0; 'miniBatch', 'mini_batch', 0};
 for k = 1:size(mp, 1)
   v = o.(mp{k, 2});
   if ~isscalar(v) || ~isnumeric(v) || ~isreal(v) || v ~= round(v) || v < mp{k, 3} || v >= 2^32
     error('bmrm:badArgument', 'bcfw: options.%s must be an integer >= %d below 2^32', mp{k, 1}, mp{k, 3});
+  end
+end
+fields = setdiff(fieldnames(o), {'positivity'});
+for k = 1:numel(fields)
+  v = o.(fields{k});
+  if ~ischar(v) && (~(isnumeric(v) || islogical(v)) || ~isscalar(v) || ~isreal(v) || isnan(v) || v < 0)
+    error('bmrm:badArgument', 'bcfw: the option behind %s must be a non-negative real scalar', fields{k});
   end
 end
 if ~(o.gap_degree > 0) || ~isfinite(o.gap_degree)

@@ -352,6 +352,13 @@ impl Settings {
                 self.gap_degree
             ));
         }
+        if self.mini_batch > 1 && self.use_cache {
+            return bad(
+                "mini_batch > 1 does not combine with use_cache (every block of a batch calls \
+                 the oracle; multi_plane works with it)"
+                    .into(),
+            );
+        }
         if self.mp_inactive_passes == 0 {
             return bad("mp_inactive_passes must be >= 1".into());
         }

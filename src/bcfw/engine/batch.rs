@@ -32,19 +32,39 @@ impl BcfwState {
         let size = (settings.mini_batch as usize).clamp(1, self.n);
         let mut done = 0;
         let mut blocks = Vec::with_capacity(size);
+        let mut in_batch = vec![false; self.n];
         while done < self.n {
-            blocks.clear();
             let take = size.min(self.n - done);
-            blocks.extend((0..take).map(|_| self.sampler.next(&mut self.rng)));
+            self.draw_batch(take, &mut blocks, &mut in_batch);
             let items = self.answers(oracle, pool, &blocks)?;
-            self.oracle_calls += take as u64;
+            self.oracle_calls += blocks.len() as u64;
             for (&i, item) in blocks.iter().zip(items) {
+                in_batch[i] = false;
                 self.answered_step(settings, i, item)?;
             }
-            done += take;
+            done += blocks.len();
         }
         self.passes += 1;
         Ok(())
+    }
+
+    /// Draws up to `take` distinct blocks: a block drawn twice would get the
+    /// same answer twice (its estimate only changes with its step), so a
+    /// drawn block's sampling weight is 0 until its step sets it again, and
+    /// repeats (uniform sampling) are drawn again, a bounded number of times.
+    fn draw_batch(&mut self, take: usize, blocks: &mut Vec<usize>, in_batch: &mut [bool]) {
+        blocks.clear();
+        let mut attempts = 0;
+        while blocks.len() < take && attempts < 4 * take {
+            attempts += 1;
+            let i = self.sampler.next(&mut self.rng);
+            if in_batch[i] {
+                continue;
+            }
+            in_batch[i] = true;
+            self.sampler.set_gap(i, 0.0);
+            blocks.push(i);
+        }
     }
 
     /// A batch of all `n` blocks: an exact pass at `w` (its certificate is

@@ -415,6 +415,8 @@ fn option_names(msg: &str) -> String {
         ("path_a", "--path-a"),
         ("mp_inactive_passes", "--mp-inactive-passes"),
         ("multi_plane", "--multi-plane"),
+        ("mini_batch", "--mini-batch"),
+        ("use_cache", "--cache"),
     ] {
         m = m.replace(field, flag);
     }
