@@ -53,7 +53,8 @@ function [model, progress] = bcfw(param, options)
 %   .miniBatch      mini-batch BCFW (0: one block at a time): the oracle
 %                   answers this many blocks at one w, then their steps are
 %                   taken in a fixed order; >= n: every pass is an exact
-%                   pass (its own certificate) and one step per block
+%                   pass (its own certificate) and one step per block;
+%                   needs useCache = 0 (multiPlane works with it)
 %   .rand_seed      (1)
 %   .time_budget    minutes (inf)
 %   .verb           print every verb passes (0)
@@ -186,6 +187,9 @@ for k = 1:size(mp, 1)
   if ~isscalar(v) || ~isnumeric(v) || ~isreal(v) || v ~= round(v) || v < mp{k, 3} || v >= 2^32
     error('bmrm:badArgument', 'bcfw: options.%s must be an integer >= %d below 2^32', mp{k, 1}, mp{k, 3});
   end
+end
+if o.mini_batch > 1 && logical(o.use_cache)
+  error('bmrm:badArgument', 'bcfw: options.miniBatch > 1 needs useCache = 0 (the cache is not used in batches)');
 end
 fields = setdiff(fieldnames(o), {'positivity'});
 for k = 1:numel(fields)

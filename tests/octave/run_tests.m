@@ -188,9 +188,11 @@ fprintf('bcfw multi-plane: %4d passes, %6.1f effective, gap %.2e\n', numel(prog.
 check(p1.dual(3) > p0.dual(3), 'mpApproxPasses is honoured: dual %.12g vs %.12g', p1.dual(3), p0.dual(3));
 expect_error(@() bcfw(param, struct('mpInactivePasses', 0)), 'bmrm:badArgument', 'mpInactivePasses');
 % miniBatch >= n: every pass is an exact pass, so every row has a primal.
-[~, pb] = bcfw(param, struct('lambda', lam, 'num_passes', 4, 'gap_threshold', 0, 'miniBatch', 1000));
+[~, pb] = bcfw(param, struct('lambda', lam, 'num_passes', 4, 'gap_threshold', 0, 'miniBatch', 1000, ...
+                             'useCache', 0));
 check(numel(pb.primal) == 4 && all(isfinite(pb.primal)), 'miniBatch is honoured: primal %s', mat2str(pb.primal));
 expect_error(@() bcfw(param, struct('miniBatch', -1)), 'bmrm:badArgument', 'miniBatch');
+expect_error(@() bcfw(param, struct('miniBatch', 8)), 'bmrm:badArgument', 'useCache = 0');
 expect_error(@() bcfw(param, struct('mpApproxPasses', 1.5)), 'bmrm:badArgument', 'mpApproxPasses');
 % The same seed gives the same w; num_passes and time_budget stop it.
 [m1, p1] = bcfw(param, struct('lambda', lam, 'num_passes', 7, 'gap_threshold', 0, 'rand_seed', 3));
