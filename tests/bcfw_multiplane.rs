@@ -4,9 +4,12 @@
 //! BMRM's primal, its primal within the tolerance of BMRM's bound), bit
 //! identity for 1, 2 and 4 threads, and its settings' validation.
 
+mod common;
+
 use std::sync::Arc;
 
 use bmrm::models::{synthetic, Chain, Multiclass};
+use bmrm::oracle::MaxOracle;
 use bmrm::{Algorithm, Exit, Problem, Settings, Solver, StepType};
 
 fn multiclass(m: usize, d: usize, k: usize, seed: u64) -> Multiclass {
@@ -329,4 +332,78 @@ fn a_full_batch_pass_is_its_own_exact_pass() {
     assert_eq!(stats.oracle_calls, 700);
     // Every row has its certificate.
     assert!(solver.history().iter().all(|r| r.exact_gap.is_finite()));
+}
+
+/// `F(w)` of a multiclass model without bias with the 0/1 loss, by
+/// enumerating the classes (no library oracle involved).
+fn brute_primal(model: &Multiclass, w: &[f64], lambda: f64) -> f64 {
+    let d = model.feature_dim();
+    let k = model.num_classes();
+    let m = model.num_examples();
+    let score = |x: &[f32], c: usize| -> f64 {
+        x.iter()
+            .zip(&w[c * d..(c + 1) * d])
+            .map(|(&a, &b)| a as f64 * b)
+            .sum()
+    };
+    let mut risk = 0.0;
+    for i in 0..m {
+        let x = model.example(i);
+        let yi = model.labels()[i];
+        let truth = score(x, yi);
+        risk += (0..k)
+            .map(|c| f64::from(u8::from(c != yi)) + score(x, c) - truth)
+            .fold(f64::NEG_INFINITY, f64::max);
+    }
+    0.5 * lambda * w.iter().map(|v| v * v).sum::<f64>() + risk / m as f64
+}
+
+/// Under box constraints the approximate steps and the batch steps keep
+/// w in the box and reach the constrained optimum an exact search finds.
+#[test]
+fn multi_plane_and_mini_batch_respect_a_box_and_reach_its_optimum() {
+    let model = Arc::new(multiclass(40, 1, 2, 4));
+    let lambda = 0.02;
+    let f = |a: f64, b: f64| brute_primal(&model, &[a, b], lambda);
+    let (u0, u1, _) = common::nested_ternary(&f, -200.0, 200.0);
+    let lo = [u0.abs() * 0.5, f64::NEG_INFINITY];
+    let hi = [f64::INFINITY, -(u1.abs() * 0.5)];
+    let (_, _, f_box) = common::nested_ternary_in(&f, (lo[0], 200.0), (-200.0, hi[1]));
+    assert!(f_box > f(u0, u1) + 1e-6, "the box must change the optimum");
+    for (mp, batch, step) in [
+        (true, 0, StepType::FrankWolfe),
+        (true, 0, StepType::Pairwise),
+        (false, 8, StepType::FrankWolfe),
+        (true, 1000, StepType::Pairwise),
+    ] {
+        let mut s = Settings::new(Algorithm::Bcfw, lambda);
+        s.multi_plane = mp;
+        s.mini_batch = batch;
+        s.step_type = step;
+        s.tol_rel = 1e-6;
+        s.max_iterations = 20_000;
+        let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
+        solver
+            .bcfw_mut()
+            .unwrap()
+            .set_bounds(lo.to_vec(), hi.to_vec())
+            .unwrap();
+        let mut w = vec![lo[0], 0.0_f64.min(hi[1])];
+        let info = solver.run(&mut w).unwrap();
+        let what = format!("mp {mp} batch {batch} {step:?}");
+        assert!(
+            matches!(info.exit, Exit::ConvergedRel | Exit::ConvergedAbs),
+            "{what}: {info:?}"
+        );
+        assert!(
+            w[0] >= lo[0] && w[1] <= hi[1],
+            "{what}: {w:?} outside the box"
+        );
+        assert!(
+            (info.primal - f_box).abs() <= 2e-6 * f_box.abs(),
+            "{what}: {} vs exact {f_box}",
+            info.primal
+        );
+        assert!(info.lower_bound <= f_box + 1e-9, "{what}");
+    }
 }
