@@ -599,8 +599,11 @@ typedef struct bmrm_settings {
      */
     double prox_k;
     /**
-     * Radius of the norm ball of the cutting-plane method
-     * (0 = sqrt(2 F(w_1) / lambda), the default).
+     * Radius of the norm ball of the cutting-plane method (0, the default:
+     * the smallest radius proven to hold the minimiser at w_1, from strong
+     * convexity for any risk, and sqrt(2 F(w_1) / lambda) for a max-oracle's
+     * risk >= 0). A user's radius gives the ball's lower bound only once an
+     * evaluated point proves the minimiser inside it.
      */
     double cp_radius;
     /**

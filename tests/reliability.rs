@@ -416,3 +416,49 @@ fn bcfw_with_a_box_excluding_zero_starts_from_w_zero() {
     let info2 = solver.run(&mut w).unwrap();
     assert!(info2.lower_bound <= info2.primal, "{info2:?}");
 }
+
+/// 2^40 examples whose answer is always the ground truth; `slow_after`
+/// makes calls past that many sleep a little (a pass that would take hours).
+struct Endless {
+    calls: AtomicUsize,
+}
+
+impl MaxOracle for Endless {
+    fn dim(&self) -> usize {
+        3
+    }
+    fn num_examples(&self) -> usize {
+        1 << 40
+    }
+    fn max_oracle(&self, _: usize, _: &[f64], _: &mut Corner) -> bmrm::Result<()> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+#[test]
+fn the_time_limit_ends_a_pass_over_very_many_examples() {
+    // Finding 5: a bundle method over 2^40 examples checked the limit only
+    // between iterations, i.e. after 2^40 calls.
+    for algorithm in [Algorithm::Bmrm, Algorithm::PBmrm, Algorithm::CuttingPlane] {
+        let mut s = Settings::new(algorithm, 0.1);
+        s.time_limit_seconds = 0.3;
+        if algorithm == Algorithm::PBmrm {
+            s.num_parts = 4;
+        }
+        let oracle = Arc::new(Endless {
+            calls: AtomicUsize::new(0),
+        });
+        let problem = Problem::Examples(oracle.clone());
+        let mut solver = Solver::new(problem, s).unwrap();
+        let mut w = vec![0.5; 3];
+        let started = Instant::now();
+        let info = solver.run(&mut w).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10), "{algorithm:?}");
+        assert_eq!(info.exit, Exit::TimeLimit, "{algorithm:?}");
+        assert!(oracle.calls.load(Ordering::Relaxed) > 0, "{algorithm:?}");
+        // No evaluation finished: the start comes back untouched.
+        assert_eq!(w, vec![0.5; 3], "{algorithm:?}");
+        assert!(info.lower_bound <= info.primal, "{info:?}");
+    }
+}

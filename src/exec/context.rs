@@ -8,7 +8,7 @@ use super::counting::{Tally, Units};
 use crate::bundle::Plane;
 use crate::error::{Error, Result};
 use crate::linalg::{dot, first_non_finite, norm2};
-use crate::oracle::adapters::eval_parts;
+use crate::oracle::adapters::{eval_parts, PassDeadline};
 use crate::oracle::{MaxOracle, PartitionedRisk};
 use crate::vocab::{Exit, Info, Settings};
 
@@ -38,6 +38,9 @@ impl Evaluation {
 pub struct Oracles {
     /// The parts the cutting-plane model is built on.
     pub parts: Arc<dyn PartitionedRisk>,
+    /// Where [`Context::evaluate`] tells the example passes of `parts` the
+    /// run's deadline.
+    pub pass_deadline: Arc<PassDeadline>,
     /// The units SGD samples.
     pub units: Units,
     /// The max-oracle, when the problem has one (BCFW's).
@@ -139,6 +142,7 @@ impl<'a> Context<'a> {
         }
         let parts = self.oracles.parts.clone();
         let num_parts = parts.num_parts();
+        self.oracles.pass_deadline.set(self.deadline());
         let (risks, grads) = eval_parts(parts.as_ref(), w, num_parts)
             .map_err(|e| e.context(format!("at iteration {iteration}")))?;
         let mut planes = Vec::with_capacity(num_parts);

@@ -14,6 +14,7 @@ pub use context::{Context, Evaluation, Oracles};
 pub use counting::{CountedOracle, CountedParts, Tally, Units};
 
 use crate::error::Result;
+use crate::oracle::adapters::is_deadline_passed;
 use crate::vocab::{Exit, Info, Iteration, Observer};
 
 /// An optimiser as the executor runs it.
@@ -69,11 +70,19 @@ pub fn execute(
     } = report;
     history.clear();
     let outcome = (|| -> Result<Exit> {
-        method.start(&mut ctx, w)?;
+        // A pass over the examples that gave up at the time limit ends the
+        // run like the limit between iterations does.
+        match method.start(&mut ctx, w) {
+            Err(e) if is_deadline_passed(&e) => return Ok(Exit::TimeLimit),
+            other => other?,
+        }
         let mut t = 0u64;
         let exit = loop {
             t += 1;
-            let row = method.step(&mut ctx, t)?;
+            let row = match method.step(&mut ctx, t) {
+                Err(e) if is_deadline_passed(&e) => break Exit::TimeLimit,
+                other => other?,
+            };
             if let Some(exit) = finish_iteration(&mut ctx, history, &mut observer, t, row) {
                 break exit;
             }

@@ -287,8 +287,11 @@ pub struct bmrm_settings {
     /// Prox-BMRM's K, the bound on the step length (0 = 0.01 ||w_1||, or a
     /// scale-aware value when w_1 = 0; the default).
     pub prox_k: f64,
-    /// Radius of the norm ball of the cutting-plane method
-    /// (0 = sqrt(2 F(w_1) / lambda), the default).
+    /// Radius of the norm ball of the cutting-plane method (0, the default:
+    /// the smallest radius proven to hold the minimiser at w_1, from strong
+    /// convexity for any risk, and sqrt(2 F(w_1) / lambda) for a max-oracle's
+    /// risk >= 0). A user's radius gives the ball's lower bound only once an
+    /// evaluated point proves the minimiser inside it.
     pub cp_radius: f64,
     /// BCFW: how blocks are sampled (default BMRM_SAMPLING_GAP).
     pub sampling: RawSampling,

@@ -72,6 +72,7 @@ impl Method for BundleMethod {
         let opts = QpOptions {
             tol_gap: ctx.qp_tolerance(),
             max_updates: ctx.settings.qp_max_updates,
+            deadline: ctx.deadline(),
         };
         let lower = solve_lower(bundle, lambda, &opts, ctx.qp_seconds())
             .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;

@@ -2,7 +2,8 @@
 //! over contiguous example blocks; a full risk (or a partitioned risk summed)
 //! becomes a partitioned risk with one part.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use rayon::prelude::*;
 
@@ -114,6 +115,8 @@ pub fn eval_parts(r: &dyn PartitionedRisk, w: &[f64], parts: usize) -> Result<Pa
 /// solvers evaluate parts on several MPI ranks this way).
 pub struct ExampleParts {
     oracle: Arc<dyn MaxOracle>,
+    /// When a pass must give up (the run's time limit), set by the run.
+    deadline: Arc<PassDeadline>,
     /// `bounds[p]..bounds[p + 1]` are the examples of part `p` of the whole
     /// split (all `total_parts` of them, global example indices).
     bounds: Vec<usize>,
@@ -123,6 +126,44 @@ pub struct ExampleParts {
     /// The number of examples of the whole problem, `m`.
     total_examples: usize,
 }
+
+/// The end of the run's time, shared between a solver and the example
+/// passes it runs: a pass over very many examples gives up at it instead of
+/// running far past the time limit.
+#[derive(Debug, Default)]
+pub(crate) struct PassDeadline(Mutex<Option<Instant>>);
+
+impl PassDeadline {
+    /// Sets (or clears) the deadline for the passes that follow.
+    pub(crate) fn set(&self, at: Option<Instant>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = at;
+    }
+
+    fn get(&self) -> Option<Instant> {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The source of the error of a pass that gave up at its deadline: the
+/// executor ends the run with `Exit::TimeLimit` on it.
+#[derive(Debug)]
+pub(crate) struct DeadlinePassed;
+
+impl std::fmt::Display for DeadlinePassed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the time limit passed during a pass over the examples")
+    }
+}
+
+impl std::error::Error for DeadlinePassed {}
+
+/// Whether `e` is a pass giving up at its deadline.
+pub(crate) fn is_deadline_passed(e: &Error) -> bool {
+    e.source.as_ref().is_some_and(|s| s.is::<DeadlinePassed>())
+}
+
+/// Examples between two readings of the clock in a pass.
+const DEADLINE_EVERY: usize = 1024;
 
 /// The most chunk accumulators (dense, `dim` each) all parts together allocate.
 const MAX_CHUNKS: usize = 64;
@@ -145,6 +186,7 @@ impl ExampleParts {
         let num_parts = bounds.len() - 1;
         ExampleParts {
             oracle,
+            deadline: Arc::default(),
             bounds,
             first_part: 0,
             num_parts,
@@ -182,11 +224,18 @@ impl ExampleParts {
         }
         Ok(ExampleParts {
             oracle,
+            deadline: Arc::default(),
             bounds,
             first_part: parts.start,
             num_parts: parts.len(),
             total_examples,
         })
+    }
+
+    /// The same parts, giving up at the deadline `deadline` holds.
+    pub(crate) fn with_deadline(mut self, deadline: Arc<PassDeadline>) -> Self {
+        self.deadline = deadline;
+        self
     }
 
     /// The examples of part `p` of this object (global example indices).
@@ -267,6 +316,7 @@ impl PartitionedRisk for ExampleParts {
         let chunk = self.chunk_len(block.len());
         let starts: Vec<usize> = block.clone().step_by(chunk).collect();
         let oracle = self.oracle.as_ref();
+        let deadline = self.deadline.get();
         // One chunk: the sum of its hinges and the sum of its -psi, in example order.
         let run_chunk = |&start: &usize| -> Result<(f64, Vec<f64>)> {
             let end = (start + chunk).min(block.end);
@@ -274,6 +324,13 @@ impl PartitionedRisk for ExampleParts {
             let mut acc = vec![0.0; dim];
             let mut risk = 0.0;
             for i in start..end {
+                if let Some(d) = deadline {
+                    if (i - start) % DEADLINE_EVERY == DEADLINE_EVERY - 1 && Instant::now() >= d {
+                        return Err(
+                            Error::internal(DeadlinePassed.to_string()).with_source(DeadlinePassed)
+                        );
+                    }
+                }
                 call_max_oracle_named(oracle, i - offset, i, w, &mut corner)?;
                 risk += corner.hinge(w);
                 corner.add_to(-1.0, &mut acc);

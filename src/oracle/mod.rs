@@ -157,6 +157,15 @@ impl Problem {
     /// A partitioned risk asked for 1 part is summed into one; a max-oracle is
     /// split into contiguous example blocks. A full risk cannot be split.
     pub fn parts(&self, num_parts: usize) -> Result<Arc<dyn PartitionedRisk>> {
+        self.parts_until(num_parts, &Arc::default())
+    }
+
+    /// [`Problem::parts`] whose example passes give up at `deadline`.
+    pub(crate) fn parts_until(
+        &self,
+        num_parts: usize,
+        deadline: &Arc<adapters::PassDeadline>,
+    ) -> Result<Arc<dyn PartitionedRisk>> {
         use crate::error::Error;
         match self {
             Problem::Risk(r) => {
@@ -186,7 +195,9 @@ impl Problem {
                         "num_parts = {p} exceeds the number of examples {m}"
                     )));
                 }
-                Ok(Arc::new(ExampleParts::new(o.clone(), p)))
+                Ok(Arc::new(
+                    ExampleParts::new(o.clone(), p).with_deadline(deadline.clone()),
+                ))
             }
         }
     }

@@ -221,6 +221,7 @@ fn run_random(seed: u64, count: usize, scale: f64) {
             let opts = QpOptions {
                 tol_gap: tol,
                 max_updates: 0,
+                deadline: None,
             };
             let res = solve(
                 &ins.h,

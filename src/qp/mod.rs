@@ -24,6 +24,9 @@ pub struct QpOptions {
     pub tol_gap: f64,
     /// Stop after this many coordinate updates (0 = no limit).
     pub max_updates: u64,
+    /// Stop at this time (the run's time limit); `beta` stays feasible, so
+    /// the bound it gives stays valid.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// What a QP solve reached.

@@ -145,7 +145,8 @@ const NONE: usize = usize::MAX;
 /// among ties).
 ///
 /// Stops when the duality gap is at most `opts.tol_gap`, after
-/// `opts.max_updates` pair updates (0 = no limit), or when the gap cannot
+/// `opts.max_updates` pair updates (0 = no limit), at `opts.deadline`, or
+/// when the gap cannot
 /// be reduced further in floating point (see the module documentation). The
 /// returned `value` and `gap` are those of the returned `beta`, with the
 /// gradient computed without drift.
@@ -230,6 +231,8 @@ fn solve_impl(
         count: Counter {
             updates: 0,
             max: opts.max_updates,
+            deadline: opts.deadline,
+            expired: false,
         },
         ws: WorkingSet::default(),
         block_max,

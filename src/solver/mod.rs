@@ -21,6 +21,7 @@ use crate::exec::{
     execute, Context, CountedOracle, CountedParts, Method, Oracles, Reporting, Tally, Units,
 };
 use crate::methods::{bundle_method, CuttingPlane, SgdMethod};
+use crate::oracle::adapters::PassDeadline;
 use crate::oracle::{MaxOracle, PartitionedRisk, Problem};
 
 /// Default number of parts for P-BMRM over a max-oracle.
@@ -43,6 +44,8 @@ pub(crate) struct Core {
     pool: OnceLock<Arc<rayon::ThreadPool>>,
     /// The parts the cutting-plane model is built on.
     parts: Arc<dyn PartitionedRisk>,
+    /// Where a run tells the example passes of `parts` its time limit.
+    pass_deadline: Arc<PassDeadline>,
     /// User-callback calls per evaluation of all parts.
     calls_per_eval: u64,
     /// Where the counting wrappers count the calls of every run.
@@ -101,13 +104,14 @@ impl Solver {
         }
         // Before the split: it allocates per part.
         check_memory(&problem, &settings, num_parts.max(1))?;
-        let parts = problem.parts(num_parts)?;
+        let pass_deadline = Arc::default();
+        let parts = problem.parts_until(num_parts, &pass_deadline)?;
         let calls_per_eval = match &problem {
             Problem::Risk(_) => 1,
             Problem::Partitioned(r) => r.num_parts() as u64,
             Problem::Examples(o) => o.num_examples() as u64,
         };
-        Self::build(problem, settings, parts, calls_per_eval)
+        Self::build(problem, settings, parts, pass_deadline, calls_per_eval)
     }
 
     /// A bundle-method solver over a risk given as parts that evaluates all
@@ -143,18 +147,25 @@ impl Solver {
             )));
         }
         let problem = Problem::Partitioned(parts.clone());
+        let model_parts = if algorithm.is_partitioned() {
+            parts.num_parts()
+        } else {
+            1
+        };
+        check_memory(&problem, &settings, model_parts)?;
         let model = if algorithm.is_partitioned() {
             parts
         } else {
             problem.parts(1)?
         };
-        Self::build(problem, settings, model, calls_per_eval)
+        Self::build(problem, settings, model, Arc::default(), calls_per_eval)
     }
 
     fn build(
         problem: Problem,
         settings: Settings,
         parts: Arc<dyn PartitionedRisk>,
+        pass_deadline: Arc<PassDeadline>,
         calls_per_eval: u64,
     ) -> Result<Self> {
         let kept = if settings.algorithm == Algorithm::Bcfw {
@@ -168,6 +179,7 @@ impl Solver {
                 settings,
                 pool: OnceLock::new(),
                 parts,
+                pass_deadline,
                 calls_per_eval,
                 tally: Arc::new(Tally::default()),
                 info: Info::default(),
@@ -351,6 +363,7 @@ impl Core {
         };
         Oracles {
             parts,
+            pass_deadline: self.pass_deadline.clone(),
             units,
             examples,
             uncounted,
@@ -417,4 +430,39 @@ fn check_memory(problem: &Problem, settings: &Settings, model_parts: usize) -> R
              {model_parts} parts"
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parts of a dimension no machine holds, never evaluated.
+    struct HugeParts;
+
+    impl PartitionedRisk for HugeParts {
+        fn dim(&self) -> usize {
+            1 << 40
+        }
+        fn num_parts(&self) -> usize {
+            1 << 10
+        }
+        fn partial_risk(&self, _: usize, _: &[f64], _: &mut [f64]) -> Result<f64> {
+            Err(Error::oracle("never called"))
+        }
+    }
+
+    #[test]
+    fn distributed_parts_too_large_for_memory_are_out_of_memory() {
+        // Issue 17: the distributed path skipped the memory check that
+        // `Solver::new` makes, so such a problem aborted at its first run.
+        for algorithm in [Algorithm::Bmrm, Algorithm::PBmrm] {
+            let settings = Settings::new(algorithm, 0.1);
+            let got = Solver::with_parts(Arc::new(HugeParts), 1, settings);
+            assert_eq!(
+                got.err().map(|e| e.kind),
+                Some(crate::ErrorKind::OutOfMemory),
+                "{algorithm:?}"
+            );
+        }
+    }
 }

@@ -156,7 +156,10 @@ pub struct Settings {
     /// Passes of SGD before the bundle method starts (0 = none). For
     /// [`Algorithm::Sgd`] this is the whole run (default 5 there).
     pub sgd_passes: u32,
-    /// Radius of the norm ball of the cutting-plane method (0 = sqrt(2 F(w_1) / lambda)).
+    /// Radius of the norm ball of the cutting-plane method (0: the smallest
+    /// radius proven at `w_1` to hold the minimiser). A user's radius gives
+    /// the ball's lower bound only once an evaluated point proves the
+    /// minimiser inside it (see `methods::cutting_plane`).
     pub cp_radius: f64,
     /// Keep the cutting planes when lambda changes (planes model R, not F,
     /// so they stay valid). Default true.

@@ -56,17 +56,35 @@ pub(super) fn scan_all(lists: &Lists, g: &[f64], beta: &[f64], stats: &mut [Stat
     gap
 }
 
-/// The update counter and its limit.
+/// The update counter and its limits: a number of updates and a time.
 pub(super) struct Counter {
     pub(super) updates: u64,
     /// 0 = no limit.
     pub(super) max: u64,
+    /// When the solve must end (`None`: no limit); looked at every
+    /// `DEADLINE_EVERY` updates.
+    pub(super) deadline: Option<std::time::Instant>,
+    /// The deadline has passed (it stays passed).
+    pub(super) expired: bool,
 }
 
+/// Updates between two readings of the clock (a reading costs about as
+/// much as a few updates of a small problem).
+const DEADLINE_EVERY: u64 = 64;
+
 impl Counter {
+    /// Whether another update may be made.
     #[inline]
-    pub(super) fn left(&self) -> bool {
-        self.max == 0 || self.updates < self.max
+    pub(super) fn left(&mut self) -> bool {
+        if self.max != 0 && self.updates >= self.max {
+            return false;
+        }
+        if let Some(d) = self.deadline {
+            if !self.expired && self.updates % DEADLINE_EVERY == 0 {
+                self.expired = std::time::Instant::now() >= d;
+            }
+        }
+        !self.expired
     }
 }
 

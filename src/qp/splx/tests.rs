@@ -33,6 +33,7 @@ fn opts(tol_gap: f64) -> QpOptions {
     QpOptions {
         tol_gap,
         max_updates: 0,
+        deadline: None,
     }
 }
 
@@ -190,6 +191,7 @@ fn projection_of_the_warm_start() {
     let o = QpOptions {
         tol_gap: f64::INFINITY,
         max_updates: 0,
+        deadline: None,
     };
     let mut beta = [-1.0, 0.0, 3.0, -0.0];
     solve(&h, 1.0, &f, &[0, 1, 0, 1], 2, &mut beta, &o).unwrap();
@@ -329,6 +331,7 @@ fn max_updates_is_respected_and_result_is_honest() {
         let o = QpOptions {
             tol_gap: 0.0,
             max_updates: limit,
+            deadline: None,
         };
         let r = solve(&h, mu, &f, &part, 5, &mut beta, &o).unwrap();
         assert!(r.updates <= limit);
