@@ -407,3 +407,36 @@ fn multi_plane_and_mini_batch_respect_a_box_and_reach_its_optimum() {
         assert!(info.lower_bound <= f_box + 1e-9, "{what}");
     }
 }
+
+/// Every multi-plane setting is honoured: changing it changes the run.
+#[test]
+fn every_multi_plane_setting_changes_the_iterates() {
+    let model = Arc::new(multiclass(120, 5, 4, 11));
+    let run = |edit: &dyn Fn(&mut Settings)| -> (Vec<f64>, u64) {
+        let mut s = multi_plane(0.01);
+        s.step_type = StepType::Pairwise;
+        s.num_passes = 4;
+        s.tol_rel = 0.0;
+        s.mp_approx_passes = 3;
+        s.mp_inactive_passes = 2;
+        edit(&mut s);
+        let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
+        let mut w = vec![0.0; solver.dim()];
+        solver.run(&mut w).unwrap();
+        let stats = solver.bcfw().and_then(|b| b.stats()).unwrap();
+        (w, stats.approx_passes)
+    };
+    let (base, approx) = run(&|_| {});
+    assert_eq!(approx, 12, "3 approximate passes after each of 4 passes");
+    let (w, _) = run(&|s| s.multi_plane = false);
+    assert_ne!(w, base, "multi_plane");
+    let (w, approx) = run(&|s| s.mp_approx_passes = 1);
+    assert_eq!(approx, 4);
+    assert_ne!(w, base, "mp_approx_passes");
+    let (w, _) = run(&|s| s.mp_block_steps = 2);
+    assert_ne!(w, base, "mp_block_steps");
+    let (w, _) = run(&|s| s.mp_inactive_passes = 1);
+    assert_ne!(w, base, "mp_inactive_passes");
+    let (w, _) = run(&|s| s.mini_batch = 10);
+    assert_ne!(w, base, "mini_batch");
+}
