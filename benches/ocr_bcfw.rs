@@ -56,6 +56,27 @@ struct Args {
     /// CSV output: one row per pass of every run.
     #[arg(long, default_value = "bench-out/ocr_bcfw.csv")]
     csv: String,
+    /// Also run the multi-plane variants (gap sampling, FW and pairwise).
+    #[arg(long)]
+    mp: bool,
+    /// Multi-plane: most approximate passes after each oracle pass.
+    #[arg(long, default_value_t = 10)]
+    mp_passes: u32,
+    /// Multi-plane: stop the approximate passes by measured time.
+    #[arg(long)]
+    mp_timed: bool,
+    /// Multi-plane: passes a corner may stay unused before it is dropped.
+    #[arg(long, default_value_t = 10)]
+    mp_inactive: u32,
+    /// Multi-plane: approximate steps on a block right after its oracle call.
+    #[arg(long, default_value_t = 0)]
+    mp_block_steps: u32,
+    /// Mini-batch size of every run (0: one block at a time).
+    #[arg(long, default_value_t = 0)]
+    mini_batch: u32,
+    /// An exact gap pass every this many passes.
+    #[arg(long, default_value_t = 10)]
+    gap_check: u32,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -65,12 +86,13 @@ struct Variant {
     sampling: Sampling,
     step: StepType,
     cache: bool,
+    mp: bool,
 }
 
 impl Variant {
     fn name(&self) -> String {
         format!(
-            "{}{}{}",
+            "{}{}{}{}",
             match self.sampling {
                 Sampling::Gap => "gap",
                 Sampling::Uniform => "uniform",
@@ -83,7 +105,8 @@ impl Variant {
                 StepType::Away => "-BCAFW",
                 StepType::All => "-all",
             },
-            if self.cache { "+cache" } else { "" }
+            if self.cache { "+cache" } else { "" },
+            if self.mp { "+mp" } else { "" }
         )
     }
 }
@@ -127,11 +150,15 @@ fn main() -> bmrm::Result<()> {
     let mut variants = Vec::new();
     for sampling in [Sampling::Uniform, Sampling::Gap] {
         for step in [StepType::FrankWolfe, StepType::Pairwise] {
-            for cache in [false, true] {
+            for (cache, mp) in [(false, false), (true, false), (false, true), (true, true)] {
+                if mp && (!args.mp || sampling != Sampling::Gap) {
+                    continue;
+                }
                 let v = Variant {
                     sampling,
                     step,
                     cache,
+                    mp,
                 };
                 if args.only.is_empty() || args.only.iter().any(|o| v.name().contains(o.as_str())) {
                     variants.push(v);
@@ -155,6 +182,13 @@ fn main() -> bmrm::Result<()> {
             s.sampling = v.sampling;
             s.step_type = v.step;
             s.use_cache = v.cache;
+            s.multi_plane = v.mp;
+            s.gap_check = args.gap_check;
+            s.mini_batch = args.mini_batch;
+            s.mp_approx_passes = args.mp_passes;
+            s.mp_timed = args.mp_timed;
+            s.mp_inactive_passes = args.mp_inactive;
+            s.mp_block_steps = args.mp_block_steps;
             s.num_passes = args.passes;
             s.tol_rel = 0.0;
             s.tol_abs = args.stop_gap;
@@ -209,14 +243,17 @@ fn main() -> bmrm::Result<()> {
             };
             eprintln!(
                 "lambda {lambda:<6} {:<18} {:>4} passes ({:>6.1} effective) {:>7.2} s \
-                 (wall {wall:.2} s with the traced gaps), gap {:.2e}, pass/oracle {:.2}, test error {:.4}",
+                 (wall {wall:.2} s with the traced gaps), gap {:.2e}, pass/oracle {:.2}, test error {:.4}, \
+                 {} approximate passes, {:.1} corners per block",
                 out.name,
                 out.passes,
                 out.effective,
                 out.seconds,
                 out.final_gap,
                 out.seconds / out.oracle_seconds,
-                out.test_error
+                out.test_error,
+                stats.approx_passes,
+                stats.corners as f64 / train.num_words() as f64
             );
             outcomes.push(out);
         }

@@ -63,7 +63,7 @@
  * incompatibly; compare it with `bmrm_abi_version()` to check that the
  * library loaded at run time matches the header a program was compiled with.
  */
-#define BMRM_ABI_VERSION 2
+#define BMRM_ABI_VERSION 3
 
 /**
  * Did the call succeed. Every function that can fail returns one of these;
@@ -672,6 +672,40 @@ typedef struct bmrm_settings {
      * quit_passes_heuristic_gap; default 0 = off). (ABI 2)
      */
     double early_exact_factor;
+    /**
+     * BCFW: multi-plane BCFW (default 0): after each pass of oracle steps,
+     * approximate passes towards the best kept corner of each block, no
+     * oracle call (docs/bcfw.md). (ABI 3)
+     */
+    uint8_t multi_plane;
+    /**
+     * Multi-plane: 1 stops the approximate passes once their dual increase
+     * per second falls below the oracle pass's (results then depend on
+     * timing); 0 (the default) only when one gains nothing. (ABI 3)
+     */
+    uint8_t mp_timed;
+    /**
+     * Multi-plane: most approximate passes after each oracle pass
+     * (default 10). (ABI 3)
+     */
+    uint32_t mp_approx_passes;
+    /**
+     * Multi-plane: a corner without weight unused for this many oracle
+     * passes is dropped (default 10, >= 1). (ABI 3)
+     */
+    uint32_t mp_inactive_passes;
+    /**
+     * Multi-plane: approximate steps on a block right after its oracle
+     * call (default 0). (ABI 3)
+     */
+    uint32_t mp_block_steps;
+    /**
+     * BCFW: mini-batch size (default 0 = one block at a time): the oracle
+     * answers this many blocks at one `w` (in parallel), then their steps
+     * are taken in a fixed order; `n` or more makes every pass an exact
+     * pass with its certificate (docs/bcfw.md). (ABI 3)
+     */
+    uint32_t mini_batch;
 } bmrm_settings;
 
 /**

@@ -485,6 +485,42 @@ fn bcfw_trains_and_its_regularisation_path_reports_breakpoints() {
     let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
     assert_eq!(summary["algorithm"], "BCFW");
     assert_eq!(summary["exit"], "ConvergedRel");
+    // Multi-plane BCFW: converges too, and a bad setting is named as a flag.
+    let mp = ok(&[
+        "train",
+        s(&train),
+        "--lambda",
+        "1e-2",
+        "-a",
+        "bcfw",
+        "--multi-plane",
+        "--mp-approx-passes",
+        "5",
+        "--mp-block-steps",
+        "1",
+        "--mp-inactive-passes",
+        "3",
+        "--mini-batch",
+        "16",
+        "--json",
+    ]);
+    let summary: serde_json::Value = serde_json::from_str(mp.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["exit"], "ConvergedRel", "{mp}");
+    fails(
+        &[
+            "train",
+            s(&train),
+            "--lambda",
+            "1e-2",
+            "-a",
+            "bcfw",
+            "--multi-plane",
+            "--mp-inactive-passes",
+            "0",
+        ],
+        1,
+        &["--mp-inactive-passes must be >= 1"],
+    );
 
     let out = ok(&[
         "path",

@@ -79,6 +79,12 @@ fn settings_offsets() -> Vec<(&'static str, usize)> {
         ("bcfw_iterate_user", offset!(s, bcfw_iterate_user)),
         ("gap_degree", offset!(s, gap_degree)),
         ("early_exact_factor", offset!(s, early_exact_factor)),
+        ("multi_plane", offset!(s, multi_plane)),
+        ("mp_timed", offset!(s, mp_timed)),
+        ("mp_approx_passes", offset!(s, mp_approx_passes)),
+        ("mp_inactive_passes", offset!(s, mp_inactive_passes)),
+        ("mp_block_steps", offset!(s, mp_block_steps)),
+        ("mini_batch", offset!(s, mini_batch)),
     ]
 }
 
@@ -232,16 +238,17 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
     ]
 }
 
-/// The promises of docs/c-api.md and ABI version 2 (1 + the BCFW iterate
+/// The promises of docs/c-api.md and ABI version 3 (1 + the BCFW iterate
 /// callback, gap_degree, max-gap sampling and all-steps at the end of
-/// bmrm_settings and the enums): changing any of
+/// bmrm_settings and the enums in 2; the multi-plane fields at the end of
+/// bmrm_settings and mini_batch in 3): changing any of
 /// these numbers breaks compiled C programs, and needs a new
 /// BMRM_ABI_VERSION.
 #[test]
 fn abi_layout_and_values_are_pinned() {
-    assert_eq!(BMRM_ABI_VERSION, 2);
+    assert_eq!(BMRM_ABI_VERSION, 3);
     let expected_values: [(&str, i64); 33] = [
-        ("BMRM_ABI_VERSION", 2),
+        ("BMRM_ABI_VERSION", 3),
         ("BMRM_OK", 0),
         ("BMRM_ERROR_NULL_ARGUMENT", 1),
         ("BMRM_ERROR_INVALID_ARGUMENT", 2),
@@ -292,7 +299,7 @@ fn abi_layout_and_values_are_pinned() {
     }
     if cfg!(target_pointer_width = "64") {
         let expected = [
-            ("bmrm_settings", 216, 8),
+            ("bmrm_settings", 240, 8),
             ("bmrm_info", 96, 8),
             ("bmrm_iteration", 104, 8),
             ("bmrm_status", 4, 4),
@@ -340,6 +347,12 @@ fn abi_layout_and_values_are_pinned() {
             ("bcfw_iterate_user", 192),
             ("gap_degree", 200),
             ("early_exact_factor", 208),
+            ("multi_plane", 216),
+            ("mp_timed", 217),
+            ("mp_approx_passes", 220),
+            ("mp_inactive_passes", 224),
+            ("mp_block_steps", 228),
+            ("mini_batch", 232),
         ];
         assert_eq!(settings_offsets(), settings.to_vec());
         // bmrm_info: the exit, 4 bytes of padding, then 11 eight-byte fields.

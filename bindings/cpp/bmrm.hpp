@@ -329,6 +329,15 @@ struct Settings {
     double cache_factor = 0.25;
     std::uint64_t num_passes = 0;
     double path_a = 0.9;
+    double gap_degree = 1.0;           ///< gap sampling by gap^gap_degree
+    double early_exact_factor = 0.0;   ///< 0 = no early exact gap pass
+    // Multi-plane BCFW (docs/bcfw.md)
+    bool multi_plane = false;
+    bool mp_timed = false;             ///< stop approximate passes by time
+    std::uint32_t mp_approx_passes = 10;
+    std::uint32_t mp_inactive_passes = 10;
+    std::uint32_t mp_block_steps = 0;
+    std::uint32_t mini_batch = 0;      ///< mini-batch BCFW (0 = off)
     /// The progress observer (empty: none).
     ProgressFn progress;
 
@@ -369,6 +378,14 @@ struct Settings {
         s.cache_factor = c.cache_factor;
         s.num_passes = c.num_passes;
         s.path_a = c.path_a;
+        s.gap_degree = c.gap_degree;
+        s.early_exact_factor = c.early_exact_factor;
+        s.multi_plane = c.multi_plane != 0;
+        s.mp_timed = c.mp_timed != 0;
+        s.mp_approx_passes = c.mp_approx_passes;
+        s.mp_inactive_passes = c.mp_inactive_passes;
+        s.mp_block_steps = c.mp_block_steps;
+        s.mini_batch = c.mini_batch;
         return s;
     }
 
@@ -403,6 +420,14 @@ struct Settings {
         c.cache_factor = cache_factor;
         c.num_passes = num_passes;
         c.path_a = path_a;
+        c.gap_degree = gap_degree;
+        c.early_exact_factor = early_exact_factor;
+        c.multi_plane = multi_plane ? 1 : 0;
+        c.mp_timed = mp_timed ? 1 : 0;
+        c.mp_approx_passes = mp_approx_passes;
+        c.mp_inactive_passes = mp_inactive_passes;
+        c.mp_block_steps = mp_block_steps;
+        c.mini_batch = mini_batch;
         c.progress = nullptr;
         c.progress_user = nullptr;
         return c;

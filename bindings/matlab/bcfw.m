@@ -40,6 +40,21 @@ function [model, progress] = bcfw(param, options)
 %   .do_line_search (1); 0: the step 2n/(k + 2n)
 %   .do_weighted_averaging (0)
 %   .useCache (1), .cacheNu (0.01), .cacheFactor (0.25), .maxCacheSize (100)
+%   .multiPlane     multi-plane BCFW (0): after each pass of oracle steps,
+%                   approximate passes towards the best kept corner of each
+%                   block, no oracle call (docs/bcfw.md)
+%   .mpApproxPasses most approximate passes after an oracle pass (10)
+%   .mpTimed        1: stop them once their dual increase per second falls
+%                   below the oracle pass's (timing-dependent results) (0)
+%   .mpInactivePasses drop a corner without weight unused this many
+%                   oracle passes (10, >= 1)
+%   .mpBlockSteps   approximate steps on a block right after its oracle
+%                   call (0)
+%   .miniBatch      mini-batch BCFW (0: one block at a time): the oracle
+%                   answers this many blocks at one w, then their steps are
+%                   taken in a fixed order; >= n: every pass is an exact
+%                   pass (its own certificate) and one step per block;
+%                   needs useCache = 0 (multiPlane works with it)
 %   .rand_seed      (1)
 %   .time_budget    minutes (inf)
 %   .verb           print every verb passes (0)
@@ -92,7 +107,8 @@ known = {'lambda', 'num_passes', 'gap_threshold', 'gap_check', 'sample', 'stepTy
          'do_line_search', 'do_weighted_averaging', 'useCache', 'cacheNu', 'cacheFactor', ...
          'maxCacheSize', 'rand_seed', 'time_budget', 'verb', 'algorithm', 'TolRel', ...
          'TolAbs', 'MaxIter', 'num_parts', 'gapDegree', 'quit_passes_heuristic_gap', ...
-         'quit_passes_heuristic_gap_eps_multiplyer'};
+         'quit_passes_heuristic_gap_eps_multiplyer', 'multiPlane', 'mpApproxPasses', ...
+         'mpTimed', 'mpInactivePasses', 'mpBlockSteps', 'miniBatch'};
 names = fieldnames(options);
 for k = 1:numel(names)
   if ~any(strcmp(names{k}, known))
@@ -142,6 +158,12 @@ o.use_cache = opt('useCache', 1);
 o.cache_nu = opt('cacheNu', 0.01);
 o.cache_factor = opt('cacheFactor', 0.25);
 o.cache_size = opt('maxCacheSize', 100);
+o.multi_plane = opt('multiPlane', 0);
+o.mp_approx_passes = opt('mpApproxPasses', 10);
+o.mp_timed = opt('mpTimed', 0);
+o.mp_inactive_passes = opt('mpInactivePasses', 10);
+o.mp_block_steps = opt('mpBlockSteps', 0);
+o.mini_batch = opt('miniBatch', 0);
 o.seed = opt('rand_seed', 1);
 o.time_limit = 60 * opt('time_budget', inf);
 o.verb = opt('verb', 0);
@@ -157,6 +179,17 @@ else
 end
 if isfield(param, 'positivity') && ~isempty(param.positivity) && any(param.positivity(:))
   o.positivity = param.positivity;
+end
+mp = {'mpApproxPasses', 'mp_approx_passes', 0; 'mpInactivePasses', 'mp_inactive_passes', 1; ...
+      'mpBlockSteps', 'mp_block_steps', 0; 'miniBatch', 'mini_batch', 0};
+for k = 1:size(mp, 1)
+  v = o.(mp{k, 2});
+  if ~isscalar(v) || ~isnumeric(v) || ~isreal(v) || v ~= round(v) || v < mp{k, 3} || v >= 2^32
+    error('bmrm:badArgument', 'bcfw: options.%s must be an integer >= %d below 2^32', mp{k, 1}, mp{k, 3});
+  end
+end
+if o.mini_batch > 1 && logical(o.use_cache)
+  error('bmrm:badArgument', 'bcfw: options.miniBatch > 1 needs useCache = 0 (the cache is not used in batches)');
 end
 fields = setdiff(fieldnames(o), {'positivity'});
 for k = 1:numel(fields)

@@ -126,5 +126,14 @@ bmrm_settings settings_from(arg_error *e, const mxArray *opts, bmrm_algorithm a,
     s.step_type = (bmrm_step_type)opt_enum(e, opts, "step_type", s.step_type, 4);
     s.gap_degree = opt_num(e, opts, "gap_degree", s.gap_degree);
     s.early_exact_factor = opt_num(e, opts, "early_exact_factor", s.early_exact_factor);
+    s.multi_plane = opt_num(e, opts, "multi_plane", s.multi_plane) != 0;
+    s.mp_timed = opt_num(e, opts, "mp_timed", s.mp_timed) != 0;
+    s.mp_approx_passes =
+        (uint32_t)opt_count(e, opts, "mp_approx_passes", s.mp_approx_passes, UINT32_MAX, false, 0);
+    s.mp_inactive_passes = (uint32_t)opt_count(e, opts, "mp_inactive_passes",
+                                               s.mp_inactive_passes, UINT32_MAX, false, 0);
+    s.mp_block_steps =
+        (uint32_t)opt_count(e, opts, "mp_block_steps", s.mp_block_steps, UINT32_MAX, false, 0);
+    s.mini_batch = (uint32_t)opt_count(e, opts, "mini_batch", s.mini_batch, UINT32_MAX, false, 0);
     return s;
 }

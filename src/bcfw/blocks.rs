@@ -17,6 +17,9 @@ pub struct Atom {
     /// The block step at which the corner was last the oracle's answer or the
     /// cache's best corner: the eviction score (least recently useful first).
     pub last_used: u64,
+    /// The oracle passes completed when the corner was last useful in
+    /// that sense (multi-plane drops corners unused for a number of passes).
+    pub used_pass: u64,
 }
 
 /// One example's share of the dual.
@@ -122,6 +125,7 @@ mod tests {
                 psi_norm2: 0.0,
                 alpha,
                 last_used: used,
+                used_pass: 0,
             });
         }
         b.evict(2);

@@ -15,7 +15,7 @@ use super::sampler::Sampler;
 use super::sparse::BlockVec;
 use super::BcfwStats;
 use crate::error::{Error, Result};
-use crate::oracle::pass::{on_oracle_thread, oracle_pass};
+use crate::oracle::pass::{on_oracle_thread, oracle_pass, PassItem};
 use crate::oracle::sparse::SparseVec;
 use crate::oracle::{Corner, MaxOracle};
 use crate::vocab::{Iteration, Settings, StepType};
@@ -32,7 +32,9 @@ macro_rules! point {
     };
 }
 
+mod batch;
 mod dual;
+mod multiplane;
 mod steps;
 
 pub use dual::{BlockDual, CornerDual};
@@ -74,6 +76,8 @@ pub struct BcfwState {
     pub(super) passes: u64,
     pub(super) oracle_calls: u64,
     pub(super) cache_hits: u64,
+    /// Multi-plane approximate passes (no oracle calls).
+    pub(super) approx_passes: u64,
     /// The `w` the last run returned (a later run must start from it).
     pub(crate) returned_w: Option<Vec<f64>>,
     // Scratch, reused so block steps do not allocate.
@@ -84,7 +88,14 @@ pub struct BcfwState {
     /// psi of the oracle's last answer when atoms are not kept.
     fresh_psi: SparseVec,
     fresh_norm2: f64,
+    /// The loss of the fresh corner.
+    fresh_loss: f64,
     merged: SparseVec,
+    /// The block order of an approximate pass.
+    order: Vec<usize>,
+    /// Multi-plane: the most inactive corners per block, set by each pass;
+    /// then exact passes add their corners to the working sets.
+    working_set: Option<usize>,
 }
 
 impl BcfwState {
@@ -117,7 +128,9 @@ impl BcfwState {
             w,
             l: 0.0,
             bounds,
-            keep_atoms: settings.use_cache || settings.step_type != StepType::FrankWolfe,
+            keep_atoms: settings.use_cache
+                || settings.multi_plane
+                || settings.step_type != StepType::FrankWolfe,
             vbar: None,
             lbar: 0.0,
             avg_steps: 0,
@@ -129,6 +142,7 @@ impl BcfwState {
             passes: 0,
             oracle_calls: 0,
             cache_hits: 0,
+            approx_passes: 0,
             returned_w: None,
             corner: Corner::new(dim),
             pairs: Vec::new(),
@@ -136,10 +150,16 @@ impl BcfwState {
             dir_parked: SparseVec::default(),
             fresh_psi: SparseVec::default(),
             fresh_norm2: 0.0,
+            fresh_loss: 0.0,
             merged: SparseVec::default(),
+            order: Vec::new(),
+            working_set: None,
         })
     }
 
+    pub fn num_examples(&self) -> usize {
+        self.n
+    }
     pub fn lambda(&self) -> f64 {
         self.lambda
     }
@@ -174,6 +194,7 @@ impl BcfwState {
                         loss,
                         alpha: 1.0,
                         last_used: 0,
+                        used_pass: 0,
                     });
                 }
             }
@@ -305,6 +326,7 @@ impl BcfwState {
             effective_passes: self.oracle_calls as f64 / self.n as f64,
             oracle_calls: self.oracle_calls,
             cache_hits: self.cache_hits,
+            approx_passes: self.approx_passes,
             ell: self.l,
             dual: self.dual(),
             gap_estimate: self.gap_estimate(),
@@ -325,9 +347,24 @@ impl BcfwState {
         pool: &rayon::ThreadPool,
         refresh: bool,
     ) -> Result<ExactPass> {
+        self.exact_pass_items(oracle, pool, refresh, false)
+            .map(|(e, _)| e)
+    }
+
+    /// [`Self::exact_pass`]; with `corners` it also returns the oracle's
+    /// answers with their psi (else they go to the multi-plane working sets).
+    pub(super) fn exact_pass_items(
+        &mut self,
+        oracle: &dyn MaxOracle,
+        pool: &rayon::ThreadPool,
+        refresh: bool,
+        corners: bool,
+    ) -> Result<(ExactPass, Vec<PassItem>)> {
         let context = format!("in the exact gap pass after pass {}", self.passes);
-        let items = on_oracle_thread(oracle.thread_safe(), pool, || {
-            oracle_pass(oracle, point!(self), false, &context)
+        let absorb = refresh && !corners && self.working_set.is_some();
+        let keep_psi = absorb || corners;
+        let mut items = on_oracle_thread(oracle.thread_safe(), pool, || {
+            oracle_pass(oracle, point!(self), keep_psi, &context)
         })?;
         if refresh {
             self.oracle_calls += self.n as u64;
@@ -347,22 +384,32 @@ impl BcfwState {
             }
         }
         risk /= n;
+        if let Some(keep) = self.working_set.filter(|_| absorb) {
+            self.absorb_corners(&mut items, keep)?;
+        }
         if refresh {
             self.sampler.all_visited();
             self.last_exact_gap = gap;
             self.estimate_sum = gap;
         }
         let primal = 0.5 * self.lambda * crate::linalg::norm2(point!(self)) + risk;
-        Ok(ExactPass { primal, risk, gap })
+        Ok((ExactPass { primal, risk, gap }, items))
     }
 
-    /// One pass: `n` block steps.
-    pub fn pass(&mut self, oracle: &dyn MaxOracle, settings: &Settings) -> Result<()> {
+    /// What every kind of pass sets up first: the multi-plane working-set
+    /// bound and the weighted average.
+    fn begin_pass(&mut self, settings: &Settings) {
+        self.working_set = settings.multi_plane.then_some(settings.cache_size);
         if settings.weighted_averaging && self.vbar.is_none() {
             self.vbar = Some(self.v.clone());
             self.lbar = self.l;
             self.avg_steps = 0;
         }
+    }
+
+    /// One pass: `n` block steps.
+    pub fn pass(&mut self, oracle: &dyn MaxOracle, settings: &Settings) -> Result<()> {
+        self.begin_pass(settings);
         for _ in 0..self.n {
             let i = self.sampler.next(&mut self.rng);
             self.block_step(oracle, settings, i).map_err(|e| {
@@ -372,6 +419,13 @@ impl BcfwState {
                     self.steps + 1
                 ))
             })?;
+            if settings.multi_plane {
+                for _ in 0..settings.mp_block_steps {
+                    if !self.approximate_step(settings, i) {
+                        break;
+                    }
+                }
+            }
         }
         self.passes += 1;
         Ok(())

@@ -61,6 +61,8 @@ pub struct BcfwStats {
     pub oracle_calls: u64,
     /// Block steps answered by the cache (no oracle call).
     pub cache_hits: u64,
+    /// Multi-plane approximate passes (n block steps without oracle calls).
+    pub approx_passes: u64,
     /// The dual's loss term `l = sum_i l_i` (the BCFW MATLAB code's `ell`).
     pub ell: f64,
     /// The dual value at the current weights (a lower bound on min F).
@@ -133,8 +135,32 @@ impl Method for BcfwMethod<'_> {
         let oracle = examples(ctx)?;
         let settings = ctx.settings;
         self.k = k;
-        self.state.pass(oracle.as_ref(), settings)?;
+        let before = self.state.dual();
+        let started = std::time::Instant::now();
         let mut exact = None;
+        let batch = settings.mini_batch as usize;
+        if batch >= self.state.num_examples() {
+            // An exact pass at w, then a step per block towards its answer:
+            // the certificate of this pass is the exact pass's.
+            let (e, at) = self
+                .state
+                .full_batch_pass(oracle.as_ref(), settings, ctx.pool)?;
+            ctx.offer(&at, e.primal, e.risk);
+            if let Some(avg) = self.state.average_point() {
+                evaluate_average(oracle.as_ref(), self.state, ctx, &avg)?;
+            }
+            self.last_exact_at = Some(k);
+            exact = Some(e);
+        } else if batch > 1 {
+            self.state.batch_pass(oracle.as_ref(), settings, ctx.pool)?;
+        } else {
+            self.state.pass(oracle.as_ref(), settings)?;
+        }
+        if settings.multi_plane {
+            let gain = self.state.dual() - before;
+            let seconds = started.elapsed().as_secs_f64();
+            self.state.approximate_passes(settings, gain, seconds);
+        }
         // Every gap_check passes since the last exact pass, or sooner when
         // every block's estimate is known and their sum is below
         // early_exact_factor * tol_abs (gapBCFW's quit_passes_heuristic_gap).
@@ -143,7 +169,7 @@ impl Method for BcfwMethod<'_> {
             && settings.tol_abs > 0.0
             && self.state.all_estimated()
             && self.state.gap_estimate() <= settings.early_exact_factor * settings.tol_abs;
-        if since >= u64::from(settings.gap_check) || early {
+        if exact.is_none() && (since >= u64::from(settings.gap_check) || early) {
             exact = Some(self.certify(ctx, oracle.as_ref())?);
             self.last_exact_at = Some(k);
         }

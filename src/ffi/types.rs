@@ -11,7 +11,7 @@ use crate::solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, StepTy
 /// whenever a type's layout, an enum value or a function's signature changes
 /// incompatibly; compare it with `bmrm_abi_version()` to check that the
 /// library loaded at run time matches the header a program was compiled with.
-pub const BMRM_ABI_VERSION: u32 = 2;
+pub const BMRM_ABI_VERSION: u32 = 3;
 
 /// Did the call succeed. Every function that can fail returns one of these;
 /// on failure `bmrm_last_error()` gives a message naming what failed.
@@ -331,6 +331,28 @@ pub struct bmrm_settings {
     /// and their sum is <= early_exact_factor * tol_abs (gapBCFW's
     /// quit_passes_heuristic_gap; default 0 = off). (ABI 2)
     pub early_exact_factor: f64,
+    /// BCFW: multi-plane BCFW (default 0): after each pass of oracle steps,
+    /// approximate passes towards the best kept corner of each block, no
+    /// oracle call (docs/bcfw.md). (ABI 3)
+    pub multi_plane: u8,
+    /// Multi-plane: 1 stops the approximate passes once their dual increase
+    /// per second falls below the oracle pass's (results then depend on
+    /// timing); 0 (the default) only when one gains nothing. (ABI 3)
+    pub mp_timed: u8,
+    /// Multi-plane: most approximate passes after each oracle pass
+    /// (default 10). (ABI 3)
+    pub mp_approx_passes: u32,
+    /// Multi-plane: a corner without weight unused for this many oracle
+    /// passes is dropped (default 10, >= 1). (ABI 3)
+    pub mp_inactive_passes: u32,
+    /// Multi-plane: approximate steps on a block right after its oracle
+    /// call (default 0). (ABI 3)
+    pub mp_block_steps: u32,
+    /// BCFW: mini-batch size (default 0 = one block at a time): the oracle
+    /// answers this many blocks at one `w` (in parallel), then their steps
+    /// are taken in a fixed order; `n` or more makes every pass an exact
+    /// pass with its certificate (docs/bcfw.md). (ABI 3)
+    pub mini_batch: u32,
 }
 
 impl bmrm_settings {
@@ -376,6 +398,12 @@ impl bmrm_settings {
             bcfw_iterate_user: std::ptr::null_mut(),
             gap_degree: engine.gap_degree,
             early_exact_factor: engine.early_exact_factor,
+            multi_plane: u8::from(engine.multi_plane),
+            mp_timed: u8::from(engine.mp_timed),
+            mp_approx_passes: engine.mp_approx_passes,
+            mp_inactive_passes: engine.mp_inactive_passes,
+            mp_block_steps: engine.mp_block_steps,
+            mini_batch: engine.mini_batch,
         }
     }
 
@@ -436,6 +464,12 @@ impl bmrm_settings {
         s.path_a = self.path_a;
         s.gap_degree = self.gap_degree;
         s.early_exact_factor = self.early_exact_factor;
+        s.multi_plane = self.multi_plane != 0;
+        s.mp_timed = self.mp_timed != 0;
+        s.mp_approx_passes = self.mp_approx_passes;
+        s.mp_inactive_passes = self.mp_inactive_passes;
+        s.mp_block_steps = self.mp_block_steps;
+        s.mini_batch = self.mini_batch;
         Ok(s)
     }
 }

@@ -44,9 +44,10 @@ impl SparseVec {
             );
         }
         scratch.extend(c.sparse_entries().map(|(j, v)| (j as u32, v)));
-        // Deterministic for the same input (no random pivots), so repeated
-        // indices always add up in the same order.
-        scratch.sort_unstable_by_key(|e| e.0);
+        // A stable sort: repeated indices add up in the order the oracle
+        // gave them, and the sorted runs oracles write (a row per class, a
+        // feature block per position) are merged in linear time.
+        scratch.sort_by_key(|e| e.0);
         self.idx.clear();
         self.val.clear();
         let mut k = 0;

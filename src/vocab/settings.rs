@@ -210,6 +210,31 @@ pub struct Settings {
     /// gap_check passes (gapBCFW's quit_passes_heuristic_gap with its
     /// eps multiplier; default 0 = off).
     pub early_exact_factor: f64,
+    /// BCFW: multi-plane BCFW (Shah et al. 2015; docs/bcfw.md): after each
+    /// pass of oracle steps, approximate passes that step towards the best
+    /// kept corner of each block without calling the oracle (default false).
+    pub multi_plane: bool,
+    /// Multi-plane: most approximate passes after each oracle pass
+    /// (default 10). They stop sooner once one gains nothing, and with
+    /// `mp_timed` once their dual increase per second falls below the
+    /// oracle pass's.
+    pub mp_approx_passes: u32,
+    /// Multi-plane: stop the approximate passes by measured time (the
+    /// paper's rule; results then depend on timing). Default false: the
+    /// number of approximate passes depends only on the data and the seed.
+    pub mp_timed: bool,
+    /// Multi-plane: a corner with no weight that was not the best corner of
+    /// its block for this many passes is dropped (default 10, >= 1).
+    pub mp_inactive_passes: u32,
+    /// Multi-plane: approximate steps on a block right after its oracle
+    /// call (default 0).
+    pub mp_block_steps: u32,
+    /// BCFW: mini-batch BCFW (Wang et al. 2016; docs/bcfw.md): the oracle
+    /// answers this many blocks at the same `w` (in parallel), then their
+    /// steps are taken in a fixed order; `n` or more: every pass is one
+    /// exact pass at `w` (its certificate included) followed by one step per
+    /// block. 0 or 1 (the default): one block at a time.
+    pub mini_batch: u32,
 }
 
 /// The most threads a solver's pool may have: more cannot help a solver and
@@ -252,6 +277,12 @@ impl Settings {
             iterate_hook: None,
             gap_degree: 1.0,
             early_exact_factor: 0.0,
+            multi_plane: false,
+            mp_approx_passes: 10,
+            mp_timed: false,
+            mp_inactive_passes: 10,
+            mp_block_steps: 0,
+            mini_batch: 0,
         }
     }
 
@@ -323,6 +354,21 @@ impl Settings {
                 "gap_degree must be positive and finite, got {}",
                 self.gap_degree
             ));
+        }
+        if self.mini_batch > 1 && self.use_cache {
+            return bad(
+                "mini_batch > 1 does not combine with use_cache (every block of a batch calls \
+                 the oracle; multi_plane works with it)"
+                    .into(),
+            );
+        }
+        if self.mp_inactive_passes == 0 {
+            return bad("mp_inactive_passes must be >= 1".into());
+        }
+        if self.multi_plane && self.cache_size == 0 {
+            return bad(
+                "cache_size must be >= 1 with multi_plane (it bounds the working set)".into(),
+            );
         }
         if !(self.path_a > 0.0 && self.path_a < 1.0) {
             return bad(format!("path_a must be in (0, 1), got {}", self.path_a));

@@ -65,6 +65,12 @@ static void print_layout(void) {
     OFFSET(bmrm_settings, bcfw_iterate_user);
     OFFSET(bmrm_settings, gap_degree);
     OFFSET(bmrm_settings, early_exact_factor);
+    OFFSET(bmrm_settings, multi_plane);
+    OFFSET(bmrm_settings, mp_timed);
+    OFFSET(bmrm_settings, mp_approx_passes);
+    OFFSET(bmrm_settings, mp_inactive_passes);
+    OFFSET(bmrm_settings, mp_block_steps);
+    OFFSET(bmrm_settings, mini_batch);
     OFFSET(bmrm_info, exit);
     OFFSET(bmrm_info, iterations);
     OFFSET(bmrm_info, oracle_calls);

@@ -226,6 +226,9 @@ static void test_settings() {
     CHECK(s.buffer_size == c.buffer_size && s.clean_after == c.clean_after, "bundle");
     CHECK(s.qp_max_updates == c.qp_max_updates && s.prox_t == c.prox_t, "qp, prox");
     CHECK(s.sampling == bmrm::Sampling::gap && s.gap_check == 10 && s.cache_size == 50, "bcfw");
+    CHECK(!s.multi_plane && s.mp_approx_passes == 10 && s.mp_inactive_passes == 10 &&
+              s.mp_block_steps == 0 && !s.mp_timed && s.gap_degree == 1.0 && s.mini_batch == 0,
+          "multi-plane defaults");
     bmrm::Settings sgd(bmrm::Algorithm::sgd, 0.5);
     CHECK(sgd.sgd_passes == 5 && sgd.lambda == 0.5, "sgd defaults %u", sgd.sgd_passes);
     // A round trip through the C struct keeps every field.
@@ -235,11 +238,21 @@ static void test_settings() {
     t.use_cache = true;
     t.step_type = bmrm::StepType::pairwise;
     t.cache_nu = 0.5;
+    t.multi_plane = true;
+    t.mp_timed = true;
+    t.mp_approx_passes = 7;
+    t.mp_inactive_passes = 4;
+    t.mp_block_steps = 2;
+    t.mini_batch = 64;
+    t.gap_degree = 2.0;
     bmrm::Settings u = bmrm::Settings::from_c(t.to_c());
     CHECK(u.algorithm == t.algorithm && u.lambda == 0.25 && u.num_parts == 3 && u.seed == 77,
           "round trip");
     CHECK(u.use_cache && u.step_type == bmrm::StepType::pairwise && u.cache_nu == 0.5,
           "round trip (bcfw)");
+    CHECK(u.multi_plane && u.mp_timed && u.mp_approx_passes == 7 && u.mp_inactive_passes == 4 &&
+              u.mp_block_steps == 2 && u.gap_degree == 2.0 && u.mini_batch == 64,
+          "round trip (multi-plane)");
     CHECK(std::string(bmrm::to_string(bmrm::Algorithm::prox_p_bmrm)) == "Prox-P-BMRM", "name");
     CHECK(std::string(bmrm::version()).find('.') != std::string::npos, "version");
 }

@@ -173,6 +173,27 @@ for k = 1:numel(variants)
   fprintf('bcfw %-29s: %4d passes, %6.1f effective, primal %.10g, gap %.2e, ell %.6f\n', names{k}, ...
           numel(prog.gap), prog.eff_pass(end), prog.primal(end), gap, model.ell);
 end
+% Multi-plane BCFW (issue 13): gap 1e-4 in at most 100 oracle passes, its
+% bounds against BMRM's; every multi-plane option is passed and honoured.
+[model, prog] = bcfw(param, struct('lambda', lam, 'gap_threshold', 1e-4, 'num_passes', 2000, ...
+                                   'multiPlane', 1, 'mpApproxPasses', 20, 'mpInactivePasses', 5, ...
+                                   'mpBlockSteps', 1));
+check(prog.exitflag == 2 && prog.gap(end) <= 1e-4 + 1e-12 && prog.eff_pass(end) <= 100, ...
+      'bcfw multi-plane: exit %s, gap %g, %g effective passes', prog.exit, prog.gap(end), prog.eff_pass(end));
+check(prog.dual(end) <= sm.Fp / m + 1e-12 && sm.Fd / m <= prog.primal(end) + 1e-12, ...
+      'bcfw multi-plane bounds vs bmrm');
+fprintf('bcfw multi-plane: %4d passes, %6.1f effective, gap %.2e\n', numel(prog.gap), prog.eff_pass(end), prog.gap(end));
+[~, p0] = bcfw(param, struct('lambda', lam, 'num_passes', 3, 'gap_threshold', 0, 'multiPlane', 1, 'mpApproxPasses', 0));
+[~, p1] = bcfw(param, struct('lambda', lam, 'num_passes', 3, 'gap_threshold', 0, 'multiPlane', 1, 'mpApproxPasses', 5));
+check(p1.dual(3) > p0.dual(3), 'mpApproxPasses is honoured: dual %.12g vs %.12g', p1.dual(3), p0.dual(3));
+expect_error(@() bcfw(param, struct('mpInactivePasses', 0)), 'bmrm:badArgument', 'mpInactivePasses');
+% miniBatch >= n: every pass is an exact pass, so every row has a primal.
+[~, pb] = bcfw(param, struct('lambda', lam, 'num_passes', 4, 'gap_threshold', 0, 'miniBatch', 1000, ...
+                             'useCache', 0));
+check(numel(pb.primal) == 4 && all(isfinite(pb.primal)), 'miniBatch is honoured: primal %s', mat2str(pb.primal));
+expect_error(@() bcfw(param, struct('miniBatch', -1)), 'bmrm:badArgument', 'miniBatch');
+expect_error(@() bcfw(param, struct('miniBatch', 8)), 'bmrm:badArgument', 'useCache = 0');
+expect_error(@() bcfw(param, struct('mpApproxPasses', 1.5)), 'bmrm:badArgument', 'mpApproxPasses');
 % The same seed gives the same w; num_passes and time_budget stop it.
 [m1, p1] = bcfw(param, struct('lambda', lam, 'num_passes', 7, 'gap_threshold', 0, 'rand_seed', 3));
 [m2, p2] = bcfw(param, struct('lambda', lam, 'num_passes', 7, 'gap_threshold', 0, 'rand_seed', 3));

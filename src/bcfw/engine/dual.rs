@@ -130,6 +130,7 @@ impl BcfwState {
                     loss: c.loss,
                     alpha: c.alpha,
                     last_used: 0,
+                    used_pass: self.passes,
                 });
             }
             w.add_to(1.0, &mut self.v);

@@ -14,7 +14,7 @@ use crate::vocab::{Settings, StepType};
 /// A corner of one block: the ground truth, a kept atom, or the oracle's
 /// fresh answer (when atoms are not kept).
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum CornerRef {
+pub(super) enum CornerRef {
     Truth,
     Atom(usize),
     Fresh,
@@ -66,12 +66,45 @@ impl BcfwState {
             }
         };
         if let CornerRef::Atom(k) = s {
-            self.blocks[i].atoms[k].last_used = self.steps;
+            let a = &mut self.blocks[i].atoms[k];
+            a.last_used = self.steps;
+            a.used_pass = self.passes;
         }
         self.set_estimate(i, g);
-
-        // FW step, and the alternative of the step type; keep the better.
         let fixed = (!settings.line_search).then(|| 2.0 * n / (self.steps as f64 - 1.0 + 2.0 * n));
+        self.step_towards(settings, i, s, w_dot_wi, fixed);
+        Ok(())
+    }
+
+    /// A multi-plane approximate step on block `i`: towards the best kept
+    /// corner at `w`, no oracle call, always with the exact line search (a
+    /// fixed step towards a corner that is not the block's maximiser could
+    /// raise the dual objective). The gap estimate is left as the oracle
+    /// gave it. Returns whether the block moved.
+    pub(super) fn approximate_step(&mut self, settings: &Settings, i: usize) -> bool {
+        self.steps += 1;
+        let w_dot_wi = self.blocks[i].w.dot_dense(point!(self));
+        let (s, _) = self.best_cached(i);
+        if let CornerRef::Atom(k) = s {
+            let a = &mut self.blocks[i].atoms[k];
+            a.last_used = self.steps;
+            a.used_pass = self.passes;
+        }
+        self.step_towards(settings, i, s, w_dot_wi, None)
+    }
+
+    /// The step on block `i` with FW corner `s`: the FW step and the
+    /// alternative of the step type, the better one applied; then the
+    /// corners kept are trimmed and the average updated. Returns whether
+    /// the block moved.
+    pub(super) fn step_towards(
+        &mut self,
+        settings: &Settings,
+        i: usize,
+        s: CornerRef,
+        w_dot_wi: f64,
+        fixed: Option<f64>,
+    ) -> bool {
         // Without a box the FW step needs no direction vector: its slope and
         // curvature come from <w, w_i>, <psi, w_i>, ||psi||^2 and ||w_i||^2.
         let fast = self.bounds.is_none();
@@ -127,7 +160,16 @@ impl BcfwState {
                 self.apply(i, kind, gamma, dl, s, away);
             }
         }
-        if settings.use_cache {
+        if settings.multi_plane {
+            // The working set: corners with weight, and those that were the
+            // best corner within the last mp_inactive_passes oracle passes.
+            let horizon = u64::from(settings.mp_inactive_passes);
+            let now = self.passes;
+            let b = &mut self.blocks[i];
+            b.atoms
+                .retain(|a| a.alpha > 0.0 || now - a.used_pass <= horizon);
+            b.evict(settings.cache_size);
+        } else if settings.use_cache {
             self.blocks[i].evict(settings.cache_size);
         } else if self.keep_atoms {
             self.blocks[i].atoms.retain(|a| a.alpha > 0.0);
@@ -142,7 +184,7 @@ impl BcfwState {
             }
             self.lbar = (1.0 - rho) * self.lbar + rho * self.l;
         }
-        Ok(())
+        gamma > 0.0
     }
 
     /// Debug builds: block `i`'s iterate agrees with its weights.
@@ -212,8 +254,21 @@ impl BcfwState {
         // Into the reused buffer: only a corner kept as a new atom allocates.
         self.fresh_psi
             .set_from_corner(&self.corner, &mut self.pairs);
-        let loss = self.corner.loss();
-        let label = self.corner.label();
+        let (label, loss) = (self.corner.label(), self.corner.loss());
+        self.adopt_fresh(i, label, loss, h)
+    }
+
+    /// Makes the corner in `self.fresh_psi` (label, loss, `H_i(w) = h`) the
+    /// block's FW corner: the ground truth, a kept atom (new or known), or
+    /// the fresh corner when atoms are not kept.
+    pub(super) fn adopt_fresh(
+        &mut self,
+        i: usize,
+        label: u64,
+        loss: f64,
+        h: f64,
+    ) -> Result<(CornerRef, f64)> {
+        self.fresh_loss = loss;
         if self.fresh_psi.nnz() == 0 && loss == 0.0 {
             return Ok((CornerRef::Truth, 0.0));
         }
@@ -223,24 +278,7 @@ impl BcfwState {
         }
         let b = &mut self.blocks[i];
         if let Some(k) = b.find(label) {
-            let known = b.atoms[k].loss;
-            if (known - loss).abs() > 1e-9 * known.abs().max(loss.abs()).max(1.0) {
-                return Err(Error::oracle(format!(
-                    "max-oracle for example {i} returned label id {label} with loss {loss}, \
-                     but earlier with loss {known}: a label id must name one label"
-                )));
-            }
-            let kept = &b.atoms[k].psi;
-            let scale = b.atoms[k]
-                .psi_norm2
-                .max(self.fresh_psi.norm2())
-                .max(f64::MIN_POSITIVE);
-            if kept.dist2(&self.fresh_psi) > 1e-18 * scale {
-                return Err(Error::oracle(format!(
-                    "max-oracle for example {i} returned label id {label} with a psi other than \
-                     the one it returned earlier for that id: a label id must name one label"
-                )));
-            }
+            check_same_label(i, label, &b.atoms[k], loss, &self.fresh_psi)?;
             return Ok((CornerRef::Atom(k), h));
         }
         let psi = std::mem::take(&mut self.fresh_psi);
@@ -252,6 +290,7 @@ impl BcfwState {
             psi_norm2,
             alpha: 0.0,
             last_used: self.steps,
+            used_pass: self.passes,
         });
         Ok((CornerRef::Atom(b.atoms.len() - 1), h))
     }
@@ -268,7 +307,7 @@ impl BcfwState {
             match c {
                 CornerRef::Truth => (None, 0.0, b.truth_alpha),
                 CornerRef::Atom(k) => (Some(&b.atoms[k].psi), b.atoms[k].loss, b.atoms[k].alpha),
-                CornerRef::Fresh => (Some(&self.fresh_psi), self.corner.loss(), 0.0),
+                CornerRef::Fresh => (Some(&self.fresh_psi), self.fresh_loss, 0.0),
             }
         };
         let mut dir = std::mem::take(&mut self.dir);
@@ -401,7 +440,7 @@ impl BcfwState {
         let (psi, loss, psi_norm2) = match s {
             CornerRef::Truth => (&EMPTY, 0.0, 0.0),
             CornerRef::Atom(k) => (&b.atoms[k].psi, b.atoms[k].loss, b.atoms[k].psi_norm2),
-            CornerRef::Fresh => (&self.fresh_psi, self.corner.loss(), self.fresh_norm2),
+            CornerRef::Fresh => (&self.fresh_psi, self.fresh_loss, self.fresh_norm2),
         };
         let w_dot_psi = psi.dot_dense(&self.v);
         let psi_dot_wi = b.w.dot_sparse(psi);
@@ -446,6 +485,33 @@ impl BcfwState {
             track_truth(b, gamma, s);
         }
     }
+}
+
+/// A label id seen again must come with the loss and the psi it had: a
+/// label id names one label (another psi under a known id would make the
+/// steps move towards the wrong corner).
+pub(super) fn check_same_label(
+    i: usize,
+    label: u64,
+    known: &Atom,
+    loss: f64,
+    psi: &SparseVec,
+) -> Result<()> {
+    let known_loss = known.loss;
+    if (known_loss - loss).abs() > 1e-9 * known_loss.abs().max(loss.abs()).max(1.0) {
+        return Err(Error::oracle(format!(
+            "max-oracle for example {i} returned label id {label} with loss {loss}, \
+             but earlier with loss {known_loss}: a label id must name one label"
+        )));
+    }
+    let scale = known.psi_norm2.max(psi.norm2()).max(f64::MIN_POSITIVE);
+    if known.psi.dist2(psi) > 1e-18 * scale {
+        return Err(Error::oracle(format!(
+            "max-oracle for example {i} returned label id {label} with a psi other than \
+             the one it returned earlier for that id: a label id must name one label"
+        )));
+    }
+    Ok(())
 }
 
 /// The empty psi of the ground truth.

@@ -322,6 +322,28 @@ pub struct SolverArgs {
     /// to a gap of path_a * eps.
     #[arg(long, default_value_t = 0.9, allow_negative_numbers = true)]
     pub path_a: f64,
+    /// BCFW: multi-plane BCFW: after each pass of oracle steps, approximate passes towards
+    /// the best kept corner of each example (no oracle call).
+    #[arg(long)]
+    pub multi_plane: bool,
+    /// Multi-plane: most approximate passes after each oracle pass.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub mp_approx_passes: u32,
+    /// Multi-plane: stop the approximate passes once their dual increase per second falls
+    /// below the oracle pass's (results then depend on timing).
+    #[arg(long)]
+    pub mp_timed: bool,
+    /// Multi-plane: drop a corner without weight unused for N oracle passes (N >= 1).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub mp_inactive_passes: u32,
+    /// Multi-plane: approximate steps on an example right after its oracle call.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub mp_block_steps: u32,
+    /// BCFW: mini-batch size (0: one example at a time): the oracle answers N examples at
+    /// one w in parallel, their steps follow in a fixed order; N >= the examples: every pass
+    /// is an exact pass with its certificate.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub mini_batch: u32,
 }
 
 impl SolverArgs {
@@ -362,6 +384,12 @@ impl SolverArgs {
         s.cache_factor = self.cache_factor;
         s.num_passes = self.num_passes;
         s.path_a = self.path_a;
+        s.multi_plane = self.multi_plane;
+        s.mp_approx_passes = self.mp_approx_passes;
+        s.mp_timed = self.mp_timed;
+        s.mp_inactive_passes = self.mp_inactive_passes;
+        s.mp_block_steps = self.mp_block_steps;
+        s.mini_batch = self.mini_batch;
         s.validate().map_err(|e| option_names(&e.to_string()))?;
         Ok(s)
     }
@@ -385,6 +413,10 @@ fn option_names(msg: &str) -> String {
         ("cache_nu", "--cache-nu"),
         ("cache_factor", "--cache-factor"),
         ("path_a", "--path-a"),
+        ("mp_inactive_passes", "--mp-inactive-passes"),
+        ("multi_plane", "--multi-plane"),
+        ("mini_batch", "--mini-batch"),
+        ("use_cache", "--cache"),
     ] {
         m = m.replace(field, flag);
     }

@@ -1,0 +1,90 @@
+//! Multi-plane BCFW (Shah, Kolmogorov and Lampert, CVPR 2015): between
+//! passes that call the oracle, approximate passes step every block towards
+//! the best corner of its working set (the corners kept), with no oracle
+//! call. Each step is a feasible dual step, so the dual stays a valid lower
+//! bound; the certificate still comes only from exact passes.
+
+use std::time::Instant;
+
+use rand::seq::SliceRandom;
+
+use super::super::blocks::Atom;
+use super::steps::check_same_label;
+use super::{BcfwState, Result};
+use crate::oracle::pass::PassItem;
+use crate::vocab::Settings;
+
+impl BcfwState {
+    /// One approximate pass: a step on every block, in a random order.
+    /// Returns how many blocks moved.
+    pub fn approximate_pass(&mut self, settings: &Settings) -> usize {
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.extend(0..self.n);
+        order.shuffle(&mut self.rng);
+        let moved = order
+            .iter()
+            .filter(|&&i| self.approximate_step(settings, i))
+            .count();
+        self.order = order;
+        self.approx_passes += 1;
+        moved
+    }
+
+    /// The approximate passes after an oracle pass that raised the dual by
+    /// `exact_gain` in `exact_seconds`: up to `mp_approx_passes`, ending
+    /// when one gains nothing (no block moved or the dual did not rise)
+    /// and, with `mp_timed`, when the dual increase per second of the last
+    /// one falls below the oracle pass's (the paper's rule).
+    pub fn approximate_passes(&mut self, settings: &Settings, exact_gain: f64, exact_seconds: f64) {
+        let exact_rate = exact_gain / exact_seconds.max(1e-9);
+        for _ in 0..settings.mp_approx_passes {
+            let before = self.dual();
+            let started = Instant::now();
+            let moved = self.approximate_pass(settings);
+            let gain = self.dual() - before;
+            if moved == 0 || gain <= 0.0 {
+                break;
+            }
+            if settings.mp_timed && gain / started.elapsed().as_secs_f64().max(1e-9) < exact_rate {
+                break;
+            }
+        }
+    }
+}
+
+impl BcfwState {
+    /// Adds the corners of an exact pass to the working sets (they are the
+    /// blocks' FW corners at the current iterate, already paid for), keeping
+    /// at most `keep` inactive corners per block.
+    pub(super) fn absorb_corners(&mut self, items: &mut [PassItem], keep: usize) -> Result<()> {
+        for (i, item) in items.iter_mut().enumerate() {
+            let Some(psi) = item.psi.take() else { continue };
+            if psi.nnz() == 0 && item.loss == 0.0 {
+                continue; // the ground truth
+            }
+            let b = &mut self.blocks[i];
+            match b.find(item.label) {
+                Some(k) => {
+                    check_same_label(i, item.label, &b.atoms[k], item.loss, &psi)?;
+                    let a = &mut b.atoms[k];
+                    a.last_used = self.steps;
+                    a.used_pass = self.passes;
+                }
+                None => {
+                    b.atoms.push(Atom {
+                        label: item.label,
+                        psi_norm2: psi.norm2(),
+                        psi,
+                        loss: item.loss,
+                        alpha: 0.0,
+                        last_used: self.steps,
+                        used_pass: self.passes,
+                    });
+                    b.evict(keep);
+                }
+            }
+        }
+        Ok(())
+    }
+}
