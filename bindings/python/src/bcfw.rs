@@ -61,6 +61,7 @@ pub fn stats<'py>(py: Python<'py>, solver: &bmrm::Solver) -> PyResult<Option<Bou
     d.set_item("active_corners", s.active_corners)?;
     d.set_item("dense_blocks", s.dense_blocks)?;
     d.set_item("memory_bytes", s.memory_bytes)?;
+    d.set_item("approx_passes", s.approx_passes)?;
     Ok(Some(d))
 }
 

@@ -102,6 +102,12 @@ pub fn apply(s: &mut Settings, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<(
             "trace_gap" => s.trace_gap = get(v, key, B)?,
             "gap_degree" => s.gap_degree = get(v, key, F)?,
             "early_exact_factor" => s.early_exact_factor = get(v, key, F)?,
+            "multi_plane" => s.multi_plane = get(v, key, B)?,
+            "mp_approx_passes" => s.mp_approx_passes = get(v, key, U)?,
+            "mp_timed" => s.mp_timed = get(v, key, B)?,
+            "mp_inactive_passes" => s.mp_inactive_passes = get(v, key, U)?,
+            "mp_block_steps" => s.mp_block_steps = get(v, key, U)?,
+            "mini_batch" => s.mini_batch = get(v, key, U)?,
             _ => {
                 return Err(PyTypeError::new_err(format!(
                     "unknown setting {key:?} (see help(bmrm.Solver) for the settings)"
@@ -162,5 +168,11 @@ pub fn to_dict<'py>(py: Python<'py>, s: &Settings) -> PyResult<Bound<'py, PyDict
     d.set_item("trace_gap", s.trace_gap)?;
     d.set_item("gap_degree", s.gap_degree)?;
     d.set_item("early_exact_factor", s.early_exact_factor)?;
+    d.set_item("multi_plane", s.multi_plane)?;
+    d.set_item("mp_approx_passes", s.mp_approx_passes)?;
+    d.set_item("mp_timed", s.mp_timed)?;
+    d.set_item("mp_inactive_passes", s.mp_inactive_passes)?;
+    d.set_item("mp_block_steps", s.mp_block_steps)?;
+    d.set_item("mini_batch", s.mini_batch)?;
     Ok(d)
 }

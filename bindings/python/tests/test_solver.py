@@ -178,3 +178,23 @@ def test_sparse_and_dense_chain_models_have_the_same_optimum():
     assert runs[0].lower_bound <= runs[1].primal + 1e-12
     assert runs[1].lower_bound <= runs[0].primal + 1e-12
     assert abs(runs[0].primal - runs[1].primal) <= 1e-9
+
+
+def test_multi_plane_and_mini_batch_bcfw_by_name():
+    # Issue 13's BCFW variants through the keyword settings: honoured (their
+    # figures show it), read back, and certified against BMRM's optimum.
+    X, y = multiclass_data()
+    model = bmrm.MulticlassModel(X, y)
+    _, ref = bmrm.Solver(model, "bmrm", lambda_=1e-2, tol_abs=1e-9, tol_rel=0.0).run()
+    for extra in [dict(multi_plane=True, mp_approx_passes=5, step_type="pairwise"),
+                  dict(mini_batch=8, use_cache=False)]:
+        s = bmrm.Solver(model, "bcfw", lambda_=1e-2, tol_abs=1e-6, tol_rel=0.0, **extra)
+        for k, v in extra.items():
+            assert s.settings[k] == v
+        w, info = s.run()
+        assert info.gap <= 1e-6
+        assert info.lower_bound <= ref.primal + 1e-12 and ref.lower_bound <= info.primal + 1e-12
+        if "multi_plane" in extra:
+            assert s.bcfw_stats()["approx_passes"] > 0
+    with pytest.raises(ValueError, match="use_cache"):
+        bmrm.Solver(model, "bcfw", lambda_=1e-2, mini_batch=8, use_cache=True).run()
