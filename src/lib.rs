@@ -54,7 +54,7 @@
 pub(crate) mod bcfw;
 pub(crate) mod bundle;
 pub(crate) mod exec;
-pub(crate) mod linalg;
+pub mod linalg;
 pub(crate) mod methods;
 pub(crate) mod qp;
 

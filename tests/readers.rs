@@ -112,8 +112,9 @@ fn ocr_lines() -> Vec<String> {
                 (p + 1).to_string(),
                 fold.to_string(),
             ];
-            fields
-                .extend((0..OCR_PIXELS).map(|j| u8::from((id as usize + j) % 3 == 0).to_string()));
+            fields.extend(
+                (0..OCR_PIXELS).map(|j| u8::from((id as usize + j).is_multiple_of(3)).to_string()),
+            );
             lines.push(fields.join("\t"));
             id += 1;
         }

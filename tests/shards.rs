@@ -36,6 +36,25 @@ impl MaxOracle for Range {
     fn max_oracle(&self, i: usize, w: &[f64], out: &mut Corner) -> bmrm::Result<()> {
         self.all.max_oracle(self.range.start + i, w, out)
     }
+    // Forwarded, as a wrapper must for the bits of the whole: the block
+    // methods' hinges are the corners' up to rounding only.
+    fn max_oracle_block(
+        &self,
+        first: usize,
+        w: &[f64],
+        out: &mut [Corner],
+    ) -> Option<bmrm::Result<()>> {
+        self.all.max_oracle_block(self.range.start + first, w, out)
+    }
+    fn block_risk(
+        &self,
+        first: usize,
+        n: usize,
+        w: &[f64],
+        grad: &mut [f64],
+    ) -> Option<bmrm::Result<f64>> {
+        self.all.block_risk(self.range.start + first, n, w, grad)
+    }
 }
 
 #[test]

@@ -6,10 +6,28 @@
 //! everywhere. Planes model the risk `R`, not `F`, so they stay valid when
 //! lambda changes.
 
+mod slope;
+
 use rayon::prelude::*;
 
-use crate::linalg::dot;
+pub use slope::Slope;
+
 use crate::qp::Gram;
+
+/// Old planes per task of the Gram update (a multiple of the kernel's
+/// 3-row tile).
+const GRAM_GROUP: usize = 12;
+
+/// A plane as the bundle keeps it: its slope dense or sparse ([`Slope`]).
+#[derive(Debug, Clone)]
+pub struct Kept {
+    /// The part of the risk this plane models.
+    pub part: usize,
+    /// The slope `a`.
+    pub slope: Slope,
+    /// The offset: the plane is `<a, w> + b`.
+    pub b: f64,
+}
 
 /// One cutting plane: `R_p(w) >= <a, w> + b`.
 #[derive(Debug, Clone)]
@@ -28,7 +46,7 @@ pub struct Bundle {
     dim: usize,
     num_parts: usize,
     capacity: usize,
-    planes: Vec<Plane>,
+    planes: Vec<Kept>,
     /// `gram[i][j] = <a_i, a_j>`; row `i` is also column `i`.
     gram: Vec<Vec<f64>>,
     /// Dual weights of the lambda-only (alpha = 0) reduced problem.
@@ -108,7 +126,7 @@ impl Bundle {
         self.capacity
     }
     /// The planes kept.
-    pub fn planes(&self) -> &[Plane] {
+    pub fn planes(&self) -> &[Kept] {
         &self.planes
     }
     /// The part of every plane, in plane order.
@@ -143,20 +161,35 @@ impl Bundle {
             self.make_room(new.len());
         }
         let old = self.planes.len();
+        let new: Vec<Kept> = new
+            .into_iter()
+            .map(|p| Kept {
+                part: p.part,
+                slope: Slope::new(p.a),
+                b: p.b,
+            })
+            .collect();
         let planes = &self.planes;
-        let cross: Vec<Vec<f64>> = self.in_pool(|| {
-            planes
-                .par_iter()
-                .map(|q| new.iter().map(|p| dot(&q.a, &p.a)).collect())
-                .collect()
+        // Groups of old planes against all new ones, the dense pairs as one
+        // cache-blocked product each: every entry is the bits of the dense
+        // `dot` of its two planes, whatever their storage, the grouping and
+        // the number of threads.
+        let cross: Vec<f64> = self.in_pool(|| {
+            let groups: Vec<Vec<f64>> = planes
+                .par_chunks(GRAM_GROUP)
+                .map(|group| gram_block(group, &new))
+                .collect();
+            groups.concat()
         });
-        for (row, dots) in self.gram.iter_mut().zip(&cross) {
+        let among_new = gram_block(&new, &new);
+        let n_new = new.len();
+        for (row, dots) in self.gram.iter_mut().zip(cross.chunks_exact(n_new)) {
             row.extend_from_slice(dots);
         }
-        for (k, plane) in new.iter().enumerate() {
-            let mut row: Vec<f64> = cross.iter().map(|dots| dots[k]).collect();
-            row.extend(new.iter().map(|p| dot(&plane.a, &p.a)));
-            debug_assert_eq!(row.len(), old + new.len());
+        for k in 0..n_new {
+            let mut row: Vec<f64> = cross.chunks_exact(n_new).map(|dots| dots[k]).collect();
+            row.extend_from_slice(&among_new[k * n_new..(k + 1) * n_new]);
+            debug_assert_eq!(row.len(), old + n_new);
             self.gram.push(row);
         }
         let added = new.len();
@@ -278,7 +311,7 @@ impl Bundle {
             let mut b = 0.0;
             for (&i, &c) in members.iter().zip(&coef) {
                 if c != 0.0 {
-                    crate::linalg::axpy(c, &self.planes[i].a, &mut a);
+                    self.planes[i].slope.add_block_to(c, 0, &mut a);
                     b += c * self.planes[i].b;
                 }
             }
@@ -298,14 +331,15 @@ impl Bundle {
             for &i in &members {
                 keep[i] = false;
             }
-            aggregates.push((Plane { part, a, b }, row, diag, beta, beta_prox));
+            let slope = Slope::new(a);
+            aggregates.push((Kept { part, slope, b }, row, diag, beta, beta_prox));
         }
         // Append the aggregates (rows against the old planes), then drop the members.
         for (plane, row, diag, beta, beta_prox) in aggregates {
             let k = self.planes.len();
             let mut full = row;
             // Against aggregates appended before this one.
-            full.extend(self.planes[n..k].iter().map(|q| dot(&q.a, &plane.a)));
+            full.extend(self.planes[n..k].iter().map(|q| q.slope.dot(&plane.slope)));
             for (r, &v) in self.gram.iter_mut().zip(&full) {
                 r.push(v);
             }
@@ -339,8 +373,7 @@ impl Bundle {
                 .for_each(|(blk, chunk)| {
                     let start = blk * BLOCK;
                     for &(i, b) in &active {
-                        let a = &planes[i].a[start..start + chunk.len()];
-                        crate::linalg::axpy(b, a, chunk);
+                        planes[i].slope.add_block_to(b, start, chunk);
                     }
                 })
         });
@@ -350,7 +383,7 @@ impl Bundle {
     /// `A^T c`: every plane's dot product with `c`, in parallel over planes.
     pub fn dots(&self, c: &[f64]) -> Vec<f64> {
         let planes = &self.planes;
-        self.in_pool(|| planes.par_iter().map(|p| dot(&p.a, c)).collect())
+        self.in_pool(|| planes.par_iter().map(|p| p.slope.dot_dense(c)).collect())
     }
 
     /// `H beta`.
@@ -364,15 +397,62 @@ impl Bundle {
         out
     }
 
-    /// Bytes held by plane vectors and the Gram matrix.
+    /// Bytes held by the planes' slopes and the Gram matrix.
     pub fn memory_bytes(&self) -> usize {
-        8 * (self.len() * self.dim + self.len() * self.len())
+        self.slope_bytes() + 8 * self.len() * self.len()
     }
+
+    /// Bytes held by the planes' slopes (dense: `8 dim` each; sparse: 12
+    /// per non-zero).
+    pub fn slope_bytes(&self) -> usize {
+        self.planes.iter().map(|p| p.slope.bytes()).sum()
+    }
+}
+
+/// `out[i n + k] = <a_i, b_k>` for the planes `a` and `b` (`n = b.len()`):
+/// the dense pairs as one [`crate::linalg::row_dots`], the others by the
+/// sparse products; every entry the bits of the dense `dot`.
+fn gram_block(a: &[Kept], b: &[Kept]) -> Vec<f64> {
+    let n = b.len();
+    let mut out = vec![0.0; a.len() * n];
+    let dense_a: Vec<usize> = (0..a.len())
+        .filter(|&i| a[i].slope.as_dense().is_some())
+        .collect();
+    let dense_b: Vec<usize> = (0..n)
+        .filter(|&k| b[k].slope.as_dense().is_some())
+        .collect();
+    if !dense_a.is_empty() && !dense_b.is_empty() {
+        let rows_a: Vec<&[f64]> = dense_a
+            .iter()
+            .filter_map(|&i| a[i].slope.as_dense())
+            .collect();
+        let rows_b: Vec<&[f64]> = dense_b
+            .iter()
+            .filter_map(|&k| b[k].slope.as_dense())
+            .collect();
+        let dim = rows_a[0].len();
+        let mut dots = vec![0.0; rows_a.len() * rows_b.len()];
+        crate::linalg::row_dots(&rows_a, &rows_b, dim, &mut dots);
+        for (r, &i) in dense_a.iter().enumerate() {
+            for (c, &k) in dense_b.iter().enumerate() {
+                out[i * n + k] = dots[r * rows_b.len() + c];
+            }
+        }
+    }
+    for (i, p) in a.iter().enumerate() {
+        for (k, q) in b.iter().enumerate() {
+            if p.slope.as_dense().is_none() || q.slope.as_dense().is_none() {
+                out[i * n + k] = p.slope.dot(&q.slope);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::linalg::dot;
 
     fn plane(part: usize, a: Vec<f64>, b: f64) -> Plane {
         Plane { part, a, b }
@@ -389,7 +469,10 @@ mod tests {
         let check = |b: &Bundle| {
             for i in 0..b.len() {
                 for j in 0..b.len() {
-                    let d = dot(&b.planes()[i].a, &b.planes()[j].a);
+                    let d = dot(
+                        &b.planes()[i].slope.to_dense(),
+                        &b.planes()[j].slope.to_dense(),
+                    );
                     assert_eq!(b.column(j)[i], d);
                 }
             }
@@ -455,9 +538,79 @@ mod tests {
         assert!((s - 1.0).abs() < 1e-12);
         for i in 0..bundle.len() {
             for j in 0..bundle.len() {
-                let d = dot(&bundle.planes()[i].a, &bundle.planes()[j].a);
+                let d = dot(
+                    &bundle.planes()[i].slope.to_dense(),
+                    &bundle.planes()[j].slope.to_dense(),
+                );
                 assert!((bundle.column(j)[i] - d).abs() < 1e-12);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod sparse_tests {
+    use super::*;
+    use crate::linalg::dot;
+
+    /// Planes with 2 % non-zeros (kept sparse) and dense ones, mixed: the
+    /// Gram matrix, `A beta` and `A^T c` are the bits of the dense
+    /// computations, and the sparse planes take a fraction of the memory.
+    #[test]
+    fn sparse_planes_give_the_dense_bits_in_less_memory() {
+        let dim = 5003;
+        let plane = |part: usize, seed: u64, density: f64| -> Plane {
+            let mut x = seed;
+            let mut next = || {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 11) as f64 / (1u64 << 53) as f64
+            };
+            let a = (0..dim)
+                .map(|_| if next() < density { next() - 0.5 } else { 0.0 })
+                .collect();
+            Plane { part, a, b: next() }
+        };
+        let planes: Vec<Plane> = (0..9)
+            .map(|i| plane(i % 3, i as u64 + 1, if i % 3 == 0 { 1.0 } else { 0.02 }))
+            .collect();
+        let dense: Vec<Vec<f64>> = planes.iter().map(|p| p.a.clone()).collect();
+        let mut bundle = Bundle::new(dim, 3, 100);
+        bundle.add(planes[..4].to_vec());
+        bundle.add(planes[4..].to_vec());
+        let sparse = bundle
+            .planes()
+            .iter()
+            .filter(|p| p.slope.as_dense().is_none())
+            .count();
+        assert_eq!(sparse, 6);
+        assert!(bundle.slope_bytes() < 3 * 8 * dim + 6 * 12 * dim / 20);
+        for i in 0..9 {
+            for j in 0..9 {
+                assert_eq!(
+                    bundle.column(j)[i].to_bits(),
+                    dot(&dense[i], &dense[j]).to_bits()
+                );
+            }
+        }
+        let beta: Vec<f64> = (0..9)
+            .map(|i| if i % 4 == 1 { 0.0 } else { 0.1 * i as f64 })
+            .collect();
+        let mut want = vec![0.0; dim];
+        for (a, &b) in dense.iter().zip(&beta) {
+            if b != 0.0 {
+                crate::linalg::axpy(b, a, &mut want);
+            }
+        }
+        let got = bundle.combine(&beta);
+        assert!(got
+            .iter()
+            .zip(&want)
+            .all(|(x, y)| x.to_bits() == y.to_bits()));
+        let dots = bundle.dots(&want);
+        for (d, a) in dots.iter().zip(&dense) {
+            assert_eq!(d.to_bits(), dot(a, &want).to_bits());
         }
     }
 }

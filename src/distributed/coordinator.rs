@@ -108,6 +108,18 @@ impl MaxOracle for DistributedOracle {
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
         self.full.max_oracle(example, w, out)
     }
+    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Option<Result<()>> {
+        self.full.max_oracle_block(first, w, out)
+    }
+    fn block_risk(
+        &self,
+        first: usize,
+        n: usize,
+        w: &[f64],
+        grad: &mut [f64],
+    ) -> Option<Result<f64>> {
+        self.full.block_risk(first, n, w, grad)
+    }
     fn thread_safe(&self) -> bool {
         false
     }

@@ -419,6 +419,19 @@ impl MaxOracle for ExampleRange {
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
         self.oracle.max_oracle(self.range.start + example, w, out)
     }
+    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Option<Result<()>> {
+        self.oracle
+            .max_oracle_block(self.range.start + first, w, out)
+    }
+    fn block_risk(
+        &self,
+        first: usize,
+        n: usize,
+        w: &[f64],
+        grad: &mut [f64],
+    ) -> Option<Result<f64>> {
+        self.oracle.block_risk(self.range.start + first, n, w, grad)
+    }
     fn thread_safe(&self) -> bool {
         self.oracle.thread_safe()
     }

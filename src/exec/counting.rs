@@ -87,6 +87,28 @@ impl MaxOracle for CountedOracle {
         self.tally.add(1, t);
         result
     }
+    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Option<Result<()>> {
+        let t = self.tally.single();
+        let result = self.inner.max_oracle_block(first, w, out);
+        if result.is_some() {
+            self.tally.add(out.len() as u64, t);
+        }
+        result
+    }
+    fn block_risk(
+        &self,
+        first: usize,
+        n: usize,
+        w: &[f64],
+        grad: &mut [f64],
+    ) -> Option<Result<f64>> {
+        let t = self.tally.single();
+        let result = self.inner.block_risk(first, n, w, grad);
+        if result.is_some() {
+            self.tally.add(n as u64, t);
+        }
+        result
+    }
     fn thread_safe(&self) -> bool {
         self.inner.thread_safe()
     }

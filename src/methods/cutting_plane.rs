@@ -187,7 +187,7 @@ impl Method for CuttingPlane {
             if beta > 0.0 {
                 offsets += beta * plane.b;
                 offsets_abs += beta * plane.b.abs();
-                slopes += beta * norm2(&plane.a).sqrt();
+                slopes += beta * plane.slope.norm2().sqrt();
             }
         }
         let gamma = rounding(bundle.len() + bundle.dim());

@@ -69,7 +69,7 @@ mod decode;
 use std::cell::RefCell;
 
 use super::sparse::SparseRows;
-use super::{check_example, check_w_len, dot_f32};
+use super::{check_example, check_w_len};
 use crate::error::{Error, Result};
 use crate::oracle::{Corner, MaxOracle};
 

@@ -43,26 +43,11 @@ pub use sparse::SparseRows;
 
 use crate::error::{Error, Result};
 
-/// `<w, x>` for `f64` weights and `f32` features, in `f64`, with four
-/// interleaved accumulators in a fixed order (same bits on every run).
+/// `<w, x>` for `f64` weights and `f32` features, in `f64`, by the
+/// dispatched kernel ([`crate::linalg::dot_f32`]: one fixed reduction order).
 #[inline]
 pub(crate) fn dot_f32(w: &[f64], x: &[f32]) -> f64 {
-    debug_assert_eq!(w.len(), x.len());
-    let mut acc = [0.0f64; 4];
-    let wc = w.chunks_exact(4);
-    let xc = x.chunks_exact(4);
-    let (wr, xr) = (wc.remainder(), xc.remainder());
-    for (a, b) in wc.zip(xc) {
-        acc[0] += a[0] * f64::from(b[0]);
-        acc[1] += a[1] * f64::from(b[1]);
-        acc[2] += a[2] * f64::from(b[2]);
-        acc[3] += a[3] * f64::from(b[3]);
-    }
-    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for (a, b) in wr.iter().zip(xr) {
-        s += a * f64::from(*b);
-    }
-    s
+    crate::linalg::dot_f32(x, w)
 }
 
 /// A dense row-major feature matrix (`m x d`, `f32`) with an optional bias

@@ -38,8 +38,11 @@ const NAME: &str = "multiclass model";
 /// are skipped (about half the pixels of MNIST-like data; all but the stored
 /// entries of a sparse row), so a corner holds at most `2 d'` entries (`2
 /// (nnz_i + bias)` for a sparse row). Dense and sparse rows holding the same
-/// values give the same corners, entry for entry. The oracle does not
-/// allocate (beyond the corner's own reused buffers) and is thread-safe.
+/// values give the same corners, entry for entry. One example's oracle does
+/// not allocate (beyond the corner's own reused buffers); a block
+/// ([`MaxOracle::max_oracle_block`]) is scored as one matrix product into a
+/// buffer of its own and gives each example the same bits as its single
+/// call. The oracle is thread-safe.
 ///
 /// # LIBLINEAR
 ///
@@ -95,6 +98,58 @@ impl Rows {
                     s
                 }
             }
+        }
+    }
+    /// `out[j K + k] = <w_k, (x_{first + j}, 1)>` for the `out.len() / K`
+    /// examples from `first`: a dense block is one product of its rows with
+    /// the class blocks ([`crate::linalg::row_dots`]); a sparse row is read
+    /// once for all classes. Each score is the same bits as [`Rows::score`].
+    fn block_scores(&self, w: &[f64], first: usize, num_classes: usize, out: &mut [f64]) {
+        let (d, dp) = (self.d(), self.d_ext());
+        let n = out.len() / num_classes;
+        match self {
+            Rows::Dense(x) => {
+                let rows: Vec<&[f32]> = (first..first + n).map(|i| x.row(i)).collect();
+                let classes: Vec<&[f64]> =
+                    (0..num_classes).map(|k| &w[k * dp..k * dp + d]).collect();
+                crate::linalg::row_dots(&rows, &classes, d, out);
+            }
+            Rows::Sparse { rows, .. } => {
+                for (j, s) in out.chunks_exact_mut(num_classes).enumerate() {
+                    s.fill(0.0);
+                    let (idx, val) = rows.row(first + j);
+                    for (&c, &v) in idx.iter().zip(val) {
+                        let v = f64::from(v);
+                        for (k, sk) in s.iter_mut().enumerate() {
+                            *sk += w[k * dp + c as usize] * v;
+                        }
+                    }
+                }
+            }
+        }
+        if self.bias() {
+            for s in out.chunks_exact_mut(num_classes) {
+                for (k, sk) in s.iter_mut().enumerate() {
+                    *sk += w[k * dp + d];
+                }
+            }
+        }
+    }
+    /// `g[base..] += sign * (x_i, 1)`: dense rows by the vector kernel,
+    /// sparse rows entry by entry.
+    fn add_row_to(&self, g: &mut [f64], i: usize, base: usize, sign: f64) {
+        let d = self.d();
+        match self {
+            Rows::Dense(x) => crate::linalg::axpy_f32(sign, x.row(i), &mut g[base..base + d]),
+            Rows::Sparse { rows, .. } => {
+                let (idx, val) = rows.row(i);
+                for (&j, &v) in idx.iter().zip(val) {
+                    g[base + j as usize] += sign * f64::from(v);
+                }
+            }
+        }
+        if self.bias() {
+            g[base + d] += sign;
         }
     }
     /// Adds `sign * (x_i, 1)` at `base` to the corner, skipping zeros.
@@ -356,26 +411,72 @@ impl MaxOracle for Multiclass {
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
         check_w_len(NAME, w, self.dim())?;
         check_example(NAME, example, self.x.m())?;
-        let yi = self.labels[example];
+        self.answer(example, |k| self.class_score(w, k, example), out)
+    }
 
+    fn block_risk(
+        &self,
+        first: usize,
+        n: usize,
+        w: &[f64],
+        grad: &mut [f64],
+    ) -> Option<Result<f64>> {
+        Some(self.block_risk_of(first, n, w, grad))
+    }
+
+    /// The block's scores as one product, then each example's answer from
+    /// its row of scores: the same bits as [`MaxOracle::max_oracle`].
+    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Option<Result<()>> {
+        Some(self.block_of(first, w, out))
+    }
+}
+
+impl Multiclass {
+    /// [`MaxOracle::max_oracle_block`].
+    fn block_of(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Result<()> {
+        check_w_len(NAME, w, self.dim())?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        check_example(NAME, first + out.len() - 1, self.x.m())?;
+        let k = self.num_classes;
+        let mut scores = vec![0.0; out.len() * k];
+        self.x.block_scores(w, first, k, &mut scores);
+        for (j, (corner, s)) in out.iter_mut().zip(scores.chunks_exact(k)).enumerate() {
+            self.answer(first + j, |c| s[c], corner)?;
+        }
+        Ok(())
+    }
+
+    /// The loss-augmented argmax of `example` and its augmented score, from
+    /// the class scores `score(k) = <w_k, (x, 1)>`.
+    fn decide(&self, example: usize, score: impl Fn(usize) -> f64) -> Result<(usize, f64)> {
+        let yi = self.labels[example];
         // The ground truth first (loss 0), then the others (loss 1) in
         // increasing order, replacing only on a strict increase: this is the
         // tie rule documented on the type.
         let mut best = yi;
-        let mut best_score = self.class_score(w, yi, example);
+        let mut best_score = score(yi);
         self.check_score(best_score, yi, example)?;
         for k in 0..self.num_classes {
             if k == yi {
                 continue;
             }
-            let s = 1.0 + self.class_score(w, k, example);
+            let s = 1.0 + score(k);
             self.check_score(s, k, example)?;
             if s > best_score {
                 best = k;
                 best_score = s;
             }
         }
+        Ok((best, best_score))
+    }
 
+    /// The loss-augmented argmax of `example` from its class scores
+    /// `score(k) = <w_k, (x, 1)>`, written to `out`.
+    fn answer(&self, example: usize, score: impl Fn(usize) -> f64, out: &mut Corner) -> Result<()> {
+        let yi = self.labels[example];
+        let (best, _) = self.decide(example, score)?;
         out.set_label(best as u64);
         if best == yi {
             out.set_loss(0.0);
@@ -385,5 +486,36 @@ impl MaxOracle for Multiclass {
         let dp = self.x.d_ext();
         self.x.add_row(out, example, yi * dp, 1.0)?;
         self.x.add_row(out, example, best * dp, -1.0)
+    }
+
+    /// [`MaxOracle::block_risk`]: the block's scores as one product; each
+    /// example's hinge `1 + s_y^ - s_yi` from them (0 when `y^ = y_i`) and
+    /// its `-psi` (`-x` in block `y_i`, `+x` in block `y^`) added to `grad`
+    /// by a vector kernel: the bits of adding its corner, since the rows
+    /// are added whole (a zero feature adds `-0` or `+0`, which changes no
+    /// sum that starts at `+0`).
+    fn block_risk_of(&self, first: usize, n: usize, w: &[f64], grad: &mut [f64]) -> Result<f64> {
+        check_w_len(NAME, w, self.dim())?;
+        check_w_len(NAME, grad, self.dim())?;
+        if n == 0 {
+            return Ok(0.0);
+        }
+        check_example(NAME, first + n - 1, self.x.m())?;
+        let k = self.num_classes;
+        let dp = self.x.d_ext();
+        let mut scores = vec![0.0; n * k];
+        self.x.block_scores(w, first, k, &mut scores);
+        let mut risk = 0.0;
+        for (j, s) in scores.chunks_exact(k).enumerate() {
+            let i = first + j;
+            let yi = self.labels[i];
+            let (best, best_score) = self.decide(i, |c| s[c])?;
+            if best != yi {
+                risk += best_score - s[yi];
+                self.x.add_row_to(grad, i, yi * dp, -1.0);
+                self.x.add_row_to(grad, i, best * dp, 1.0);
+            }
+        }
+        Ok(risk)
     }
 }

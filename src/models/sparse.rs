@@ -91,7 +91,7 @@ impl SparseRows {
     /// Dense row-major rows (`num_rows x num_cols`) as CSR, keeping the
     /// non-zero entries in column order.
     pub fn from_dense(values: &[f32], num_cols: usize) -> Result<Self> {
-        if num_cols == 0 || values.len() % num_cols != 0 {
+        if num_cols == 0 || !values.len().is_multiple_of(num_cols) {
             return Err(Error::dimension_mismatch(format!(
                 "sparse rows: {} dense values are not rows of {num_cols}",
                 values.len()

@@ -287,6 +287,63 @@ pub fn call_max_oracle_named(
     oracle
         .max_oracle(example, w, corner)
         .map_err(|e| e.context(format!("(example {name})")))?;
+    check_corner(corner, name)
+}
+
+/// Examples the passes ask the oracle for at once
+/// ([`MaxOracle::max_oracle_block`]); a multiple of the multiclass kernel's
+/// register tile (3 rows), small enough that the corners stay in cache.
+pub const ORACLE_BLOCK: usize = 48;
+
+/// [`call_max_oracle_named`] for the oracle's examples `first..first +
+/// out.len()`, named from `name` on: one [`MaxOracle::max_oracle_block`]
+/// call when the oracle answers blocks, else one call per example. When a
+/// block fails, its examples are asked one by one, so the error names the
+/// first example that fails, as a single call would.
+pub fn call_max_oracle_block(
+    oracle: &dyn MaxOracle,
+    first: usize,
+    name: usize,
+    w: &[f64],
+    out: &mut [Corner],
+) -> Result<()> {
+    out.iter_mut().for_each(Corner::clear);
+    match oracle.max_oracle_block(first, w, out) {
+        Some(Ok(())) => {
+            for (j, corner) in out.iter().enumerate() {
+                check_corner(corner, name + j)?;
+            }
+            Ok(())
+        }
+        Some(Err(block_error)) => {
+            one_by_one(oracle, first, name, w, out)?;
+            // Every single call succeeded: an oracle whose block disagrees
+            // with its examples.
+            Err(block_error.context(format!(
+                "(examples {name}..{}; each alone succeeds)",
+                name + out.len()
+            )))
+        }
+        None => one_by_one(oracle, first, name, w, out),
+    }
+}
+
+/// The examples of a block, one call each.
+fn one_by_one(
+    oracle: &dyn MaxOracle,
+    first: usize,
+    name: usize,
+    w: &[f64],
+    out: &mut [Corner],
+) -> Result<()> {
+    for (j, corner) in out.iter_mut().enumerate() {
+        call_max_oracle_named(oracle, first + j, name + j, w, corner)?;
+    }
+    Ok(())
+}
+
+/// A non-finite loss or psi entry as an error naming example `name`.
+fn check_corner(corner: &Corner, name: usize) -> Result<()> {
     corner.check_finite().map_err(|e| match e {
         Error {
             kind: crate::ErrorKind::NonFinite,
@@ -320,20 +377,41 @@ impl PartitionedRisk for ExampleParts {
         // One chunk: the sum of its hinges and the sum of its -psi, in example order.
         let run_chunk = |&start: &usize| -> Result<(f64, Vec<f64>)> {
             let end = (start + chunk).min(block.end);
-            let mut corner = Corner::new(dim);
+            let mut corners = vec![Corner::new(dim); ORACLE_BLOCK.min(end - start)];
             let mut acc = vec![0.0; dim];
             let mut risk = 0.0;
-            for i in start..end {
+            let mut i = start;
+            while i < end {
+                let block = &mut corners[..ORACLE_BLOCK.min(end - i)];
+                // The clock about every DEADLINE_EVERY examples, at the
+                // block that crosses the next multiple.
+                let (done, next) = (i - start, i - start + block.len());
                 if let Some(d) = deadline {
-                    if (i - start) % DEADLINE_EVERY == DEADLINE_EVERY - 1 && Instant::now() >= d {
+                    if done / DEADLINE_EVERY < next / DEADLINE_EVERY && Instant::now() >= d {
                         return Err(
                             Error::internal(DeadlinePassed.to_string()).with_source(DeadlinePassed)
                         );
                     }
                 }
-                call_max_oracle_named(oracle, i - offset, i, w, &mut corner)?;
-                risk += corner.hinge(w);
-                corner.add_to(-1.0, &mut acc);
+                match oracle.block_risk(i - offset, block.len(), w, &mut acc) {
+                    Some(Ok(r)) => risk += r,
+                    Some(Err(block_error)) => {
+                        // Name the failing example as the corners would.
+                        call_max_oracle_block(oracle, i - offset, i, w, block)?;
+                        return Err(block_error.context(format!(
+                            "(examples {i}..{}; their corners succeed)",
+                            i + block.len()
+                        )));
+                    }
+                    None => {
+                        call_max_oracle_block(oracle, i - offset, i, w, block)?;
+                        for corner in block.iter() {
+                            risk += corner.hinge(w);
+                            corner.add_to(-1.0, &mut acc);
+                        }
+                    }
+                }
+                i += block.len();
             }
             Ok((risk, acc))
         };

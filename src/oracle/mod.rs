@@ -82,6 +82,43 @@ pub trait MaxOracle: Send + Sync {
     /// Fills `out` (cleared by the caller) with the loss-augmented argmax of
     /// `example` at `w`.
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()>;
+    /// Fills `out[j]` (each cleared by the caller) with the answer for
+    /// example `first + j`: the answers of [`MaxOracle::max_oracle`], for an
+    /// oracle that answers a block faster at once (the built-in multiclass
+    /// model scores a block as one matrix product). `None`, the default,
+    /// makes the caller call `max_oracle` for each example. An oracle that
+    /// answers blocks must give the same answers when asked again: on an
+    /// error the caller asks the block's examples one by one to name the
+    /// one that failed.
+    fn max_oracle_block(
+        &self,
+        _first: usize,
+        _w: &[f64],
+        _out: &mut [Corner],
+    ) -> Option<Result<()>> {
+        None
+    }
+    /// The sum of the hinges `H_i(w)` of examples `first..first + n`, with
+    /// `-psi_i(y^_i)` of each added to `grad`, in example order: what the
+    /// bundle methods need of a block, for an oracle that computes it
+    /// without forming the corners (the built-in multiclass model adds its
+    /// rows to `grad` with a vector kernel and takes the hinges from its
+    /// scores). The values equal those of the corners of
+    /// [`MaxOracle::max_oracle`] up to rounding. `None`, the default, makes
+    /// the caller go through the corners. As for `max_oracle_block`, on an
+    /// error the caller asks the examples one by one. A wrapper around
+    /// another oracle should forward this method (and
+    /// [`MaxOracle::max_oracle_block`]): otherwise its risks are the
+    /// corners', which differ from the wrapped oracle's in the last bits.
+    fn block_risk(
+        &self,
+        _first: usize,
+        _n: usize,
+        _w: &[f64],
+        _grad: &mut [f64],
+    ) -> Option<Result<f64>> {
+        None
+    }
     /// Whether `max_oracle` may be called from several threads at once.
     fn thread_safe(&self) -> bool {
         true

@@ -6,7 +6,7 @@
 
 use rayon::prelude::*;
 
-use super::adapters::call_max_oracle_named;
+use super::adapters::{call_max_oracle_block, ORACLE_BLOCK};
 use super::sparse::SparseVec;
 use super::{Corner, MaxOracle};
 use crate::error::{Error, Result};
@@ -66,29 +66,49 @@ pub fn local_pass(
 ) -> Result<Vec<PassItem>> {
     let n = oracle.num_examples();
     let dim = oracle.dim();
-    let one = |state: &mut (Corner, Vec<(u32, f64)>), i: usize| -> Result<PassItem> {
-        let (corner, scratch) = state;
-        call_max_oracle_named(oracle, i, offset + i, w, corner)?;
-        let dot = corner.dot(w);
-        let hinge = corner.loss() - dot;
-        check_not_below_truth(hinge, corner.loss(), dot, corner.label(), offset + i)?;
-        Ok(PassItem {
-            hinge,
-            loss: corner.loss(),
-            label: corner.label(),
-            psi: keep_psi.then(|| SparseVec::from_corner(corner, scratch)),
-        })
-    };
-    let items: Vec<Result<PassItem>> = if oracle.thread_safe() {
-        (0..n)
+    // One block of examples, asked at once, answered in example order.
+    let block =
+        |state: &mut (Vec<Corner>, Vec<(u32, f64)>), first: usize| -> Result<Vec<PassItem>> {
+            let (corners, scratch) = state;
+            let len = ORACLE_BLOCK.min(n - first);
+            corners.resize(len, Corner::new(dim));
+            let corners = &mut corners[..len];
+            call_max_oracle_block(oracle, first, offset + first, w, corners)?;
+            let mut items = Vec::with_capacity(len);
+            for (j, corner) in corners.iter().enumerate() {
+                let dot = corner.dot(w);
+                let hinge = corner.loss() - dot;
+                check_not_below_truth(
+                    hinge,
+                    corner.loss(),
+                    dot,
+                    corner.label(),
+                    offset + first + j,
+                )?;
+                items.push(PassItem {
+                    hinge,
+                    loss: corner.loss(),
+                    label: corner.label(),
+                    psi: keep_psi.then(|| SparseVec::from_corner(corner, scratch)),
+                });
+            }
+            Ok(items)
+        };
+    let firsts: Vec<usize> = (0..n).step_by(ORACLE_BLOCK).collect();
+    let blocks: Vec<Result<Vec<PassItem>>> = if oracle.thread_safe() {
+        firsts
             .into_par_iter()
-            .map_init(|| (Corner::new(dim), Vec::new()), one)
+            .map_init(|| (Vec::new(), Vec::new()), block)
             .collect()
     } else {
-        let mut state = (Corner::new(dim), Vec::new());
-        (0..n).map(|i| one(&mut state, i)).collect()
+        let mut state = (Vec::new(), Vec::new());
+        firsts.into_iter().map(|f| block(&mut state, f)).collect()
     };
-    items.into_iter().collect::<Result<Vec<_>>>()
+    let mut items = Vec::with_capacity(n);
+    for b in blocks {
+        items.extend(b?);
+    }
+    Ok(items)
 }
 
 /// The ground truth `y_i` has `H_i(y_i) = 0` (loss 0, psi 0), so the

@@ -235,7 +235,7 @@ impl BcfwState {
         for (k, a) in b.atoms.iter().enumerate() {
             if a.alpha > 0.0 {
                 let h = a.loss - a.psi.dot_dense(point!(self));
-                if best.map_or(true, |(_, hb, _)| h < hb) {
+                if best.is_none_or(|(_, hb, _)| h < hb) {
                     best = Some((CornerRef::Atom(k), h, a.alpha));
                 }
             }

@@ -218,7 +218,7 @@ pub fn run(a: PathArgs) -> Result<(), String> {
                 emit(&v);
             }
             rows.push((lambda, val_err));
-            if best.as_ref().map_or(true, |b| val_err < b.1) {
+            if best.as_ref().is_none_or(|b| val_err < b.1) {
                 best = Some((lambda, val_err, w.to_vec(), info));
             }
         };

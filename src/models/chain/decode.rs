@@ -18,16 +18,18 @@ impl Chain {
         emit.resize(toks.len() * k, 0.0);
         match &self.features {
             ChainFeatures::Dense { values, d } => {
+                // One product of the word's tokens with the label blocks
+                // (each entry the bits of `dot_f32` of its two rows).
                 let d = *d;
-                for (t, tok) in toks.enumerate() {
-                    let x = &values[tok * d..(tok + 1) * d];
-                    for y in 0..k {
-                        let v = &w[y * self.de..(y + 1) * self.de];
-                        let mut s = dot_f32(&v[..d], x);
-                        if self.bias {
-                            s += v[d];
+                let rows: Vec<&[f32]> = toks.map(|tok| &values[tok * d..(tok + 1) * d]).collect();
+                let labels: Vec<&[f64]> =
+                    (0..k).map(|y| &w[y * self.de..y * self.de + d]).collect();
+                crate::linalg::row_dots(&rows, &labels, d, emit);
+                if self.bias {
+                    for e in emit.chunks_exact_mut(k) {
+                        for (y, ey) in e.iter_mut().enumerate() {
+                            *ey += w[y * self.de + d];
                         }
-                        emit[t * k + y] = s;
                     }
                 }
             }

@@ -80,7 +80,7 @@ impl Counter {
             return false;
         }
         if let Some(d) = self.deadline {
-            if !self.expired && self.updates % DEADLINE_EVERY == 0 {
+            if !self.expired && self.updates.is_multiple_of(DEADLINE_EVERY) {
                 self.expired = std::time::Instant::now() >= d;
             }
         }
@@ -193,9 +193,9 @@ pub(super) fn step<C: Columns>(
     beta[u] = new_bu;
     beta[v] = new_bv;
     let s = delta / mu;
-    for ((gi, &a), &b) in g.iter_mut().zip(cu).zip(cv) {
-        *gi -= s * (a - b);
-    }
+    // By the vector kernel (the bits of the plain loop).
+    let n = g.len().min(cu.len()).min(cv.len());
+    crate::linalg::sub_scaled_diff(s, &cu[..n], &cv[..n], &mut g[..n]);
     Ok(Some(gain))
 }
 

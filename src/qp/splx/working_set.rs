@@ -113,9 +113,10 @@ impl Solver<'_> {
             if b > 0.0 {
                 let c = column_of(self.h, j)?;
                 let s = b / self.mu;
-                for (gi, &hij) in self.g.iter_mut().zip(c) {
-                    *gi -= s * hij;
-                }
+                // `g -= s H_j` by the vector kernel: `g + (-s) h` is the
+                // bits of `g - s h`.
+                let n = self.g.len().min(c.len());
+                crate::linalg::axpy(-s, &c[..n], &mut self.g[..n]);
             }
         }
         self.check_gradient(beta)
@@ -131,9 +132,8 @@ impl Solver<'_> {
             if d != 0.0 {
                 let c = column_of(self.h, j)?;
                 let s = d / self.mu;
-                for (gi, &hij) in self.g.iter_mut().zip(c) {
-                    *gi -= s * hij;
-                }
+                let n = self.g.len().min(c.len());
+                crate::linalg::axpy(-s, &c[..n], &mut self.g[..n]);
             }
         }
         self.check_gradient(beta)

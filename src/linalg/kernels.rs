@@ -1,0 +1,329 @@
+//! The kernel bodies, written once as plain Rust over fixed-size lane arrays
+//! and compiled by `multiversion` for each instruction set (`mod.rs` picks
+//! the clone). The arithmetic is spelled out element by element (`mul_add`
+//! is one rounding on every target; Rust never reassociates or contracts
+//! floating point), so each clone computes the same bits; the compiler only
+//! chooses how many lanes fit a register.
+//!
+//! The reduction structure of every dot product of length `n`: lane `l`
+//! (`0 <= l < LANES`) accumulates `x[j] y[j]` for `j = l, l + LANES, ...`
+//! in increasing `j` with one fused multiply-add each, starting from `+0`;
+//! then the lanes are summed as a fixed binary tree (`l` with `l + 8`, then
+//! `l + 4`, `l + 2`, `l + 1`).
+
+// Index loops over the fixed-size lane and tile arrays say which lane meets
+// which: clearer here than zipped iterators, and they vectorise the same.
+#![allow(clippy::needless_range_loop)]
+
+/// Accumulator lanes of every dot product (two AVX-512 registers, four AVX2
+/// registers: enough independent chains to hide the FMA latency in a tile).
+pub const LANES: usize = 16;
+
+/// Elements the kernels read: `f64`, and `f32` features widened exactly.
+pub trait Elem: Copy + Send + Sync + 'static {
+    /// The value as an `f64` (exact for both types).
+    fn wide(self) -> f64;
+}
+
+impl Elem for f64 {
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        self
+    }
+}
+
+impl Elem for f32 {
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+/// One chunk of `LANES` elements widened to `f64`; the tail of a row is
+/// padded with zeros (which add `+0` to a lane: the lanes never hold `-0`,
+/// so the sum is unchanged, and non-finite values still propagate).
+#[inline(always)]
+fn chunk<A: Elem>(row: &[A], start: usize) -> [f64; LANES] {
+    let mut out = [0.0; LANES];
+    let end = (start + LANES).min(row.len());
+    if end - start == LANES {
+        let c: &[A; LANES] = row[start..end].try_into().expect("a full chunk");
+        for l in 0..LANES {
+            out[l] = c[l].wide();
+        }
+    } else {
+        for (o, &v) in out.iter_mut().zip(&row[start..end]) {
+            *o = v.wide();
+        }
+    }
+    out
+}
+
+/// `acc[l] += x[l] y[l]` with one rounding, lane by lane.
+#[inline(always)]
+fn fma_lanes(acc: &mut [f64; LANES], x: &[f64; LANES], y: &[f64; LANES]) {
+    for l in 0..LANES {
+        acc[l] = x[l].mul_add(y[l], acc[l]);
+    }
+}
+
+/// The fixed tree over the lanes.
+#[inline(always)]
+pub fn reduce(acc: &[f64; LANES]) -> f64 {
+    let mut v = *acc;
+    let mut half = LANES / 2;
+    while half > 0 {
+        for l in 0..half {
+            v[l] += v[l + half];
+        }
+        half /= 2;
+    }
+    v[0]
+}
+
+/// `<x, y>` in the fixed structure.
+#[inline(always)]
+pub fn dot<A: Elem>(x: &[A], y: &[f64]) -> f64 {
+    let n = x.len().min(y.len());
+    let mut acc = [0.0f64; LANES];
+    let full = n / LANES * LANES;
+    let xc = x[..full].chunks_exact(LANES);
+    let yc = y[..full].chunks_exact(LANES);
+    for (a, b) in xc.zip(yc) {
+        let a: &[A; LANES] = a.try_into().expect("a full chunk");
+        let b: &[f64; LANES] = b.try_into().expect("a full chunk");
+        for l in 0..LANES {
+            acc[l] = a[l].wide().mul_add(b[l], acc[l]);
+        }
+    }
+    if full < n {
+        let a = chunk(&x[..n], full);
+        let b = chunk(&y[..n], full);
+        for l in 0..LANES {
+            acc[l] = a[l].mul_add(b[l], acc[l]);
+        }
+    }
+    reduce(&acc)
+}
+
+/// `y += alpha * x` (a multiply and an add, each rounded, per element).
+#[inline(always)]
+pub fn axpy<A: Elem>(alpha: f64, x: &[A], y: &mut [f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += alpha * xi.wide();
+    }
+}
+
+/// `y -= s (a - b)`, element by element (a subtraction, a multiply and a
+/// subtraction, each rounded).
+#[inline(always)]
+pub fn sub_scaled_diff(s: f64, a: &[f64], b: &[f64], y: &mut [f64]) {
+    for ((yi, &ai), &bi) in y.iter_mut().zip(a).zip(b) {
+        *yi -= s * (ai - bi);
+    }
+}
+
+/// Length of the blocks the product walks the rows in: a block of the
+/// right-hand rows (up to a few dozen rows of 2048 doubles) stays in L2
+/// while every left-hand row passes over it.
+pub const BLOCK: usize = 2048;
+
+/// Left rows whose accumulators are kept at once (a multiple of the tiles'
+/// 3 rows).
+pub const GROUP: usize = 48;
+
+/// Accumulators of every (left row, right row) pair of a product, kept
+/// between length blocks: pair `(i, k)` owns `acc[(i * nb + k) * LANES..]`.
+pub struct Acc<'a> {
+    pub acc: &'a mut [f64],
+    pub nb: usize,
+}
+
+/// The register tile: `TI x TK` accumulators advanced over `chunks` whole
+/// chunks of `TI` left and `TK` right rows.
+pub trait Kernel<A, const TI: usize, const TK: usize> {
+    fn run(
+        xs: &[&[[A; LANES]]; TI],
+        ys: &[&[[f64; LANES]]; TK],
+        t: &mut [[[f64; LANES]; TK]; TI],
+        chunks: usize,
+    );
+}
+
+/// The implementor of [`Kernel`] for every tile shape the products use.
+pub struct Micro;
+
+/// One row of a tile: left row `$i` against every right row of `$ks`.
+macro_rules! micro_row {
+    ($acc:ident, $xa:ident, $ys:ident, $c:ident, $i:tt, [$($k:tt),*]) => {
+        $( fma_lanes(&mut $acc[$i][$k], &$xa[$i], &$ys[$k][$c]); )*
+    };
+}
+
+/// [`Kernel`] for one shape, written out pair by pair with constant
+/// indices: the accumulators then live in registers (a loop over the pairs
+/// is not unrolled for the larger tiles, which leaves them on the stack).
+macro_rules! micro {
+    ($ti:literal, $tk:literal, [$($i:tt),*], $ks:tt) => {
+        impl<A: Elem> Kernel<A, $ti, $tk> for Micro {
+            #[inline(always)]
+            fn run(
+                xs: &[&[[A; LANES]]; $ti],
+                ys: &[&[[f64; LANES]]; $tk],
+                t: &mut [[[f64; LANES]; $tk]; $ti],
+                chunks: usize,
+            ) {
+                let mut acc = *t;
+                for c in 0..chunks {
+                    let xa: [[f64; LANES]; $ti] = [$(widen(&xs[$i][c])),*];
+                    $( micro_row!(acc, xa, ys, c, $i, $ks); )*
+                }
+                *t = acc;
+            }
+        }
+    };
+}
+
+micro!(3, 4, [0, 1, 2], [0, 1, 2, 3]);
+micro!(3, 2, [0, 1, 2], [0, 1]);
+micro!(3, 1, [0, 1, 2], [0]);
+micro!(1, 4, [0], [0, 1, 2, 3]);
+micro!(1, 3, [0], [0, 1, 2]);
+micro!(1, 2, [0], [0, 1]);
+micro!(1, 1, [0], [0]);
+
+/// A chunk widened to `f64`.
+#[inline(always)]
+fn widen<A: Elem>(c: &[A; LANES]) -> [f64; LANES] {
+    let mut out = [0.0; LANES];
+    for l in 0..LANES {
+        out[l] = c[l].wide();
+    }
+    out
+}
+
+/// Advances the accumulators of the `TI x TK` pairs `(i0 + i, k0 + k)`
+/// over the elements `start..end` of the rows (`start` a multiple of
+/// `LANES`).
+#[inline(always)]
+fn tile<A: Elem, const TI: usize, const TK: usize>(
+    a: &[&[A]],
+    b: &[&[f64]],
+    (i0, k0): (usize, usize),
+    (start, end): (usize, usize),
+    acc: &mut Acc<'_>,
+) where
+    Micro: Kernel<A, TI, TK>,
+{
+    let mut t = [[[0.0f64; LANES]; TK]; TI];
+    for i in 0..TI {
+        for k in 0..TK {
+            let at = ((i0 + i) * acc.nb + k0 + k) * LANES;
+            t[i][k].copy_from_slice(&acc.acc[at..at + LANES]);
+        }
+    }
+    let full_end = start + (end - start) / LANES * LANES;
+    let chunks = (full_end - start) / LANES;
+    // Every row cut to exactly `chunks` whole chunks, so the loop below
+    // indexes without bounds checks (which would split it into blocks the
+    // vectoriser cannot join).
+    let xs: [&[[A; LANES]]; TI] =
+        std::array::from_fn(|i| &a[i0 + i][start..full_end].as_chunks::<LANES>().0[..chunks]);
+    let ys: [&[[f64; LANES]]; TK] =
+        std::array::from_fn(|k| &b[k0 + k][start..full_end].as_chunks::<LANES>().0[..chunks]);
+    <Micro as Kernel<A, TI, TK>>::run(&xs, &ys, &mut t, chunks);
+    if full_end < end {
+        let mut xa = [[0.0f64; LANES]; TI];
+        for i in 0..TI {
+            xa[i] = chunk(&a[i0 + i][..end], full_end);
+        }
+        for k in 0..TK {
+            let yb = chunk(&b[k0 + k][..end], full_end);
+            for i in 0..TI {
+                fma_lanes(&mut t[i][k], &xa[i], &yb);
+            }
+        }
+    }
+    for i in 0..TI {
+        for k in 0..TK {
+            let at = ((i0 + i) * acc.nb + k0 + k) * LANES;
+            acc.acc[at..at + LANES].copy_from_slice(&t[i][k]);
+        }
+    }
+}
+
+/// All pairs with left rows `i0..i0 + TI` over `start..end`: right rows in
+/// tiles of `TK`, then 2, then 1.
+#[inline(always)]
+fn row_band<A: Elem, const TI: usize, const TK: usize>(
+    a: &[&[A]],
+    b: &[&[f64]],
+    i0: usize,
+    span: (usize, usize),
+    acc: &mut Acc<'_>,
+) where
+    Micro: Kernel<A, TI, TK> + Kernel<A, TI, 2> + Kernel<A, TI, 1>,
+{
+    let nb = b.len();
+    let mut k = 0;
+    while k + TK <= nb {
+        tile::<A, TI, TK>(a, b, (i0, k), span, acc);
+        k += TK;
+    }
+    while k + 2 <= nb {
+        tile::<A, TI, 2>(a, b, (i0, k), span, acc);
+        k += 2;
+    }
+    while k < nb {
+        tile::<A, TI, 1>(a, b, (i0, k), span, acc);
+        k += 1;
+    }
+}
+
+/// `out[i nb + k] = <a[i], b[k]>` for rows of one length `n`, every entry
+/// the same bits as [`dot`]`(a[i], b[k])`: the accumulators are carried
+/// across the length blocks unchanged, so the order of the fused
+/// multiply-adds in each lane is the same. `TI x TK` is the register tile.
+#[inline(always)]
+pub fn row_dots<A: Elem, const TI: usize, const TK: usize>(
+    a: &[&[A]],
+    b: &[&[f64]],
+    n: usize,
+    out: &mut [f64],
+) where
+    Micro: Kernel<A, TI, TK> + Kernel<A, TI, 2> + Kernel<A, TI, 1>,
+    Micro: Kernel<A, 1, TK> + Kernel<A, 1, 2> + Kernel<A, 1, 1>,
+{
+    let (na, nb) = (a.len(), b.len());
+    debug_assert!(a.iter().all(|r| r.len() >= n) && b.iter().all(|r| r.len() >= n));
+    debug_assert_eq!(out.len(), na * nb);
+    if na == 0 || nb == 0 {
+        return;
+    }
+    // Left rows in groups, so the accumulators kept between length blocks
+    // stay small (and in cache) however many rows there are.
+    let group = GROUP.min(na);
+    let mut store = vec![0.0f64; group * nb * LANES];
+    for (g, out_g) in a.chunks(group).zip(out.chunks_mut(group * nb)) {
+        let store = &mut store[..g.len() * nb * LANES];
+        store.fill(0.0);
+        let mut acc = Acc { acc: store, nb };
+        let mut start = 0;
+        while start < n {
+            let end = (start + BLOCK).min(n);
+            let mut i = 0;
+            while i + TI <= g.len() {
+                row_band::<A, TI, TK>(g, b, i, (start, end), &mut acc);
+                i += TI;
+            }
+            while i < g.len() {
+                row_band::<A, 1, TK>(g, b, i, (start, end), &mut acc);
+                i += 1;
+            }
+            start = end;
+        }
+        for (o, lanes) in out_g.iter_mut().zip(acc.acc.chunks_exact(LANES)) {
+            *o = reduce(lanes.try_into().expect("a full chunk"));
+        }
+    }
+}

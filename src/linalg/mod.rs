@@ -1,0 +1,207 @@
+//! The dense kernels the solvers and the built-in models need: dot products,
+//! `axpy` and the product of two sets of rows (`A B^T`, the batched scores
+//! of the multiclass model and the bundle's Gram columns).
+//!
+//! # Speed: chosen at run time
+//!
+//! Each kernel is compiled three times (by the `multiversion` crate, which
+//! generates the `#[target_feature]` clones and their safe dispatch): for
+//! AVX-512, for AVX2 + FMA and for the target's baseline. The process uses
+//! the best its CPU has ([`isa::selected`]), so one `libbmrm.so` runs at the
+//! machine's speed everywhere; `BMRM_KERNELS=portable|avx2|avx512` forces
+//! one (benchmarks, tests).
+//!
+//! # Same bits everywhere
+//!
+//! Every dot product has one reduction structure ([`kernels`]: 16 lanes of
+//! fused multiply-adds in element order, then a fixed tree), written once in
+//! plain Rust; the clones differ only in register width. So every kernel
+//! gives the same bits on every CPU kind, every instruction set and every
+//! thread count, and the batched product gives for each pair exactly the
+//! bits of the single [`dot`] of that pair. (Without a hardware FMA the
+//! portable clone computes `mul_add` in software: same bits, slower.)
+
+pub mod isa;
+mod kernels;
+#[cfg(test)]
+mod tests;
+
+pub use isa::Isa;
+pub use kernels::{Elem, LANES};
+
+use multiversion::multiversion;
+
+/// Declares `$name` for each instruction set: `$name::avx512`, `::avx2`
+/// (multiversioned clones, which fall back to the baseline on a CPU without
+/// the features) and `::portable`, all running the same body.
+macro_rules! clones {
+    ($name:ident <$($g:ident : $b:path),*> ($($arg:ident : $ty:ty),*) -> $ret:ty $body:block) => {
+        // Not every clone of the tile variants is called (see row_dots_with).
+        #[allow(dead_code, unused_braces)]
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma"))]
+            pub fn avx512<$($g: $b),*>($($arg: $ty),*) -> $ret $body
+            #[multiversion(targets("x86_64+avx2+fma"))]
+            pub fn avx2<$($g: $b),*>($($arg: $ty),*) -> $ret $body
+            pub fn portable<$($g: $b),*>($($arg: $ty),*) -> $ret $body
+        }
+    };
+}
+
+/// Calls the clone of `$name` for `$isa`.
+macro_rules! call {
+    ($isa:expr, $name:ident ($($arg:expr),*)) => {
+        match $isa {
+            Isa::Avx512 => $name::avx512($($arg),*),
+            Isa::Avx2 => $name::avx2($($arg),*),
+            Isa::Portable => $name::portable($($arg),*),
+        }
+    };
+}
+
+clones!(dot_k<A: Elem>(x: &[A], y: &[f64]) -> f64 { kernels::dot(x, y) });
+clones!(axpy_k<A: Elem>(alpha: f64, x: &[A], y: &mut [f64]) -> () { kernels::axpy(alpha, x, y) });
+clones!(sub_scaled_diff_k<>(s: f64, a: &[f64], b: &[f64], y: &mut [f64]) -> () {
+    kernels::sub_scaled_diff(s, a, b, y)
+});
+// Register tiles: 3 x 4 pairs of two zmm accumulators each on AVX-512
+// (24 of 32 registers), 1 x 3 pairs of four ymm on AVX2 (12 of 16).
+clones!(row_dots_k<A: Elem>(a: &[&[A]], b: &[&[f64]], n: usize, out: &mut [f64]) -> () {
+    kernels::row_dots::<A, 3, 4>(a, b, n, out)
+});
+clones!(row_dots_narrow_k<A: Elem>(a: &[&[A]], b: &[&[f64]], n: usize, out: &mut [f64]) -> () {
+    kernels::row_dots::<A, 3, 4>(a, b, n, out)
+});
+
+/// `<x, y>` (the shorter length if they differ, which callers avoid).
+#[inline]
+pub fn dot(x: &[f64], y: &[f64]) -> f64 {
+    debug_assert_eq!(x.len(), y.len());
+    dot_with(isa::selected(), x, y)
+}
+
+/// `<x, y>` for `f32` `x` (features) and `f64` `y` (weights), in `f64`.
+#[inline]
+pub fn dot_f32(x: &[f32], y: &[f64]) -> f64 {
+    debug_assert_eq!(x.len(), y.len());
+    dot_with(isa::selected(), x, y)
+}
+
+/// [`dot`] on a given instruction set (the same bits on each).
+pub fn dot_with<A: Elem>(isa: Isa, x: &[A], y: &[f64]) -> f64 {
+    call!(isa, dot_k(x, y))
+}
+
+/// `<a, y>` for a sparse `a` (indices increasing, values `value`) and a
+/// dense `y`, in the kernels' structure (entry `j` in lane `j % LANES`,
+/// then the tree): the bits of [`dot`] of the densified `a` with `y` when
+/// `y` is finite (a skipped zero adds exactly nothing to a lane).
+pub fn sparse_dot(index: &[u32], value: &[f64], y: &[f64]) -> f64 {
+    let mut acc = [0.0f64; LANES];
+    for (&j, &v) in index.iter().zip(value) {
+        let l = j as usize % LANES;
+        acc[l] = v.mul_add(y[j as usize], acc[l]);
+    }
+    kernels::reduce(&acc)
+}
+
+/// `<a, b>` for two sparse vectors (indices increasing), in the kernels'
+/// structure: the bits of [`dot`] of the two densified vectors.
+pub fn sparse_sparse_dot(ia: &[u32], va: &[f64], ib: &[u32], vb: &[f64]) -> f64 {
+    let mut acc = [0.0f64; LANES];
+    let (mut p, mut q) = (0, 0);
+    while p < ia.len() && q < ib.len() {
+        match ia[p].cmp(&ib[q]) {
+            std::cmp::Ordering::Less => p += 1,
+            std::cmp::Ordering::Greater => q += 1,
+            std::cmp::Ordering::Equal => {
+                let l = ia[p] as usize % LANES;
+                acc[l] = va[p].mul_add(vb[q], acc[l]);
+                p += 1;
+                q += 1;
+            }
+        }
+    }
+    kernels::reduce(&acc)
+}
+
+/// `||x||^2`.
+#[inline]
+pub fn norm2(x: &[f64]) -> f64 {
+    dot(x, x)
+}
+
+/// `y += alpha * x`.
+#[inline]
+pub fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
+    debug_assert_eq!(x.len(), y.len());
+    axpy_with(isa::selected(), alpha, x, y)
+}
+
+/// `y += alpha * x` for `f32` `x` (features), in `f64`.
+#[inline]
+pub fn axpy_f32(alpha: f64, x: &[f32], y: &mut [f64]) {
+    debug_assert_eq!(x.len(), y.len());
+    axpy_with(isa::selected(), alpha, x, y)
+}
+
+/// [`axpy`] on a given instruction set (the same bits on each).
+pub fn axpy_with<A: Elem>(isa: Isa, alpha: f64, x: &[A], y: &mut [f64]) {
+    call!(isa, axpy_k(alpha, x, y))
+}
+
+/// `y -= s (a - b)` (the QP's gradient update of a pair step), the bits
+/// of the plain loop.
+#[inline]
+pub fn sub_scaled_diff(s: f64, a: &[f64], b: &[f64], y: &mut [f64]) {
+    call!(isa::selected(), sub_scaled_diff_k(s, a, b, y))
+}
+
+/// `out[i b.len() + k] = <a[i][..n], b[k][..n]>`: the product `A B^T` of
+/// two sets of rows, cache-blocked and register-tiled, each entry the same
+/// bits as [`dot`] of its two rows.
+///
+/// # Panics
+/// When a row is shorter than `n` or `out.len() != a.len() * b.len()`.
+pub fn row_dots<A: Elem>(a: &[&[A]], b: &[&[f64]], n: usize, out: &mut [f64]) {
+    row_dots_with(isa::selected(), a, b, n, out)
+}
+
+/// [`row_dots`] on a given instruction set (the same bits on each).
+pub fn row_dots_with<A: Elem>(isa: Isa, a: &[&[A]], b: &[&[f64]], n: usize, out: &mut [f64]) {
+    assert!(
+        a.iter().all(|r| r.len() >= n),
+        "row_dots: a left row is shorter than {n}"
+    );
+    assert!(
+        b.iter().all(|r| r.len() >= n),
+        "row_dots: a right row is shorter than {n}"
+    );
+    assert_eq!(
+        out.len(),
+        a.len() * b.len(),
+        "row_dots: out has the wrong length"
+    );
+    match isa {
+        Isa::Avx512 => row_dots_k::avx512(a, b, n, out),
+        Isa::Avx2 => row_dots_narrow_k::avx2(a, b, n, out),
+        Isa::Portable => row_dots_narrow_k::portable(a, b, n, out),
+    }
+}
+
+/// `||x - y||`.
+#[inline]
+pub fn dist(x: &[f64], y: &[f64]) -> f64 {
+    x.iter()
+        .zip(y)
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// The index and value of the first non-finite entry, if any.
+pub fn first_non_finite(x: &[f64]) -> Option<(usize, f64)> {
+    x.iter().position(|v| !v.is_finite()).map(|j| (j, x[j]))
+}

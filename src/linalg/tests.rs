@@ -1,0 +1,243 @@
+//! Each kernel against a plain reference, on random lengths (most not
+//! multiples of the lane count), on every instruction set this CPU has.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::kernels::LANES;
+use super::*;
+
+/// The documented structure, written as plainly as possible: lane `j %
+/// LANES` accumulates with `mul_add` in element order, then the tree.
+fn reference_dot(x: &[f64], y: &[f64]) -> f64 {
+    let mut lanes = [0.0f64; LANES];
+    for (j, (a, b)) in x.iter().zip(y).enumerate() {
+        lanes[j % LANES] = a.mul_add(*b, lanes[j % LANES]);
+    }
+    let mut width = LANES;
+    while width > 1 {
+        width /= 2;
+        for l in 0..width {
+            lanes[l] += lanes[l + width];
+        }
+    }
+    lanes[0]
+}
+
+/// The exact value of `<x, y>` to about 1e-30 relative, by compensated sums.
+fn accurate_dot(x: &[f64], y: &[f64]) -> f64 {
+    let (mut s, mut c) = (0.0f64, 0.0f64);
+    for (a, b) in x.iter().zip(y) {
+        let p = a * b;
+        let pe = a.mul_add(*b, -p);
+        let t = s + p;
+        let e = if s.abs() >= p.abs() {
+            (s - t) + p
+        } else {
+            (p - t) + s
+        };
+        s = t;
+        c += e + pe;
+    }
+    s + c
+}
+
+fn random_vec(rng: &mut ChaCha8Rng, n: usize) -> Vec<f64> {
+    (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect()
+}
+
+const LENGTHS: [usize; 14] = [0, 1, 3, 7, 15, 16, 17, 31, 33, 100, 785, 2047, 2049, 5003];
+
+#[test]
+fn dot_matches_the_reference_bit_for_bit_on_every_isa() {
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    for &n in &LENGTHS {
+        let x = random_vec(&mut rng, n);
+        let y = random_vec(&mut rng, n);
+        let want = reference_dot(&x, &y);
+        let exact = accurate_dot(&x, &y);
+        let scale: f64 = x.iter().zip(&y).map(|(a, b)| (a * b).abs()).sum();
+        // The structure's worst-case error bound: (n/16 + 4) roundings.
+        let bound = (n as f64 / 16.0 + 5.0) * f64::EPSILON * scale;
+        assert!((want - exact).abs() <= bound, "n = {n}");
+        for isa in Isa::available() {
+            assert_eq!(
+                dot_with(isa, &x, &y).to_bits(),
+                want.to_bits(),
+                "{isa:?} n = {n}"
+            );
+        }
+        let xf: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        let xw: Vec<f64> = xf.iter().map(|&v| f64::from(v)).collect();
+        let want_f = reference_dot(&xw, &y);
+        for isa in Isa::available() {
+            assert_eq!(
+                dot_with(isa, &xf, &y).to_bits(),
+                want_f.to_bits(),
+                "{isa:?} f32 n = {n}"
+            );
+        }
+    }
+}
+
+#[test]
+fn non_finite_values_propagate() {
+    for isa in Isa::available() {
+        for n in [1usize, 5, 16, 17, 40] {
+            for pos in [0, n / 2, n - 1] {
+                let x = vec![1.0; n];
+                let mut y = vec![2.0; n];
+                y[pos] = f64::NAN;
+                assert!(dot_with(isa, &x, &y).is_nan(), "{isa:?} n {n} pos {pos}");
+                y[pos] = f64::INFINITY;
+                assert_eq!(dot_with(isa, &x, &y), f64::INFINITY, "{isa:?}");
+                let mut z = vec![0.0; n];
+                axpy_with(isa, f64::NAN, &x, &mut z);
+                assert!(z.iter().all(|v| v.is_nan()));
+                let rows = [&y[..]];
+                let mut out = [0.0];
+                row_dots_with(isa, &[&x[..]], &rows, n, &mut out);
+                assert_eq!(out[0], f64::INFINITY);
+            }
+        }
+    }
+}
+
+#[test]
+fn signed_zeros_and_padding_do_not_change_the_sum() {
+    // All products -0: the plain left-to-right sum from +0 is +0.
+    for isa in Isa::available() {
+        for n in [1usize, 3, 16, 19] {
+            let x = vec![-0.0; n];
+            let y = vec![1.0; n];
+            assert_eq!(dot_with(isa, &x, &y).to_bits(), 0.0f64.to_bits());
+        }
+    }
+}
+
+#[test]
+fn axpy_matches_the_plain_loop_on_every_isa() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2);
+    for &n in &LENGTHS {
+        let x = random_vec(&mut rng, n);
+        let y0 = random_vec(&mut rng, n);
+        let alpha = rng.gen_range(-3.0..3.0);
+        let want: Vec<u64> = y0
+            .iter()
+            .zip(&x)
+            .map(|(y, x)| (y + alpha * x).to_bits())
+            .collect();
+        for isa in Isa::available() {
+            let mut y = y0.clone();
+            axpy_with(isa, alpha, &x, &mut y);
+            let got: Vec<u64> = y.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(got, want, "{isa:?} n = {n}");
+        }
+    }
+}
+
+#[test]
+fn row_dots_are_the_single_dots_bit_for_bit() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    for _ in 0..40 {
+        let n = rng.gen_range(0..5000);
+        let na = rng.gen_range(0..9);
+        let nb = rng.gen_range(0..12);
+        let a: Vec<Vec<f64>> = (0..na).map(|_| random_vec(&mut rng, n)).collect();
+        // Right rows may be longer than n: only the first n count.
+        let b: Vec<Vec<f64>> = (0..nb)
+            .map(|_| {
+                let extra = rng.gen_range(0..3);
+                random_vec(&mut rng, n + extra)
+            })
+            .collect();
+        let ar: Vec<&[f64]> = a.iter().map(|r| &r[..]).collect();
+        let br: Vec<&[f64]> = b.iter().map(|r| &r[..]).collect();
+        let af: Vec<Vec<f32>> = a
+            .iter()
+            .map(|r| r.iter().map(|&v| v as f32).collect())
+            .collect();
+        let afr: Vec<&[f32]> = af.iter().map(|r| &r[..]).collect();
+        for isa in Isa::available() {
+            let mut out = vec![f64::NAN; na * nb];
+            row_dots_with(isa, &ar, &br, n, &mut out);
+            let mut out_f = vec![f64::NAN; na * nb];
+            row_dots_with(isa, &afr, &br, n, &mut out_f);
+            for i in 0..na {
+                for k in 0..nb {
+                    let want = reference_dot(&a[i], &b[k][..n]);
+                    assert_eq!(out[i * nb + k].to_bits(), want.to_bits(), "{isa:?} n {n}");
+                    let want_f = dot_with(Isa::Portable, &af[i][..], &b[k][..n]);
+                    assert_eq!(out_f[i * nb + k].to_bits(), want_f.to_bits(), "{isa:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_selected_isa_is_available() {
+    assert!(isa::selected().supported());
+    assert!(Isa::available().contains(&Isa::Portable));
+}
+
+#[test]
+fn sparse_dots_are_the_dense_dot_bit_for_bit() {
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    for &n in &LENGTHS {
+        let sparse = |rng: &mut ChaCha8Rng| -> Vec<f64> {
+            (0..n)
+                .map(|_| {
+                    if rng.gen_bool(0.7) {
+                        0.0
+                    } else {
+                        rng.gen_range(-1.0..1.0)
+                    }
+                })
+                .collect()
+        };
+        let a = sparse(&mut rng);
+        let b = sparse(&mut rng);
+        let y = random_vec(&mut rng, n);
+        let nz = |v: &[f64]| -> (Vec<u32>, Vec<f64>) {
+            v.iter()
+                .enumerate()
+                .filter(|(_, x)| **x != 0.0)
+                .map(|(j, x)| (j as u32, *x))
+                .unzip()
+        };
+        let (ia, va) = nz(&a);
+        let (ib, vb) = nz(&b);
+        assert_eq!(
+            sparse_dot(&ia, &va, &y).to_bits(),
+            dot(&a, &y).to_bits(),
+            "n {n}"
+        );
+        assert_eq!(
+            sparse_sparse_dot(&ia, &va, &ib, &vb).to_bits(),
+            dot(&a, &b).to_bits(),
+            "n {n}"
+        );
+    }
+}
+
+#[test]
+fn sub_scaled_diff_matches_the_plain_loop() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for &n in &LENGTHS {
+        let a = random_vec(&mut rng, n);
+        let b = random_vec(&mut rng, n);
+        let y0 = random_vec(&mut rng, n);
+        let s = rng.gen_range(-2.0..2.0);
+        let mut want = y0.clone();
+        for i in 0..n {
+            want[i] -= s * (a[i] - b[i]);
+        }
+        let mut got = y0.clone();
+        sub_scaled_diff(s, &a, &b, &mut got);
+        assert!(got
+            .iter()
+            .zip(&want)
+            .all(|(x, y)| x.to_bits() == y.to_bits()));
+    }
+}
