@@ -13,7 +13,7 @@
 //!
 //! # Same bits everywhere
 //!
-//! Every dot product has one reduction structure ([`kernels`]: 16 lanes of
+//! Every dot product has one reduction structure (`kernels.rs`: 16 lanes of
 //! fused multiply-adds in element order, then a fixed tree), written once in
 //! plain Rust; the clones differ only in register width. So every kernel
 //! gives the same bits on every CPU kind, every instruction set and every
