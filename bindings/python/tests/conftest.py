@@ -42,18 +42,7 @@ def numpy_multiclass_oracle(X, y, k):
     n, d = X.shape
 
     def dot(v, x):
-        # The native model's dot product, operation for operation: four
-        # interleaved accumulators, then the tail (Python floats are IEEE
-        # doubles), so near-ties at the margin break the same way.
-        acc = [0.0, 0.0, 0.0, 0.0]
-        q = len(x) // 4 * 4
-        for c in range(0, q, 4):
-            for j in range(4):
-                acc[j] += float(v[c + j]) * float(x[c + j])
-        r = (acc[0] + acc[1]) + (acc[2] + acc[3])
-        for j in range(q, len(x)):
-            r += float(v[j]) * float(x[j])
-        return r
+        return float(np.dot(v, x))
 
     def oracle(i, w):
         W = w.reshape(k, d)

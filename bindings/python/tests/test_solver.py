@@ -42,22 +42,34 @@ def test_partitioned_risk_sums_its_parts():
     assert info.gap <= 1e-9
 
 
+def close_by_strong_convexity(w1, i1, w2, i2, lam):
+    """Two runs on one problem: each certified interval holds the other's
+    primal, and ||w - w*||^2 <= 2 gap / lambda bounds their distance. (The
+    built-in multiclass model scores blocks of examples with its own
+    kernels, so its bits differ from a Python oracle's in the last places.)"""
+    assert i1.lower_bound <= i2.primal + 1e-12 and i2.lower_bound <= i1.primal + 1e-12
+    reach = np.sqrt(2 * max(i1.gap, 0) / lam) + np.sqrt(2 * max(i2.gap, 0) / lam)
+    assert np.linalg.norm(w1 - w2) <= reach * (1 + 1e-9) + 1e-12
+
+
 @pytest.mark.parametrize("algorithm", ["bmrm", "p-bmrm", "prox-p-bmrm", "bcfw"])
-def test_python_oracle_gives_the_native_models_bits(algorithm):
+def test_python_oracle_reaches_the_native_models_optimum(algorithm):
     X, y = multiclass_data()
     native = bmrm.MulticlassModel(X, y, num_classes=3)
     python = numpy_multiclass_oracle(X, y, 3)
-    kw = dict(lambda_=1e-2, tol_rel=1e-6, max_iterations=300, num_threads=2)
+    kw = dict(lambda_=1e-2, tol_rel=1e-9, tol_abs=1e-12, max_iterations=3000, num_threads=2)
     w1, i1 = bmrm.Solver(native, algorithm, **kw).run()
     w2, i2 = bmrm.Solver(python, algorithm, **kw).run()
-    assert i1.iterations == i2.iterations and i1.iterations > 3
-    assert w1.tobytes() == w2.tobytes()
-    assert i1.primal == i2.primal and i1.lower_bound == i2.lower_bound
+    assert i1.iterations > 3 and i2.iterations > 3
+    close_by_strong_convexity(w1, i1, w2, i2, 1e-2)
+    # The Python oracle itself is deterministic to the bit.
+    w3, i3 = bmrm.Solver(python, algorithm, **kw).run()
+    assert w3.tobytes() == w2.tobytes() and i3.primal == i2.primal
 
 
-def test_solver_gives_the_rust_clis_bits(tmp_path):
-    """The CLI (Rust API, its own data reader) and the Python Solver over a
-    numpy oracle, on one LIBSVM file: the same bits of w."""
+def test_solver_reaches_the_rust_clis_optimum(tmp_path):
+    """The CLI (Rust API, its own data reader, the built-in model) and the
+    Python Solver over a numpy oracle, on one LIBSVM file: the same optimum."""
     cli = cli_path()
     if cli is None:
         pytest.skip("the Rust CLI is not built (cargo build --release, or set BMRM_CLI)")
@@ -70,16 +82,25 @@ def test_solver_gives_the_rust_clis_bits(tmp_path):
     model = tmp_path / "model.txt"
     lam = 0.01
     subprocess.run([cli, "train", str(path), "--model", "multiclass", "--lambda", repr(lam),
-                    "-a", "bmrm", "--tol-rel", "1e-6", "--no-bias", "--threads", "1",
+                    "-a", "bmrm", "--tol-rel", "1e-12", "--no-bias", "--threads", "1",
                     "--quiet", "-o", str(model)], check=True)
     text = model.read_text().splitlines()
     start = next(i for i, l in enumerate(text) if l.startswith("weights "))
     w_cli = np.array([float(v) for v in text[start + 1:start + 1 + int(text[start].split()[1])]])
     Xf = X.astype(np.float32).astype(np.float64)
-    w_py, info = bmrm.Solver(numpy_multiclass_oracle(Xf, y, 3), "bmrm", lambda_=lam,
-                             tol_rel=1e-6).run()
+    oracle = numpy_multiclass_oracle(Xf, y, 3)
+    w_py, info = bmrm.Solver(oracle, "bmrm", lambda_=lam, tol_rel=1e-12, tol_abs=1e-14).run()
     assert info.iterations > 3
-    assert w_py.tobytes() == w_cli.tobytes()
+    # The CLI's w is a point of the same problem: its objective lies in the
+    # Python run's certified interval, and both are near the minimiser.
+    scores = Xf @ w_cli.reshape(3, -1).T
+    margins = scores + (np.arange(3)[None, :] != y[:, None]) - scores[np.arange(len(y)), y][:, None]
+    risk_cli = float(margins.max(axis=1).mean())
+    f_cli = risk_cli + 0.5 * lam * float(w_cli @ w_cli)
+    assert info.lower_bound <= f_cli + 1e-12
+    assert f_cli - info.lower_bound <= 1e-10 * abs(f_cli) + 1e-12
+    reach = np.sqrt(2 * (f_cli - info.lower_bound) / lam) + np.sqrt(2 * info.gap / lam)
+    assert np.linalg.norm(w_cli - w_py) <= reach * (1 + 1e-9) + 1e-12
 
 
 def test_info_has_every_field_of_the_c_bmrm_info():
