@@ -6,40 +6,13 @@
 
 mod common;
 
+use common::{brute_primal, multiclass};
+
 use std::sync::Arc;
 
 use bmrm::models::{synthetic, Chain, Multiclass};
 use bmrm::oracle::{Corner, MaxOracle};
 use bmrm::{Algorithm, Error, Exit, Problem, Sampling, Settings, Solver, StepType};
-
-fn multiclass(m: usize, d: usize, k: usize, seed: u64) -> Multiclass {
-    let (x, y) = synthetic::gaussian_multiclass(m, d, k, 2.0, seed);
-    Multiclass::new(x, d, y, k, false).unwrap()
-}
-
-/// `F(w)` of a multiclass model without bias, by enumerating every class
-/// with the 0/1 loss (no library oracle involved).
-fn brute_primal(model: &Multiclass, w: &[f64], lambda: f64) -> f64 {
-    let d = model.feature_dim();
-    let k = model.num_classes();
-    let m = model.num_examples();
-    let score = |x: &[f32], c: usize| -> f64 {
-        x.iter()
-            .zip(&w[c * d..(c + 1) * d])
-            .map(|(&a, &b)| a as f64 * b)
-            .sum()
-    };
-    let mut risk = 0.0;
-    for i in 0..m {
-        let x = model.example(i);
-        let yi = model.labels()[i];
-        let truth = score(x, yi);
-        risk += (0..k)
-            .map(|c| f64::from(u8::from(c != yi)) + score(x, c) - truth)
-            .fold(f64::NEG_INFINITY, f64::max);
-    }
-    0.5 * lambda * w.iter().map(|v| v * v).sum::<f64>() + risk / m as f64
-}
 
 fn converged(info: &bmrm::Info) -> bool {
     matches!(info.exit, Exit::ConvergedRel | Exit::ConvergedAbs)

@@ -6,16 +6,12 @@
 
 mod common;
 
+use common::{brute_primal, multiclass};
+
 use std::sync::Arc;
 
 use bmrm::models::{synthetic, Chain, Multiclass};
-use bmrm::oracle::MaxOracle;
 use bmrm::{Algorithm, Exit, Problem, Settings, Solver, StepType};
-
-fn multiclass(m: usize, d: usize, k: usize, seed: u64) -> Multiclass {
-    let (x, y) = synthetic::gaussian_multiclass(m, d, k, 2.0, seed);
-    Multiclass::new(x, d, y, k, false).unwrap()
-}
 
 /// The 120-example, 3-class problem of the MATLAB tests (tests/octave's
 /// mc_data: class k has +1.5 on one feature, the last feature is 1), from
@@ -332,30 +328,6 @@ fn a_full_batch_pass_is_its_own_exact_pass() {
     assert_eq!(stats.oracle_calls, 700);
     // Every row has its certificate.
     assert!(solver.history().iter().all(|r| r.exact_gap.is_finite()));
-}
-
-/// `F(w)` of a multiclass model without bias with the 0/1 loss, by
-/// enumerating the classes (no library oracle involved).
-fn brute_primal(model: &Multiclass, w: &[f64], lambda: f64) -> f64 {
-    let d = model.feature_dim();
-    let k = model.num_classes();
-    let m = model.num_examples();
-    let score = |x: &[f32], c: usize| -> f64 {
-        x.iter()
-            .zip(&w[c * d..(c + 1) * d])
-            .map(|(&a, &b)| a as f64 * b)
-            .sum()
-    };
-    let mut risk = 0.0;
-    for i in 0..m {
-        let x = model.example(i);
-        let yi = model.labels()[i];
-        let truth = score(x, yi);
-        risk += (0..k)
-            .map(|c| f64::from(u8::from(c != yi)) + score(x, c) - truth)
-            .fold(f64::NEG_INFINITY, f64::max);
-    }
-    0.5 * lambda * w.iter().map(|v| v * v).sum::<f64>() + risk / m as f64
 }
 
 /// Under box constraints the approximate steps and the batch steps keep

@@ -36,3 +36,33 @@ pub fn nested_ternary_in(
     let y = ternary(&|y| f(x, y), ys.0, ys.1);
     (x, y, f(x, y))
 }
+
+/// A synthetic Gaussian multiclass model without bias (seeded).
+pub fn multiclass(m: usize, d: usize, k: usize, seed: u64) -> bmrm::models::Multiclass {
+    let (x, y) = bmrm::models::synthetic::gaussian_multiclass(m, d, k, 2.0, seed);
+    bmrm::models::Multiclass::new(x, d, y, k, false).unwrap()
+}
+
+/// `F(w)` of a multiclass model without bias, by enumerating every class
+/// with the 0/1 loss (no library oracle involved).
+pub fn brute_primal(model: &bmrm::models::Multiclass, w: &[f64], lambda: f64) -> f64 {
+    let d = model.feature_dim();
+    let k = model.num_classes();
+    let m = bmrm::oracle::MaxOracle::num_examples(model);
+    let score = |x: &[f32], c: usize| -> f64 {
+        x.iter()
+            .zip(&w[c * d..(c + 1) * d])
+            .map(|(&a, &b)| a as f64 * b)
+            .sum()
+    };
+    let mut risk = 0.0;
+    for i in 0..m {
+        let x = model.example(i);
+        let yi = model.labels()[i];
+        let truth = score(x, yi);
+        risk += (0..k)
+            .map(|c| f64::from(u8::from(c != yi)) + score(x, c) - truth)
+            .fold(f64::NEG_INFINITY, f64::max);
+    }
+    0.5 * lambda * w.iter().map(|v| v * v).sum::<f64>() + risk / m as f64
+}
