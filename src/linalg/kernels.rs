@@ -349,9 +349,8 @@ pub fn row_dots<A: Elem, const TI: usize, const TK: usize>(
         while start < n {
             let end = (start + BLOCK).min(n);
             let mut i = 0;
-            // Streamed rows are fetched a band ahead (the first band just
-            // before it runs); rows of f64 (planes) are mostly in cache.
-            // Streamed rows are all fetched at once before the tiles run.
+            // Streamed (f32) rows are all fetched at once before the tiles
+            // run; rows of f64 (planes) are mostly in cache already.
             if A::STREAMED {
                 touch(g, (start, end));
             }
@@ -376,7 +375,8 @@ pub fn row_dots<A: Elem, const TI: usize, const TK: usize>(
 /// the hardware prefetcher follows: the tiles read a few lines at a time
 /// between many fused multiply-adds and would otherwise wait for each line
 /// in turn (measured: the multiclass scores of Fashion-MNIST about 20 %
-/// faster). A plain read: a prefetch instruction would need `unsafe`.
+/// faster; fetching a band ahead instead gained less). A plain read: a
+/// prefetch instruction would need `unsafe`.
 #[inline(always)]
 fn touch<A: Elem>(rows: &[&[A]], (start, end): (usize, usize)) {
     let step = 64 / std::mem::size_of::<A>();
