@@ -21,11 +21,15 @@ pub const LANES: usize = 16;
 
 /// Elements the kernels read: `f64`, and `f32` features widened exactly.
 pub trait Elem: Copy + Send + Sync + 'static {
+    /// Whether rows of this type are features streamed from memory once
+    /// per pass (`f32`), which [`row_dots`] fetches a group at a time.
+    const STREAMED: bool;
     /// The value as an `f64` (exact for both types).
     fn wide(self) -> f64;
 }
 
 impl Elem for f64 {
+    const STREAMED: bool = false;
     #[inline(always)]
     fn wide(self) -> f64 {
         self
@@ -33,6 +37,7 @@ impl Elem for f64 {
 }
 
 impl Elem for f32 {
+    const STREAMED: bool = true;
     #[inline(always)]
     fn wide(self) -> f64 {
         f64::from(self)
@@ -111,6 +116,38 @@ pub fn dot<A: Elem>(x: &[A], y: &[f64]) -> f64 {
 pub fn axpy<A: Elem>(alpha: f64, x: &[A], y: &mut [f64]) {
     for (yi, xi) in y.iter_mut().zip(x) {
         *yi += alpha * xi.wide();
+    }
+}
+
+/// Columns of `y` kept in registers while [`axpy_rows`] adds the rows.
+const AXPY_COLS: usize = 64;
+
+/// `y += alpha[r] * rows[r]` for every row `r` in turn, each element the
+/// bits of the plain sequence of [`axpy`] calls (the same multiply and add
+/// per row, in row order), but each block of `y` loaded and stored once
+/// rather than once per row.
+#[inline(always)]
+pub fn axpy_rows<A: Elem>(alpha: &[f64], rows: &[&[A]], y: &mut [f64]) {
+    let n = y.len();
+    let full = n / AXPY_COLS * AXPY_COLS;
+    for (c, yc) in y[..full].chunks_exact_mut(AXPY_COLS).enumerate() {
+        let start = c * AXPY_COLS;
+        let yc: &mut [f64; AXPY_COLS] = yc.try_into().expect("a full block");
+        let mut acc = *yc;
+        for (&s, r) in alpha.iter().zip(rows) {
+            let x: &[A; AXPY_COLS] = r[start..start + AXPY_COLS]
+                .try_into()
+                .expect("a full block");
+            for l in 0..AXPY_COLS {
+                acc[l] += s * x[l].wide();
+            }
+        }
+        *yc = acc;
+    }
+    for (&s, r) in alpha.iter().zip(rows) {
+        for (yi, xi) in y[full..].iter_mut().zip(&r[full..n]) {
+            *yi += s * xi.wide();
+        }
     }
 }
 
@@ -312,6 +349,11 @@ pub fn row_dots<A: Elem, const TI: usize, const TK: usize>(
         while start < n {
             let end = (start + BLOCK).min(n);
             let mut i = 0;
+            // Streamed (f32) rows are all fetched at once before the tiles
+            // run; rows of f64 (planes) are mostly in cache already.
+            if A::STREAMED {
+                touch(g, (start, end));
+            }
             while i + TI <= g.len() {
                 row_band::<A, TI, TK>(g, b, i, (start, end), &mut acc);
                 i += TI;
@@ -326,4 +368,23 @@ pub fn row_dots<A: Elem, const TI: usize, const TK: usize>(
             *o = reduce(lanes.try_into().expect("a full chunk"));
         }
     }
+}
+
+/// Reads one element per cache line of `rows` over `start..end`, so all
+/// their loads from memory are under way at once, in one sequential burst
+/// the hardware prefetcher follows: the tiles read a few lines at a time
+/// between many fused multiply-adds and would otherwise wait for each line
+/// in turn (measured: the multiclass scores of Fashion-MNIST about 20 %
+/// faster; fetching a band ahead instead gained less). A plain read: a
+/// prefetch instruction would need `unsafe`.
+#[inline(always)]
+fn touch<A: Elem>(rows: &[&[A]], (start, end): (usize, usize)) {
+    let step = 64 / std::mem::size_of::<A>();
+    let mut sum = 0.0f64;
+    for r in rows {
+        for v in r[start..end].iter().step_by(step) {
+            sum += v.wide();
+        }
+    }
+    std::hint::black_box(sum);
 }

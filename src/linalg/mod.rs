@@ -63,6 +63,9 @@ macro_rules! call {
 
 clones!(dot_k<A: Elem>(x: &[A], y: &[f64]) -> f64 { kernels::dot(x, y) });
 clones!(axpy_k<A: Elem>(alpha: f64, x: &[A], y: &mut [f64]) -> () { kernels::axpy(alpha, x, y) });
+clones!(axpy_rows_k<A: Elem>(alpha: &[f64], rows: &[&[A]], y: &mut [f64]) -> () {
+    kernels::axpy_rows(alpha, rows, y)
+});
 clones!(sub_scaled_diff_k<>(s: f64, a: &[f64], b: &[f64], y: &mut [f64]) -> () {
     kernels::sub_scaled_diff(s, a, b, y)
 });
@@ -150,6 +153,27 @@ pub fn axpy_f32(alpha: f64, x: &[f32], y: &mut [f64]) {
 /// [`axpy`] on a given instruction set (the same bits on each).
 pub fn axpy_with<A: Elem>(isa: Isa, alpha: f64, x: &[A], y: &mut [f64]) {
     call!(isa, axpy_k(alpha, x, y))
+}
+
+/// `y += alpha[r] * rows[r]` for each row in turn: the bits of one
+/// [`axpy_with`] per row in that order, each block of `y` loaded and stored
+/// once (the multiclass subgradient of a block of examples).
+///
+/// # Panics
+/// When `alpha` and `rows` differ in length or a row is shorter than `y`.
+pub fn axpy_rows_with<A: Elem>(isa: Isa, alpha: &[f64], rows: &[&[A]], y: &mut [f64]) {
+    assert_eq!(alpha.len(), rows.len(), "axpy_rows: one alpha per row");
+    assert!(
+        rows.iter().all(|r| r.len() >= y.len()),
+        "axpy_rows: a row is shorter than y"
+    );
+    call!(isa, axpy_rows_k(alpha, rows, y))
+}
+
+/// [`axpy_rows_with`] on the selected instruction set.
+#[inline]
+pub fn axpy_rows<A: Elem>(alpha: &[f64], rows: &[&[A]], y: &mut [f64]) {
+    axpy_rows_with(isa::selected(), alpha, rows, y)
 }
 
 /// `y -= s (a - b)` (the QP's gradient update of a pair step), the bits

@@ -137,11 +137,60 @@ fn axpy_matches_the_plain_loop_on_every_isa() {
 }
 
 #[test]
+fn axpy_rows_are_the_axpys_in_row_order_bit_for_bit() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for &n in &LENGTHS {
+        let nr = rng.gen_range(0..7);
+        // Rows may be longer than y (only the first n count); signs and
+        // general factors; a NaN in one row must reach y.
+        let mut rows: Vec<Vec<f32>> = (0..nr)
+            .map(|_| {
+                let extra = rng.gen_range(0..3);
+                (0..n + extra).map(|_| rng.gen_range(-2.0..2.0)).collect()
+            })
+            .collect();
+        if nr > 0 && n > 0 && rng.gen_bool(0.3) {
+            let j = rng.gen_range(0..n);
+            rows[0][j] = f32::NAN;
+        }
+        let alpha: Vec<f64> = (0..nr)
+            .map(|_| match rng.gen_range(0..3) {
+                0 => -1.0,
+                1 => 1.0,
+                _ => rng.gen_range(-3.0..3.0),
+            })
+            .collect();
+        let y0 = random_vec(&mut rng, n);
+        let mut want = y0.clone();
+        for (&a, r) in alpha.iter().zip(&rows) {
+            for (w, &x) in want.iter_mut().zip(r) {
+                *w += a * f64::from(x);
+            }
+        }
+        // Bits, with every NaN the same (its payload is the hardware's).
+        let bits = |v: &f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
+        let want: Vec<u64> = want.iter().map(bits).collect();
+        let refs: Vec<&[f32]> = rows.iter().map(|r| &r[..]).collect();
+        for isa in Isa::available() {
+            let mut y = y0.clone();
+            axpy_rows_with(isa, &alpha, &refs, &mut y);
+            let got: Vec<u64> = y.iter().map(bits).collect();
+            assert_eq!(got, want, "{isa:?} n = {n}");
+        }
+    }
+}
+
+#[test]
 fn row_dots_are_the_single_dots_bit_for_bit() {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     for _ in 0..40 {
         let n = rng.gen_range(0..5000);
-        let na = rng.gen_range(0..9);
+        // Up to two groups of left rows and a partial third.
+        let na = if rng.gen_bool(0.2) {
+            rng.gen_range(0..130)
+        } else {
+            rng.gen_range(0..9)
+        };
         let nb = rng.gen_range(0..12);
         let a: Vec<Vec<f64>> = (0..na).map(|_| random_vec(&mut rng, n)).collect();
         // Right rows may be longer than n: only the first n count.

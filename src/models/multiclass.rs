@@ -506,14 +506,52 @@ impl Multiclass {
         let mut scores = vec![0.0; n * k];
         self.x.block_scores(w, first, k, &mut scores);
         let mut risk = 0.0;
+        // (example, y_i, y^) of the examples with a non-zero psi.
+        let mut wrong = Vec::with_capacity(n);
         for (j, s) in scores.chunks_exact(k).enumerate() {
             let i = first + j;
             let yi = self.labels[i];
             let (best, best_score) = self.decide(i, |c| s[c])?;
             if best != yi {
                 risk += best_score - s[yi];
-                self.x.add_row_to(grad, i, yi * dp, -1.0);
-                self.x.add_row_to(grad, i, best * dp, 1.0);
+                wrong.push((i, yi, best));
+            }
+        }
+        match &self.x {
+            Rows::Dense(x) => {
+                // Class by class, the rows that go into its block, in
+                // example order: each entry of `grad` receives the same
+                // additions in the same order as one `add_row_to` per
+                // example, with the block loaded and stored once.
+                let d = x.d();
+                let mut rows = Vec::with_capacity(wrong.len());
+                let mut signs = Vec::with_capacity(wrong.len());
+                for c in 0..k {
+                    rows.clear();
+                    signs.clear();
+                    for &(i, yi, best) in &wrong {
+                        if yi == c || best == c {
+                            rows.push(x.row(i));
+                            signs.push(if yi == c { -1.0 } else { 1.0 });
+                        }
+                    }
+                    if !rows.is_empty() {
+                        let block = &mut grad[c * dp..c * dp + d];
+                        crate::linalg::axpy_rows(&signs, &rows, block);
+                    }
+                }
+                if x.bias() {
+                    for &(_, yi, best) in &wrong {
+                        grad[yi * dp + d] += -1.0;
+                        grad[best * dp + d] += 1.0;
+                    }
+                }
+            }
+            Rows::Sparse { .. } => {
+                for &(i, yi, best) in &wrong {
+                    self.x.add_row_to(grad, i, yi * dp, -1.0);
+                    self.x.add_row_to(grad, i, best * dp, 1.0);
+                }
             }
         }
         Ok(risk)
