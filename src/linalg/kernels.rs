@@ -22,7 +22,7 @@ pub const LANES: usize = 16;
 /// Elements the kernels read: `f64`, and `f32` features widened exactly.
 pub trait Elem: Copy + Send + Sync + 'static {
     /// Whether rows of this type are features streamed from memory once
-    /// per pass (`f32`), which [`row_dots`] fetches a group at a time.
+    /// per pass (`f32`), which `row_dots` fetches a group at a time.
     const STREAMED: bool;
     /// The value as an `f64` (exact for both types).
     fn wide(self) -> f64;
