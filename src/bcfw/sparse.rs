@@ -173,13 +173,7 @@ impl BlockVec {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sv(pairs: &[(u32, f64)]) -> SparseVec {
-        SparseVec {
-            idx: pairs.iter().map(|p| p.0).collect(),
-            val: pairs.iter().map(|p| p.1).collect(),
-        }
-    }
+    use crate::oracle::sparse::sv;
 
     #[test]
     fn combine_matches_dense_arithmetic_and_turns_dense() {

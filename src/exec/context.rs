@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::linalg::{dot, first_non_finite, norm2};
 use crate::oracle::adapters::{eval_parts, PassDeadline};
 use crate::oracle::{MaxOracle, PartitionedRisk};
+use crate::qp::QpOptions;
 use crate::vocab::{Exit, Info, Settings};
 
 /// The risk and the cutting planes of every part at one point.
@@ -224,9 +225,19 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The options of the inner QP solves of this step: the accuracy from
+    /// `qp_tolerance`, the update budget and the run's deadline.
+    pub fn qp_options(&self) -> QpOptions {
+        QpOptions {
+            tol_gap: self.qp_tolerance(),
+            max_updates: self.settings.qp_max_updates,
+            deadline: self.deadline(),
+        }
+    }
+
     /// The accuracy the inner QP should reach: a small fraction of the
     /// current outer gap, never far below what the stopping rule needs.
-    pub fn qp_tolerance(&self) -> f64 {
+    fn qp_tolerance(&self) -> f64 {
         let scale = self.info.primal.abs().max(1e-300);
         let gap = self.info.primal - self.info.lower_bound;
         let target = (self.settings.tol_rel * scale).max(self.settings.tol_abs);

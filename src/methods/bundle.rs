@@ -11,7 +11,6 @@ use crate::bundle::Bundle;
 use crate::error::{Error, Result};
 use crate::exec::{Context, Method};
 use crate::linalg::{dist, norm2};
-use crate::qp::QpOptions;
 use crate::vocab::Iteration;
 
 /// A bundle method: its cutting-plane model and its step rule.
@@ -69,11 +68,7 @@ impl Method for BundleMethod {
     fn step(&mut self, ctx: &mut Context<'_>, t: u64) -> Result<Iteration> {
         let lambda = ctx.lambda;
         let bundle = &mut self.bundle;
-        let opts = QpOptions {
-            tol_gap: ctx.qp_tolerance(),
-            max_updates: ctx.settings.qp_max_updates,
-            deadline: ctx.deadline(),
-        };
+        let opts = ctx.qp_options();
         let lower = solve_lower(bundle, lambda, &opts, ctx.qp_seconds())
             .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
         if !lower.value.is_finite() {

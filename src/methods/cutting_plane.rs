@@ -28,7 +28,6 @@ use crate::bundle::{Bundle, Plane};
 use crate::error::{Error, Result};
 use crate::exec::{Context, Evaluation, Method};
 use crate::linalg::{axpy, dist, dot, norm2};
-use crate::qp::QpOptions;
 use crate::vocab::Iteration;
 
 /// Most alternations between `beta` and `nu` per iteration.
@@ -46,21 +45,33 @@ fn rounding(terms: usize) -> f64 {
     (terms as f64 + 8.0) * f64::EPSILON
 }
 
-/// What one evaluation at `w` gives the method: a plane of `F`, lowered by
-/// a bound on its rounding error over the ball of radius `reach` so that it
-/// stays below `F` there; the strong-convexity bound on `min F`; the
+/// What one evaluation at `w` gives the method: a plane of `F` (see
+/// [`AtPoint::plane_within`]); the strong-convexity bound on `min F`; the
 /// smallest radius it proves to hold the minimiser.
 struct AtPoint {
     plane: Plane,
+    /// The plane's rounding moves it by at most this times `||.||` away
+    /// from `w` (the slope's rounding).
+    slope_rounding: f64,
+    w_norm: f64,
     bound: f64,
     proven_radius: f64,
+}
+
+impl AtPoint {
+    /// The plane, lowered by a bound on its rounding error over the ball
+    /// of radius `reach`, so that it stays below `F` there.
+    fn plane_within(mut self, reach: f64) -> Plane {
+        self.plane.b -= self.slope_rounding * (reach + self.w_norm);
+        self.plane
+    }
 }
 
 /// The risk's planes `R_p(w) + <a_p, . - w>` give `F >= b_r + <a_r, .> +
 /// lambda/2 ||.||^2` with `b_r = sum_p (R_p - <a_p, w>)`: the offsets are
 /// summed without the `lambda/2 ||w||^2` that would cancel and lose the
 /// bound in rounding far from the optimum.
-fn at_point(lambda: f64, w: &[f64], eval: &Evaluation, reach: f64, nonneg: bool) -> AtPoint {
+fn at_point(lambda: f64, w: &[f64], eval: &Evaluation, nonneg: bool) -> AtPoint {
     let w_norm = norm2(w).sqrt();
     let risk_grad = eval.subgradient();
     let gamma = rounding(w.len() + eval.planes.len());
@@ -75,13 +86,13 @@ fn at_point(lambda: f64, w: &[f64], eval: &Evaluation, reach: f64, nonneg: bool)
     let g_risk2 = norm2(&risk_grad);
     let bound = b_risk_low - (1.0 + gamma) * g_risk2 / (2.0 * lambda);
     // The objective's plane: slope a = a_r + lambda w, offset
-    // b = b_r - lambda/2 ||w||^2; the slope's rounding moves it by at most
-    // eps ||a|| (reach + ||w||) over the ball.
+    // b = b_r - lambda/2 ||w||^2 (the slope's rounding is allowed for by
+    // `plane_within`).
     let mut a = risk_grad;
     axpy(lambda, w, &mut a);
     let a_norm = norm2(&a).sqrt();
     let half_w2 = 0.5 * lambda * w_norm * w_norm;
-    let b = b_risk_low - half_w2 * (1.0 + gamma) - gamma * a_norm * (reach + w_norm);
+    let b = b_risk_low - half_w2 * (1.0 + gamma);
     // Strong convexity: ||w* - (w - g / lambda)|| <= ||g|| / lambda.
     let mut centre = w.to_vec();
     axpy(-1.0 / lambda, &a, &mut centre);
@@ -92,6 +103,8 @@ fn at_point(lambda: f64, w: &[f64], eval: &Evaluation, reach: f64, nonneg: bool)
     }
     AtPoint {
         plane: Plane { part: 0, a, b },
+        slope_rounding: gamma * a_norm,
+        w_norm,
         bound,
         proven_radius,
     }
@@ -135,20 +148,19 @@ impl Method for CuttingPlane {
         self.bundle = Bundle::new(w.len(), 1, ctx.settings.buffer_size);
         let first = ctx.evaluate(w, 0)?;
         self.nonneg = ctx.oracles.examples.is_some();
-        // The radius first (the plane's rounding allowance depends on it).
-        let probe = at_point(lambda, w, &first, 0.0, self.nonneg);
-        self.proven_radius = probe.proven_radius;
+        // The radius first: the plane's rounding allowance depends on it.
+        let at = at_point(lambda, w, &first, self.nonneg);
+        self.proven_radius = at.proven_radius;
         self.radius = if ctx.settings.cp_radius > 0.0 {
             ctx.settings.cp_radius
-        } else if probe.proven_radius > 0.0 {
-            probe.proven_radius.max(norm2(w).sqrt())
+        } else if at.proven_radius > 0.0 {
+            at.proven_radius.max(at.w_norm)
         } else {
             // w* = w_1 = 0: any ball holds it.
             1.0
         };
-        let at = at_point(lambda, w, &first, self.radius, self.nonneg);
         ctx.raise_lower_bound(at.bound);
-        self.bundle.add(vec![at.plane]);
+        self.bundle.add(vec![at.plane_within(self.radius)]);
         self.nu = lambda;
         self.previous = w.to_vec();
         Ok(())
@@ -158,11 +170,7 @@ impl Method for CuttingPlane {
         let lambda = ctx.lambda;
         let radius = self.radius;
         let bundle = &mut self.bundle;
-        let opts = QpOptions {
-            tol_gap: ctx.qp_tolerance(),
-            max_updates: ctx.settings.qp_max_updates,
-            deadline: ctx.deadline(),
-        };
+        let opts = ctx.qp_options();
         for _ in 0..MAX_ALTERNATIONS {
             solve_lower(bundle, self.nu, &opts, ctx.qp_seconds())
                 .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
@@ -212,10 +220,10 @@ impl Method for CuttingPlane {
         let eval = ctx.evaluate(&w_new, t)?;
         bundle.tick_idle();
         bundle.clean(ctx.settings.clean_after);
-        let at = at_point(lambda, &w_new, &eval, radius, self.nonneg);
+        let at = at_point(lambda, &w_new, &eval, self.nonneg);
         self.proven_radius = self.proven_radius.min(at.proven_radius);
         ctx.raise_lower_bound(at.bound);
-        bundle.add(vec![at.plane]);
+        bundle.add(vec![at.plane_within(radius)]);
         let row = Iteration {
             risk: eval.risk,
             objective: eval.objective,

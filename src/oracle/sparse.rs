@@ -123,16 +123,18 @@ pub fn merge(p: &SparseVec, a: f64, q: &SparseVec, b: f64, out: &mut SparseVec) 
     }
 }
 
+/// A sparse vector from `(index, value)` pairs in index order (tests).
+#[cfg(test)]
+pub(crate) fn sv(pairs: &[(u32, f64)]) -> SparseVec {
+    SparseVec {
+        idx: pairs.iter().map(|p| p.0).collect(),
+        val: pairs.iter().map(|p| p.1).collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sv(pairs: &[(u32, f64)]) -> SparseVec {
-        SparseVec {
-            idx: pairs.iter().map(|p| p.0).collect(),
-            val: pairs.iter().map(|p| p.1).collect(),
-        }
-    }
 
     #[test]
     fn dist2_is_the_squared_distance_over_both_supports() {
