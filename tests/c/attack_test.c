@@ -69,6 +69,7 @@ typedef struct {
     size_t m_tokens;
     int thread_safe;
     volatile int freed_in_callback;
+    void *retired_next; /* the list of records a solver may still call with */
 } problem_slot;
 
 typedef struct {
@@ -80,7 +81,13 @@ typedef struct {
     int garbage;
 } solver_slot;
 
-static problem_slot problems[NUM_PROBLEMS];
+/* A problem's record is the `user` of its callbacks, so it never changes
+ * once registered: a solver made from the problem keeps calling with it
+ * after the slot holds a new problem (a reused record once gave a callback
+ * registered thread-safe the mode of a new one, which freed the new problem
+ * from two threads). Replaced records are freed when no solver is left. */
+static problem_slot *problems[NUM_PROBLEMS];
+static problem_slot *retired = NULL;
 static solver_slot solvers[NUM_SOLVERS];
 /* The solver a run is under way on (callbacks re-enter it). */
 static bmrm_solver *volatile running = NULL;
@@ -345,13 +352,18 @@ static size_t small_or_hostile(size_t good) {
 }
 
 static void new_problem(void) {
-    problem_slot *slot = &problems[below(NUM_PROBLEMS)];
-    if (slot->p != NULL) {
-        bmrm_problem_free(slot->p);
+    problem_slot **place = &problems[below(NUM_PROBLEMS)];
+    problem_slot *old = *place;
+    if (old->p != NULL) {
+        bmrm_problem_free(old->p);
         calls++;
-        slot->p = NULL;
+        old->p = NULL;
     }
-    memset(slot, 0, sizeof *slot);
+    old->retired_next = retired;
+    retired = old;
+    problem_slot *slot = calloc(1, sizeof *slot);
+    if (slot == NULL) abort();
+    *place = slot;
     slot->kind = (int)below(6);
     slot->mode = (rnd() % 3) == 0 ? (int)below(MODE_COUNT) : MODE_OK;
     slot->thread_safe = (slot->mode == MODE_OK || slot->mode == MODE_HUGE) && (rnd() & 1);
@@ -450,7 +462,7 @@ static bmrm_settings random_settings(int algorithm) {
 
 static void new_solver(void) {
     solver_slot *slot = &solvers[below(NUM_SOLVERS)];
-    problem_slot *ps = &problems[below(NUM_PROBLEMS)];
+    problem_slot *ps = problems[below(NUM_PROBLEMS)];
     if (slot->s != NULL) {
         bmrm_solver_free(slot->s);
         calls++;
@@ -584,7 +596,7 @@ static void query_solver(void) {
         }
         default: {
             size_t dim = 0;
-            problem_slot *ps = &problems[below(NUM_PROBLEMS)];
+            problem_slot *ps = problems[below(NUM_PROBLEMS)];
             if (CALL(bmrm_problem_dim, ps->p, &dim) == BMRM_OK)
                 INVARIANT(dim == ps->dim, "dim %zu, made with %zu", dim, ps->dim);
             break;
@@ -593,7 +605,7 @@ static void query_solver(void) {
 }
 
 static void predict(void) {
-    problem_slot *ps = &problems[below(NUM_PROBLEMS)];
+    problem_slot *ps = problems[below(NUM_PROBLEMS)];
     double w[64];
     for (size_t j = 0; j < 64; j++) w[j] = unit() - 0.5;
     if ((rnd() % 4) == 0) w[below(8)] = NAN;
@@ -626,6 +638,8 @@ static void strings(void) {
 
 static void attack(uint64_t seed, long budget) {
     rng_state = seed * 0x9E3779B97F4A7C15ULL + 1;
+    for (int i = 0; i < NUM_PROBLEMS; i++)
+        if (problems[i] == NULL && (problems[i] = calloc(1, sizeof *problems[i])) == NULL) abort();
     long start = calls;
     while (calls - start < budget) {
         switch (below(10)) {
@@ -642,7 +656,7 @@ static void attack(uint64_t seed, long budget) {
                     bmrm_solver_free(slot->s);
                     slot->s = NULL;
                 } else {
-                    problem_slot *ps = &problems[below(NUM_PROBLEMS)];
+                    problem_slot *ps = problems[below(NUM_PROBLEMS)];
                     bmrm_problem_free(ps->p);
                     ps->p = NULL;
                 }
@@ -655,8 +669,13 @@ static void attack(uint64_t seed, long budget) {
         solvers[i].s = NULL;
     }
     for (int i = 0; i < NUM_PROBLEMS; i++) {
-        bmrm_problem_free(problems[i].p);
-        problems[i].p = NULL;
+        bmrm_problem_free(problems[i]->p);
+        problems[i]->p = NULL;
+    }
+    while (retired != NULL) {
+        problem_slot *next = retired->retired_next;
+        free(retired);
+        retired = next;
     }
 }
 
