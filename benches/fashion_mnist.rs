@@ -47,6 +47,10 @@ struct Args {
     /// Algorithms to run (bmrm, prox, p, proxp).
     #[arg(long, value_delimiter = ',', default_value = "bmrm,prox,p,proxp")]
     algorithms: Vec<String>,
+    /// Remove a plane whose dual weight stayed 0 for this many iterations
+    /// (the solver's `clean_after`; 0 keeps its default).
+    #[arg(long, default_value_t = 0)]
+    clean_after: u32,
     /// Keep the cutting planes between lambdas too (the papers reuse w only).
     #[arg(long)]
     reuse_planes: bool,
@@ -78,6 +82,8 @@ struct Cell {
     iterations: u64,
     seconds: f64,
     outside: f64,
+    /// The share of the wall time in the inner QP solves (part of `outside`).
+    qp: f64,
     primal: f64,
     exit: bmrm::Exit,
 }
@@ -108,6 +114,9 @@ fn main() -> bmrm::Result<()> {
         s.num_threads = args.threads;
         s.max_iterations = args.max_iterations;
         s.reuse_planes = args.reuse_planes;
+        if args.clean_after > 0 {
+            s.clean_after = args.clean_after;
+        }
         let mut solver = Solver::new(Problem::Examples(model.clone()), s)?;
         let mut w = vec![0.0; solver.dim()];
         solver.run(&mut w)?; // the start for the first lambda, not counted
@@ -119,16 +128,18 @@ fn main() -> bmrm::Result<()> {
                 iterations: info.iterations,
                 seconds: info.elapsed_seconds,
                 outside: 1.0 - info.oracle_seconds / info.elapsed_seconds,
+                qp: info.qp_seconds / info.elapsed_seconds,
                 primal: info.primal,
                 exit: info.exit,
             };
             eprintln!(
-                "{:<12} lambda_sum {:>8}: {:>6} iterations {:>9.2} s, {:.1} % outside the oracle, F = {:.6}, {:?}",
+                "{:<12} lambda_sum {:>8}: {:>6} iterations {:>9.2} s, {:.1} % outside the oracle ({:.1} % in the QP), F = {:.6}, {:?}",
                 alg.name(),
                 lambda_sum,
                 cell.iterations,
                 cell.seconds,
                 100.0 * cell.outside,
+                100.0 * cell.qp,
                 cell.primal,
                 cell.exit
             );

