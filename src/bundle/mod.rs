@@ -40,6 +40,13 @@ pub struct Plane {
     pub b: f64,
 }
 
+/// A point and every kept plane's dot product with it, in plane order.
+#[derive(Debug, Clone)]
+struct PointDots {
+    point: Vec<f64>,
+    dots: Vec<f64>,
+}
+
 /// The planes, their Gram matrix and the dual weights of the last QP solves.
 #[derive(Debug, Clone)]
 pub struct Bundle {
@@ -59,6 +66,10 @@ pub struct Bundle {
     pub removed: u64,
     /// How many times a full bundle aggregated planes.
     pub aggregations: u64,
+    /// Every plane's dot product with one point (the prox-centre), taken
+    /// during the Gram update by [`Bundle::add_and_dot`] at no extra read of
+    /// the planes; [`Bundle::dots`] of that point then costs nothing.
+    point_dots: Option<Box<PointDots>>,
     /// The solver's pool for the parallel dot products. The solver may run on
     /// the caller's thread (oracles that must stay there, e.g. MATLAB's), so
     /// the bundle enters the pool itself; `None` uses rayon's current pool.
@@ -89,6 +100,7 @@ impl Bundle {
             idle: Vec::new(),
             removed: 0,
             aggregations: 0,
+            point_dots: None,
             pool: None,
         }
     }
@@ -151,9 +163,24 @@ impl Bundle {
     /// old plane read once against all new ones (P-BMRM adds P planes at a
     /// time: this reads the bundle from memory once instead of P times).
     pub fn add(&mut self, new: Vec<Plane>) {
+        self.add_impl(new, None);
+    }
+
+    /// [`Bundle::add`], and every plane's dot product with `point` (old and
+    /// new planes alike) taken in the same pass over the planes as the Gram
+    /// update: the prox methods' centre is the point, and its dots would
+    /// otherwise read every plane again, once or twice per iteration. Each
+    /// dot has the bits of [`Bundle::dots`].
+    pub fn add_and_dot(&mut self, new: Vec<Plane>, point: &[f64]) {
+        self.add_impl(new, Some(point));
+    }
+
+    fn add_impl(&mut self, new: Vec<Plane>, point: Option<&[f64]>) {
         debug_assert!(new
             .iter()
             .all(|p| p.a.len() == self.dim && p.part < self.num_parts));
+        debug_assert!(point.is_none_or(|c| c.len() == self.dim));
+        self.point_dots = None;
         if new.is_empty() {
             return;
         }
@@ -169,6 +196,17 @@ impl Bundle {
                 b: p.b,
             })
             .collect();
+        let n_new = new.len();
+        // The point rides along as one more column of the products.
+        let mut columns = new.clone();
+        if let Some(c) = point {
+            columns.push(Kept {
+                part: 0,
+                slope: Slope::new(c.to_vec()),
+                b: 0.0,
+            });
+        }
+        let width = columns.len();
         let planes = &self.planes;
         // Groups of old planes against all new ones, the dense pairs as one
         // cache-blocked product each: every entry is the bits of the dense
@@ -177,20 +215,30 @@ impl Bundle {
         let cross: Vec<f64> = self.in_pool(|| {
             let groups: Vec<Vec<f64>> = planes
                 .par_chunks(GRAM_GROUP)
-                .map(|group| gram_block(group, &new))
+                .map(|group| gram_block(group, &columns))
                 .collect();
             groups.concat()
         });
-        let among_new = gram_block(&new, &new);
-        let n_new = new.len();
-        for (row, dots) in self.gram.iter_mut().zip(cross.chunks_exact(n_new)) {
-            row.extend_from_slice(dots);
+        let among_new = gram_block(&new, &columns);
+        for (row, dots) in self.gram.iter_mut().zip(cross.chunks_exact(width)) {
+            row.extend_from_slice(&dots[..n_new]);
         }
         for k in 0..n_new {
-            let mut row: Vec<f64> = cross.chunks_exact(n_new).map(|dots| dots[k]).collect();
-            row.extend_from_slice(&among_new[k * n_new..(k + 1) * n_new]);
+            let mut row: Vec<f64> = cross.chunks_exact(width).map(|dots| dots[k]).collect();
+            row.extend_from_slice(&among_new[k * width..k * width + n_new]);
             debug_assert_eq!(row.len(), old + n_new);
             self.gram.push(row);
+        }
+        if let Some(c) = point {
+            let dots = cross
+                .chunks_exact(width)
+                .chain(among_new.chunks_exact(width))
+                .map(|d| d[n_new])
+                .collect();
+            self.point_dots = Some(Box::new(PointDots {
+                point: c.to_vec(),
+                dots,
+            }));
         }
         let added = new.len();
         self.planes.extend(new);
@@ -253,7 +301,11 @@ impl Bundle {
             let mut it = keep.iter();
             row.retain(|_| *it.next().unwrap());
         }
-        for v in [&mut self.beta, &mut self.beta_prox] {
+        let point_dots = self.point_dots.as_mut().map(|p| &mut p.dots);
+        for v in [&mut self.beta, &mut self.beta_prox]
+            .into_iter()
+            .chain(point_dots)
+        {
             let mut it = keep.iter();
             v.retain(|_| *it.next().unwrap());
         }
@@ -380,8 +432,20 @@ impl Bundle {
         out
     }
 
-    /// `A^T c`: every plane's dot product with `c`, in parallel over planes.
+    /// `A^T c`: every plane's dot product with `c`, in parallel over planes,
+    /// or, when `c` is the point of the last [`Bundle::add_and_dot`] (the
+    /// same bits), the dots taken then.
     pub fn dots(&self, c: &[f64]) -> Vec<f64> {
+        if let Some(p) = &self.point_dots {
+            let same = p.point.len() == c.len()
+                && p.point
+                    .iter()
+                    .zip(c)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+            if same && p.dots.len() == self.len() {
+                return p.dots.clone();
+            }
+        }
         let planes = &self.planes;
         self.in_pool(|| planes.par_iter().map(|p| p.slope.dot_dense(c)).collect())
     }
@@ -612,5 +676,52 @@ mod sparse_tests {
         for (d, a) in dots.iter().zip(&dense) {
             assert_eq!(d.to_bits(), dot(a, &want).to_bits());
         }
+    }
+
+    /// The dots with a point taken during the Gram update are the bits of
+    /// direct dot products, for old and new planes, dense and sparse, also
+    /// after planes are removed; another point is computed afresh.
+    #[test]
+    fn dots_taken_with_the_gram_update_are_the_direct_ones() {
+        let dim = 777;
+        let mut x = 3u64;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let mut plane = |part: usize, sparse: bool| Plane {
+            part,
+            a: (0..dim)
+                .map(|j| if sparse && j % 37 != 0 { 0.0 } else { next() })
+                .collect(),
+            b: 0.0,
+        };
+        let mut bundle = Bundle::new(dim, 2, 100);
+        let first: Vec<Plane> = (0..5).map(|i| plane(i % 2, i % 3 == 0)).collect();
+        bundle.add(first);
+        let point: Vec<f64> = plane(0, false).a;
+        let other: Vec<f64> = plane(0, false).a;
+        let second: Vec<Plane> = (0..4).map(|i| plane(i % 2, i % 2 == 0)).collect();
+        bundle.add_and_dot(second, &point);
+        let direct = |b: &Bundle, c: &[f64]| -> Vec<u64> {
+            b.planes()
+                .iter()
+                .map(|p| dot(&p.slope.to_dense(), c).to_bits())
+                .collect()
+        };
+        let bits = |v: Vec<f64>| -> Vec<u64> { v.iter().map(|d| d.to_bits()).collect() };
+        assert!(bundle.point_dots.is_some());
+        assert_eq!(bits(bundle.dots(&point)), direct(&bundle, &point));
+        assert_eq!(bits(bundle.dots(&other)), direct(&bundle, &other));
+        let keep: Vec<bool> = (0..bundle.len()).map(|i| i % 3 != 1).collect();
+        assert!(bundle.retain(&keep) > 0);
+        assert_eq!(bundle.point_dots.as_ref().unwrap().dots.len(), bundle.len());
+        assert_eq!(bits(bundle.dots(&point)), direct(&bundle, &point));
+        // A plain add forgets the point (its dots would miss the new planes).
+        bundle.add(vec![plane(1, false)]);
+        assert!(bundle.point_dots.is_none());
+        assert_eq!(bits(bundle.dots(&point)), direct(&bundle, &point));
     }
 }

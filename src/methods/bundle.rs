@@ -96,7 +96,14 @@ impl Method for BundleMethod {
         bundle.clean(ctx.settings.clean_after);
         let objective = eval.objective;
         let risk = eval.risk;
-        bundle.add(eval.planes);
+        // The prox-centre of the next steps is the best point: its dots with
+        // every plane come with the Gram update instead of another read of
+        // all planes (one or two per iteration).
+        if self.rule.uses_centre() {
+            bundle.add_and_dot(eval.planes, ctx.best_w());
+        } else {
+            bundle.add(eval.planes);
+        }
         self.centre.copy_from_slice(ctx.best_w());
         let tol_rel = ctx.settings.tol_rel;
         let mut step = StepContext {

@@ -134,6 +134,10 @@ impl StepRule for ProxSteps {
         self.alpha_of(self.exponent)
     }
 
+    fn uses_centre(&self) -> bool {
+        true
+    }
+
     fn update(&mut self, step: &mut StepContext<'_>) -> Result<()> {
         let k = self.k.unwrap_or(1e-3);
         if step.f_prev - step.f_new >= self.gamma {

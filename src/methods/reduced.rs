@@ -23,6 +23,11 @@ pub trait StepRule {
     fn start(&mut self, start_norm: f64, start_objective: f64, lambda: f64);
     /// The prox constant of the next step (0 = a plain BMRM step).
     fn alpha(&self) -> f64;
+    /// Whether the rule's steps need the planes' dot products with the
+    /// prox-centre (then the bundle takes them with its Gram update).
+    fn uses_centre(&self) -> bool {
+        false
+    }
     /// Called after the new point was evaluated and its planes added.
     fn update(&mut self, step: &mut StepContext<'_>) -> Result<()>;
 }
