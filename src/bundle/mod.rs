@@ -117,6 +117,16 @@ impl Bundle {
         }
     }
 
+    /// Runs `a` and `b` at the same time on the solver's pool (one after
+    /// the other on one thread).
+    pub fn join<A: Send, B: Send>(
+        &self,
+        a: impl FnOnce() -> A + Send,
+        b: impl FnOnce() -> B + Send,
+    ) -> (A, B) {
+        self.in_pool(|| rayon::join(a, b))
+    }
+
     /// The length of the planes' slopes.
     pub fn dim(&self) -> usize {
         self.dim

@@ -4,7 +4,7 @@
 //! The lower bound always comes from the `alpha = 0` problem.
 
 use super::reduced::{
-    primal_point, solve_lower, solve_prox_for_progress, Centre, StepContext, StepRule,
+    primal_point, solve_lower, solve_lower_and_prox, Centre, StepContext, StepRule,
 };
 use super::sgd::Sgd;
 use crate::bundle::Bundle;
@@ -69,8 +69,19 @@ impl Method for BundleMethod {
         let lambda = ctx.lambda;
         let bundle = &mut self.bundle;
         let opts = ctx.qp_options();
-        let lower = solve_lower(bundle, lambda, &opts, ctx.qp_seconds())
-            .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
+        let alpha = self.rule.alpha();
+        // A proximal step solves its prox problem beside the lower bound's.
+        let (lower, prox) = if alpha == 0.0 {
+            (solve_lower(bundle, lambda, &opts, ctx.qp_seconds()), None)
+        } else {
+            let c = Centre::new(bundle, &self.centre);
+            let f_centre = ctx.primal();
+            let (lower, prox) =
+                solve_lower_and_prox(bundle, lambda, alpha, &c, f_centre, opts, ctx.qp_seconds());
+            (lower, Some(prox))
+        };
+        let lower =
+            lower.map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
         if !lower.value.is_finite() {
             return Err(Error::non_finite(format!(
                 "the reduced problem's value is {} at iteration {t}",
@@ -78,16 +89,15 @@ impl Method for BundleMethod {
             )));
         }
         ctx.raise_lower_bound(lower.value);
-        let alpha = self.rule.alpha();
-        let w_new = if alpha == 0.0 {
-            bundle.beta_prox.clone_from(&bundle.beta);
-            primal_point(bundle, lambda, 0.0, &bundle.beta, &self.centre)
-        } else {
-            let c = Centre::new(bundle, &self.centre);
-            let f_centre = ctx.primal();
-            solve_prox_for_progress(bundle, lambda, alpha, &c, f_centre, opts, ctx.qp_seconds())
-                .map_err(|e| e.context(format!("in the prox problem at iteration {t}")))?;
-            primal_point(bundle, lambda, alpha, &bundle.beta_prox, &self.centre)
+        let w_new = match prox {
+            None => {
+                bundle.beta_prox.clone_from(&bundle.beta);
+                primal_point(bundle, lambda, 0.0, &bundle.beta, &self.centre)
+            }
+            Some(prox) => {
+                prox.map_err(|e| e.context(format!("in the prox problem at iteration {t}")))?;
+                primal_point(bundle, lambda, alpha, &bundle.beta_prox, &self.centre)
+            }
         };
         let f_prev = ctx.primal();
         let eval = ctx.evaluate(&w_new, t)?;

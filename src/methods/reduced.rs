@@ -74,13 +74,13 @@ fn solve_into(
     seconds: &mut f64,
 ) -> Result<QpResult> {
     let t = Instant::now();
-    let parts = bundle.parts_of_planes();
-    let mut beta = std::mem::take(if prox {
+    let slot = if prox {
         &mut bundle.beta_prox
     } else {
         &mut bundle.beta
-    });
-    let res = qp::solve(&*bundle, mu, f, &parts, bundle.num_parts(), &mut beta, opts);
+    };
+    let mut beta = std::mem::take(slot);
+    let res = solve_weights(bundle, mu, f, &mut beta, opts);
     *(if prox {
         &mut bundle.beta_prox
     } else {
@@ -88,6 +88,19 @@ fn solve_into(
     }) = beta;
     *seconds += t.elapsed().as_secs_f64();
     res
+}
+
+/// The QP on the bundle's planes with the weights `beta` (warm start in,
+/// solution out), the bundle only read: two solves can share it.
+fn solve_weights(
+    bundle: &Bundle,
+    mu: f64,
+    f: &[f64],
+    beta: &mut [f64],
+    opts: &QpOptions,
+) -> Result<QpResult> {
+    let parts = bundle.parts_of_planes();
+    qp::solve(bundle, mu, f, &parts, bundle.num_parts(), beta, opts)
 }
 
 /// Solves the `alpha = 0` reduced problem into `bundle.beta`; its value is a
@@ -102,6 +115,18 @@ pub fn solve_lower(
     solve_into(bundle, lambda, &f, false, opts, seconds)
 }
 
+/// The linear term of the prox problem with constant `alpha` around `centre`.
+fn prox_offsets(bundle: &Bundle, lambda: f64, alpha: f64, centre: &Centre) -> Vec<f64> {
+    let mu = lambda + 2.0 * alpha;
+    let scale = 2.0 * alpha / mu;
+    bundle
+        .offsets()
+        .iter()
+        .zip(&centre.dots)
+        .map(|(b, d)| b + scale * d)
+        .collect()
+}
+
 /// Solves the reduced problem with prox constant `alpha` around `centre`
 /// into `bundle.beta_prox`.
 pub fn solve_prox(
@@ -112,15 +137,8 @@ pub fn solve_prox(
     opts: &QpOptions,
     seconds: &mut f64,
 ) -> Result<QpResult> {
-    let mu = lambda + 2.0 * alpha;
-    let scale = 2.0 * alpha / mu;
-    let f: Vec<f64> = bundle
-        .offsets()
-        .iter()
-        .zip(&centre.dots)
-        .map(|(b, d)| b + scale * d)
-        .collect();
-    solve_into(bundle, mu, &f, true, opts, seconds)
+    let f = prox_offsets(bundle, lambda, alpha, centre);
+    solve_into(bundle, lambda + 2.0 * alpha, &f, true, opts, seconds)
 }
 
 /// Solves the prox problem accurately enough to make progress: its optimum
@@ -129,26 +147,71 @@ pub fn solve_prox(
 /// tolerance can be off by more than that decrease near the end, when the
 /// step would land on the same point again and again. So the solve is
 /// repeated with a tighter tolerance until the QP's own uncertainty is at
-/// most a tenth of the predicted decrease.
-pub fn solve_prox_for_progress(
-    bundle: &mut Bundle,
+/// most a tenth of the predicted decrease. `beta` is the warm start and the
+/// result; the bundle is only read.
+fn prox_for_progress(
+    bundle: &Bundle,
     lambda: f64,
     alpha: f64,
     centre: &Centre,
     f_centre: f64,
     mut opts: QpOptions,
-    seconds: &mut f64,
+    beta: &mut [f64],
 ) -> Result<QpResult> {
     let constant = alpha * lambda * centre.norm2 / (lambda + 2.0 * alpha);
     let floor = 1e-15 * f_centre.abs().max(1e-300);
+    let f = prox_offsets(bundle, lambda, alpha, centre);
     loop {
-        let q = solve_prox(bundle, lambda, alpha, centre, &opts, seconds)?;
+        let q = solve_weights(bundle, lambda + 2.0 * alpha, &f, beta, &opts)?;
         let decrease = f_centre - (q.value + constant);
         if q.gap <= 0.1 * (decrease - q.gap) || opts.tol_gap <= floor {
             return Ok(q);
         }
         opts.tol_gap = (0.05 * decrease).min(0.5 * opts.tol_gap).max(floor);
     }
+}
+
+/// The two QPs of a proximal step, at the same time on the bundle's pool
+/// (they only read the bundle and each has its own weights): the `alpha = 0`
+/// problem into `bundle.beta` (the lower bound, as [`solve_lower`]) and the
+/// prox problem into `bundle.beta_prox` (the step, solved for progress). The
+/// lower solve is the slower one (its curvature is `lambda`, the prox's
+/// `lambda + 2 alpha`), so the prox solve costs no wall time on 2 threads.
+/// Each solve is serial and deterministic, so the bits do not depend on the
+/// number of threads. `seconds` gets the wall time of the pair.
+#[allow(clippy::too_many_arguments)]
+pub fn solve_lower_and_prox(
+    bundle: &mut Bundle,
+    lambda: f64,
+    alpha: f64,
+    centre: &Centre,
+    f_centre: f64,
+    opts: QpOptions,
+    seconds: &mut f64,
+) -> (Result<QpResult>, Result<QpResult>) {
+    let t = Instant::now();
+    let mut beta = std::mem::take(&mut bundle.beta);
+    let mut beta_prox = std::mem::take(&mut bundle.beta_prox);
+    let offsets = bundle.offsets();
+    let shared = &*bundle;
+    let (lower, prox) = shared.join(
+        || solve_weights(shared, lambda, &offsets, &mut beta, &opts),
+        || {
+            prox_for_progress(
+                shared,
+                lambda,
+                alpha,
+                centre,
+                f_centre,
+                opts,
+                &mut beta_prox,
+            )
+        },
+    );
+    bundle.beta = beta;
+    bundle.beta_prox = beta_prox;
+    *seconds += t.elapsed().as_secs_f64();
+    (lower, prox)
 }
 
 /// `w = (2 alpha c - A beta) / (lambda + 2 alpha)` for the given weights.
