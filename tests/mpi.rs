@@ -11,8 +11,9 @@
 //!   P-BMRM over a partitioned risk whose ranks hold 1, 2 and 3 parts, give
 //!   bit-identical `w`, iterations and figures to the single-process run
 //!   with the same parts, on every rank, also on a warm start after
-//!   `set_lambda`; distributed BMRM agrees with single-process BMRM over the
-//!   max-oracle (one block) in iterations and to 1e-9 in `w`; rank 0's
+//!   `set_lambda`; distributed BMRM and single-process BMRM over the
+//!   max-oracle (one block) sum in another order, so their paths part by
+//!   rounding: both certify their tolerance and agree within it; rank 0's
 //!   solver run from another thread than the one that joined is refused
 //!   (MPI stays on that thread) with the same error on every rank;
 //! - `bcfw`: BCFW with rank 0 holding every example (its block steps) and
