@@ -151,7 +151,15 @@ fn driver(a: &Args) {
     let mut rows = Vec::new();
     for &r in &a.ranks {
         let out = Command::new("mpirun")
-            .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+            // Open MPI binds each of up to 2 ranks to one core by default,
+            // which would put a rank's threads on one core.
+            .args([
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "--bind-to",
+                "none",
+                "-np",
+            ])
             .arg(r.to_string())
             .env(
                 "OMPI_MCA_btl_vader_single_copy_mechanism",
