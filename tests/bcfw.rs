@@ -166,41 +166,13 @@ fn results_are_bit_identical_for_any_thread_count() {
 
 #[test]
 fn box_constraints_hold_and_match_an_exact_search() {
-    // Two classes, one feature, no bias: w = (w_0, w_1), small enough for an
-    // exact nested ternary search of the constrained primal.
-    let model = Arc::new(multiclass(40, 1, 2, 4));
-    let lambda = 0.02;
-    let f = |a: f64, b: f64| brute_primal(&model, &[a, b], lambda);
-    let (u0, u1, _) = common::nested_ternary(&f, -200.0, 200.0);
-    // Cut the unconstrained optimum off: the box must be active.
-    let lo = [u0.abs() * 0.5, f64::NEG_INFINITY];
-    let hi = [f64::INFINITY, -(u1.abs() * 0.5)];
-    let (x, y, f_box) = common::nested_ternary_in(&f, (lo[0], 200.0), (-200.0, hi[1]));
-    assert!(f_box > f(u0, u1) + 1e-6, "the box must change the optimum");
+    let case = common::BoxCase::new();
     for step in [StepType::FrankWolfe, StepType::Pairwise, StepType::Away] {
-        let mut s = bcfw_settings(lambda);
+        let mut s = bcfw_settings(case.lambda);
         s.tol_rel = 1e-6;
         s.step_type = step;
         s.max_iterations = 20_000;
-        let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
-        solver
-            .bcfw_mut()
-            .unwrap()
-            .set_bounds(lo.to_vec(), hi.to_vec())
-            .unwrap();
-        let mut w = vec![lo[0], 0.0_f64.min(hi[1])];
-        let info = solver.run(&mut w).unwrap();
-        assert!(converged(&info), "{step:?} {info:?}");
-        assert!(
-            w[0] >= lo[0] && w[1] <= hi[1],
-            "{step:?}: {w:?} outside the box"
-        );
-        assert!(
-            (info.primal - f_box).abs() <= 2e-6 * f_box.abs(),
-            "{step:?}: {} vs exact {f_box} at ({x}, {y})",
-            info.primal
-        );
-        assert!(info.lower_bound <= f_box + 1e-9);
+        case.check(s, &format!("{step:?}"));
     }
 }
 

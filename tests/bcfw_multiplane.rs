@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{brute_primal, multiclass};
+use common::multiclass;
 
 use std::sync::Arc;
 
@@ -334,49 +334,20 @@ fn a_full_batch_pass_is_its_own_exact_pass() {
 /// w in the box and reach the constrained optimum an exact search finds.
 #[test]
 fn multi_plane_and_mini_batch_respect_a_box_and_reach_its_optimum() {
-    let model = Arc::new(multiclass(40, 1, 2, 4));
-    let lambda = 0.02;
-    let f = |a: f64, b: f64| brute_primal(&model, &[a, b], lambda);
-    let (u0, u1, _) = common::nested_ternary(&f, -200.0, 200.0);
-    let lo = [u0.abs() * 0.5, f64::NEG_INFINITY];
-    let hi = [f64::INFINITY, -(u1.abs() * 0.5)];
-    let (_, _, f_box) = common::nested_ternary_in(&f, (lo[0], 200.0), (-200.0, hi[1]));
-    assert!(f_box > f(u0, u1) + 1e-6, "the box must change the optimum");
+    let case = common::BoxCase::new();
     for (mp, batch, step) in [
         (true, 0, StepType::FrankWolfe),
         (true, 0, StepType::Pairwise),
         (false, 8, StepType::FrankWolfe),
         (true, 1000, StepType::Pairwise),
     ] {
-        let mut s = Settings::new(Algorithm::Bcfw, lambda);
+        let mut s = Settings::new(Algorithm::Bcfw, case.lambda);
         s.multi_plane = mp;
         s.mini_batch = batch;
         s.step_type = step;
         s.tol_rel = 1e-6;
         s.max_iterations = 20_000;
-        let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
-        solver
-            .bcfw_mut()
-            .unwrap()
-            .set_bounds(lo.to_vec(), hi.to_vec())
-            .unwrap();
-        let mut w = vec![lo[0], 0.0_f64.min(hi[1])];
-        let info = solver.run(&mut w).unwrap();
-        let what = format!("mp {mp} batch {batch} {step:?}");
-        assert!(
-            matches!(info.exit, Exit::ConvergedRel | Exit::ConvergedAbs),
-            "{what}: {info:?}"
-        );
-        assert!(
-            w[0] >= lo[0] && w[1] <= hi[1],
-            "{what}: {w:?} outside the box"
-        );
-        assert!(
-            (info.primal - f_box).abs() <= 2e-6 * f_box.abs(),
-            "{what}: {} vs exact {f_box}",
-            info.primal
-        );
-        assert!(info.lower_bound <= f_box + 1e-9, "{what}");
+        case.check(s, &format!("mp {mp} batch {batch} {step:?}"));
     }
 }
 

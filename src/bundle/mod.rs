@@ -198,25 +198,24 @@ impl Bundle {
             self.make_room(new.len());
         }
         let old = self.planes.len();
-        let new: Vec<Kept> = new
+        let n_new = new.len();
+        // The point rides along as one more column of the products, after
+        // the new planes (and is taken off again below).
+        let columns: Vec<Kept> = new
             .into_iter()
             .map(|p| Kept {
                 part: p.part,
                 slope: Slope::new(p.a),
                 b: p.b,
             })
-            .collect();
-        let n_new = new.len();
-        // The point rides along as one more column of the products.
-        let mut columns = new.clone();
-        if let Some(c) = point {
-            columns.push(Kept {
+            .chain(point.map(|c| Kept {
                 part: 0,
                 slope: Slope::new(c.to_vec()),
                 b: 0.0,
-            });
-        }
+            }))
+            .collect();
         let width = columns.len();
+        let new = &columns[..n_new];
         let planes = &self.planes;
         // Groups of old planes against all new ones, the dense pairs as one
         // cache-blocked product each: every entry is the bits of the dense
@@ -229,7 +228,7 @@ impl Bundle {
                 .collect();
             groups.concat()
         });
-        let among_new = gram_block(&new, &columns);
+        let among_new = gram_block(new, &columns);
         for (row, dots) in self.gram.iter_mut().zip(cross.chunks_exact(width)) {
             row.extend_from_slice(&dots[..n_new]);
         }
@@ -250,11 +249,12 @@ impl Bundle {
                 dots,
             }));
         }
-        let added = new.len();
-        self.planes.extend(new);
-        self.beta.resize(old + added, 0.0);
-        self.beta_prox.resize(old + added, 0.0);
-        self.idle.resize(old + added, 0);
+        let mut columns = columns;
+        columns.truncate(n_new);
+        self.planes.extend(columns);
+        self.beta.resize(old + n_new, 0.0);
+        self.beta_prox.resize(old + n_new, 0.0);
+        self.idle.resize(old + n_new, 0);
     }
 
     /// Counts one more iteration of idleness for planes with zero weight in

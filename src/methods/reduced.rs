@@ -65,6 +65,15 @@ impl Centre {
     }
 }
 
+/// The dual weights of the prox problem or of the `alpha = 0` one.
+fn slot(bundle: &mut Bundle, prox: bool) -> &mut Vec<f64> {
+    if prox {
+        &mut bundle.beta_prox
+    } else {
+        &mut bundle.beta
+    }
+}
+
 fn solve_into(
     bundle: &mut Bundle,
     mu: f64,
@@ -74,18 +83,9 @@ fn solve_into(
     seconds: &mut f64,
 ) -> Result<QpResult> {
     let t = Instant::now();
-    let slot = if prox {
-        &mut bundle.beta_prox
-    } else {
-        &mut bundle.beta
-    };
-    let mut beta = std::mem::take(slot);
+    let mut beta = std::mem::take(slot(bundle, prox));
     let res = solve_weights(bundle, mu, f, &mut beta, opts);
-    *(if prox {
-        &mut bundle.beta_prox
-    } else {
-        &mut bundle.beta
-    }) = beta;
+    *slot(bundle, prox) = beta;
     *seconds += t.elapsed().as_secs_f64();
     res
 }

@@ -66,3 +66,71 @@ pub fn brute_primal(model: &bmrm::models::Multiclass, w: &[f64], lambda: f64) ->
     }
     0.5 * lambda * w.iter().map(|v| v * v).sum::<f64>() + risk / m as f64
 }
+
+/// BCFW's box test case: two classes, one feature, no bias, so `w = (w_0,
+/// w_1)` and the constrained primal has an exact nested ternary search. The
+/// box `w_0 >= |u_0| / 2`, `w_1 <= -|u_1| / 2` cuts the unconstrained
+/// optimum `u` off.
+pub struct BoxCase {
+    pub model: std::sync::Arc<bmrm::models::Multiclass>,
+    pub lambda: f64,
+    pub lo: [f64; 2],
+    pub hi: [f64; 2],
+    /// The constrained optimum `(w_0, w_1, F)`.
+    pub optimum: (f64, f64, f64),
+}
+
+impl BoxCase {
+    pub fn new() -> Self {
+        let model = std::sync::Arc::new(multiclass(40, 1, 2, 4));
+        let lambda = 0.02;
+        let f = |a: f64, b: f64| brute_primal(&model, &[a, b], lambda);
+        let (u0, u1, _) = nested_ternary(&f, -200.0, 200.0);
+        let lo = [u0.abs() * 0.5, f64::NEG_INFINITY];
+        let hi = [f64::INFINITY, -(u1.abs() * 0.5)];
+        let optimum = nested_ternary_in(&f, (lo[0], 200.0), (-200.0, hi[1]));
+        assert!(
+            optimum.2 > f(u0, u1) + 1e-6,
+            "the box must change the optimum"
+        );
+        BoxCase {
+            model,
+            lambda,
+            lo,
+            hi,
+            optimum,
+        }
+    }
+
+    /// Runs BCFW with `settings` (lambda set here) in the box, from its
+    /// corner nearest 0, and checks that it converges to the exact
+    /// constrained optimum inside the box with a bound below it.
+    pub fn check(&self, mut settings: bmrm::Settings, what: &str) {
+        use bmrm::{Exit, Problem, Solver};
+        settings.lambda = self.lambda;
+        let (lo, hi) = (self.lo, self.hi);
+        let (x, y, f_box) = self.optimum;
+        let mut solver = Solver::new(Problem::Examples(self.model.clone()), settings).unwrap();
+        solver
+            .bcfw_mut()
+            .unwrap()
+            .set_bounds(lo.to_vec(), hi.to_vec())
+            .unwrap();
+        let mut w = vec![lo[0], 0.0_f64.min(hi[1])];
+        let info = solver.run(&mut w).unwrap();
+        assert!(
+            matches!(info.exit, Exit::ConvergedRel | Exit::ConvergedAbs),
+            "{what}: {info:?}"
+        );
+        assert!(
+            w[0] >= lo[0] && w[1] <= hi[1],
+            "{what}: {w:?} outside the box"
+        );
+        assert!(
+            (info.primal - f_box).abs() <= 2e-6 * f_box.abs(),
+            "{what}: {} vs exact {f_box} at ({x}, {y})",
+            info.primal
+        );
+        assert!(info.lower_bound <= f_box + 1e-9, "{what}");
+    }
+}
