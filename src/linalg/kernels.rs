@@ -252,11 +252,15 @@ fn tile<A: Elem, const TI: usize, const TK: usize>(
 ) where
     Micro: Kernel<A, TI, TK>,
 {
+    // The first length block starts from `+0` (the store is not cleared
+    // between calls); later ones carry the accumulators on.
     let mut t = [[[0.0f64; LANES]; TK]; TI];
-    for i in 0..TI {
-        for k in 0..TK {
-            let at = ((i0 + i) * acc.nb + k0 + k) * LANES;
-            t[i][k].copy_from_slice(&acc.acc[at..at + LANES]);
+    if start > 0 {
+        for i in 0..TI {
+            for k in 0..TK {
+                let at = ((i0 + i) * acc.nb + k0 + k) * LANES;
+                t[i][k].copy_from_slice(&acc.acc[at..at + LANES]);
+            }
         }
     }
     let full_end = start + (end - start) / LANES * LANES;
@@ -327,6 +331,7 @@ pub fn row_dots<A: Elem, const TI: usize, const TK: usize>(
     b: &[&[f64]],
     n: usize,
     out: &mut [f64],
+    store: &mut Vec<f64>,
 ) where
     Micro: Kernel<A, TI, TK> + Kernel<A, TI, 2> + Kernel<A, TI, 1>,
     Micro: Kernel<A, 1, TK> + Kernel<A, 1, 2> + Kernel<A, 1, 1>,
@@ -340,10 +345,11 @@ pub fn row_dots<A: Elem, const TI: usize, const TK: usize>(
     // Left rows in groups, so the accumulators kept between length blocks
     // stay small (and in cache) however many rows there are.
     let group = GROUP.min(na);
-    let mut store = vec![0.0f64; group * nb * LANES];
+    if store.len() < group * nb * LANES {
+        store.resize(group * nb * LANES, 0.0);
+    }
     for (g, out_g) in a.chunks(group).zip(out.chunks_mut(group * nb)) {
         let store = &mut store[..g.len() * nb * LANES];
-        store.fill(0.0);
         let mut acc = Acc { acc: store, nb };
         let mut start = 0;
         while start < n {
