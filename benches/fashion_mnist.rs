@@ -51,6 +51,10 @@ struct Args {
     /// (the solver's `clean_after`; 0 keeps its default).
     #[arg(long, default_value_t = 0)]
     clean_after: u32,
+    /// Most planes kept, aggregated when full (the solver's `buffer_size`;
+    /// 0 keeps its default).
+    #[arg(long, default_value_t = 0)]
+    buffer_size: usize,
     /// Keep the cutting planes between lambdas too (the papers reuse w only).
     #[arg(long)]
     reuse_planes: bool,
@@ -114,6 +118,9 @@ fn main() -> bmrm::Result<()> {
         s.num_threads = args.threads;
         s.max_iterations = args.max_iterations;
         s.reuse_planes = args.reuse_planes;
+        if args.buffer_size > 0 {
+            s.buffer_size = args.buffer_size;
+        }
         if args.clean_after > 0 {
             s.clean_after = args.clean_after;
         }
