@@ -170,6 +170,12 @@ for k = 1:numel(variants)
     check(norm(model.w - Wm) <= sqrt(2 * gap / lam) + sqrt(2 * gap_b / lam) + 1e-9, ...
           'bcfw %s: ||w - W_bmrm|| = %g', names{k}, norm(model.w - Wm));
   end
+  if k == 1
+    % Issue 13: this problem (120 examples, 3 classes, lambda 0.01) reaches
+    % gap 1e-4 within 100 passes with bcfw.m's defaults (it took 530).
+    check(numel(prog.gap) <= 100 && prog.eff_pass(end) <= 100, ...
+          'bcfw defaults: %d passes, %g effective, to gap 1e-4', numel(prog.gap), prog.eff_pass(end));
+  end
   fprintf('bcfw %-29s: %4d passes, %6.1f effective, primal %.10g, gap %.2e, ell %.6f\n', names{k}, ...
           numel(prog.gap), prog.eff_pass(end), prog.primal(end), gap, model.ell);
 end
