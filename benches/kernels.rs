@@ -225,9 +225,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     s.num_threads = 2;
     Solver::new(Problem::Examples(model.clone()), s)?.run(&mut trained)?;
     for (at, point) in [("random w", &w), ("trained w", &trained)] {
+        let mut c = bmrm::oracle::Corner::new(model.dim());
         let violators = (0..m)
             .filter(|&i| {
-                let mut c = bmrm::oracle::Corner::new(model.dim());
+                c.clear();
                 model.max_oracle(i, point, &mut c).expect("the oracle");
                 c.loss() > 0.0
             })

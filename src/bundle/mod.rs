@@ -238,19 +238,19 @@ impl Bundle {
             debug_assert_eq!(row.len(), old + n_new);
             self.gram.push(row);
         }
-        if let Some(c) = point {
+        let mut columns = columns;
+        if let Some(column) = point.and_then(|_| columns.pop()) {
             let dots = cross
                 .chunks_exact(width)
                 .chain(among_new.chunks_exact(width))
                 .map(|d| d[n_new])
                 .collect();
+            // The point's column is the copy kept for `dots` to compare.
             self.point_dots = Some(Box::new(PointDots {
-                point: c.to_vec(),
+                point: column.slope.into_dense(),
                 dots,
             }));
         }
-        let mut columns = columns;
-        columns.truncate(n_new);
         self.planes.extend(columns);
         self.beta.resize(old + n_new, 0.0);
         self.beta_prox.resize(old + n_new, 0.0);

@@ -87,6 +87,14 @@ impl Slope {
         }
     }
 
+    /// `a` as a dense vector, moved out when it is kept dense.
+    pub fn into_dense(self) -> Vec<f64> {
+        match self {
+            Slope::Dense(a) => a,
+            sparse => sparse.to_dense(),
+        }
+    }
+
     /// `<a, c>` for a dense `c`.
     pub fn dot_dense(&self, c: &[f64]) -> f64 {
         match self {
