@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use super::blocks::{Atom, Block};
 use super::bounds::Bounds;
+use super::classes::ClassBlocks;
 use super::sampler::Sampler;
 use super::sparse::BlockVec;
 use super::BcfwStats;
@@ -33,6 +34,7 @@ macro_rules! point {
 }
 
 mod batch;
+mod class_steps;
 mod dual;
 mod multiplane;
 mod steps;
@@ -96,6 +98,10 @@ pub struct BcfwState {
     /// Multi-plane: the most inactive corners per block, set by each pass;
     /// then exact passes add their corners to the working sets.
     working_set: Option<usize>,
+    /// The blocks' iterates as class coefficients, for a class-factored
+    /// oracle under FW steps without corners kept, a box or mini-batches
+    /// (then `blocks[i].w` is unused); see [`ClassBlocks`].
+    classes: Option<ClassBlocks>,
 }
 
 impl BcfwState {
@@ -114,6 +120,14 @@ impl BcfwState {
         }
         let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
         let sampler = Sampler::new(settings.sampling, n, &mut rng).with_degree(settings.gap_degree);
+        let keep_atoms = settings.use_cache
+            || settings.multi_plane
+            || settings.step_type != StepType::FrankWolfe;
+        let classes = if bounds.is_none() && !keep_atoms && class_steps_fit(settings) {
+            oracle.class_rows().map(|rows| ClassBlocks::new(rows, n))
+        } else {
+            None
+        };
         let v = vec![0.0; dim];
         let w = match &bounds {
             Some(b) => b.clip_all(&v),
@@ -128,9 +142,7 @@ impl BcfwState {
             w,
             l: 0.0,
             bounds,
-            keep_atoms: settings.use_cache
-                || settings.multi_plane
-                || settings.step_type != StepType::FrankWolfe,
+            keep_atoms,
             vbar: None,
             lbar: 0.0,
             avg_steps: 0,
@@ -154,6 +166,7 @@ impl BcfwState {
             merged: SparseVec::default(),
             order: Vec::new(),
             working_set: None,
+            classes,
         })
     }
 
@@ -173,12 +186,27 @@ impl BcfwState {
         let scale = 1.0 / (self.lambda * self.n as f64);
         self.v.iter_mut().for_each(|x| *x = 0.0);
         self.l = 0.0;
-        for (b, (label, psi, loss)) in self.blocks.iter_mut().zip(corners) {
-            let mut w = BlockVec::default();
-            w.combine(0.0, scale, &psi, self.dim, &mut self.merged);
-            w.add_to(1.0, &mut self.v);
-            b.w_norm2 = w.norm2();
-            b.w = w;
+        for (i, (b, (label, psi, loss))) in self.blocks.iter_mut().zip(corners).enumerate() {
+            if let Some(cb) = &mut self.classes {
+                // The corner's class is its label id ([`crate::MaxOracle::class_rows`]).
+                cb.set_corner(
+                    i,
+                    label as usize,
+                    if loss == 0.0 && psi.nnz() == 0 {
+                        0.0
+                    } else {
+                        scale
+                    },
+                );
+                cb.add_to(i, 1.0, &mut self.v);
+                b.w_norm2 = cb.norm2(i);
+            } else {
+                let mut w = BlockVec::default();
+                w.combine(0.0, scale, &psi, self.dim, &mut self.merged);
+                w.add_to(1.0, &mut self.v);
+                b.w_norm2 = w.norm2();
+                b.w = w;
+            }
             b.l = loss / self.n as f64;
             self.l += b.l;
             b.atoms.clear();
@@ -220,7 +248,11 @@ impl BcfwState {
             // The block gap moves by (1 - c)(l_i - lambda <w_i, w>) at a fixed
             // w: exact when every block keeps its w_i, an estimate otherwise.
             if b.gap_estimate.is_finite() {
-                let u = b.l - self.lambda * b.w.dot_dense(point!(self));
+                let wi_dot = match &self.classes {
+                    Some(cb) => cb.dot(i, point!(self)),
+                    None => b.w.dot_dense(point!(self)),
+                };
+                let u = b.l - self.lambda * wi_dot;
                 b.gap_estimate += (1.0 - c) * u;
                 self.estimate_sum += (1.0 - c) * u;
                 self.sampler.set_gap(i, b.gap_estimate);
@@ -234,8 +266,16 @@ impl BcfwState {
             } else {
                 b.truth_alpha = 0.0;
                 let f = c / rho;
-                b.w.add_to(f - 1.0, &mut self.v);
-                b.w.scale(f);
+                match &mut self.classes {
+                    Some(cb) => {
+                        cb.add_to(i, f - 1.0, &mut self.v);
+                        cb.coef_mut(i).iter_mut().for_each(|x| *x *= f);
+                    }
+                    None => {
+                        b.w.add_to(f - 1.0, &mut self.v);
+                        b.w.scale(f);
+                    }
+                }
                 b.w_norm2 *= f * f;
                 shrunk = true;
             }
@@ -320,7 +360,8 @@ impl BcfwState {
     pub fn stats(&self) -> BcfwStats {
         let memory = self.blocks.iter().map(Block::bytes).sum::<usize>()
             + (self.v.capacity() + self.w.capacity()) * 8
-            + self.vbar.as_ref().map_or(0, |v| v.capacity() * 8);
+            + self.vbar.as_ref().map_or(0, |v| v.capacity() * 8)
+            + self.classes.as_ref().map_or(0, ClassBlocks::bytes);
         BcfwStats {
             passes: self.passes,
             effective_passes: self.oracle_calls as f64 / self.n as f64,
@@ -370,8 +411,12 @@ impl BcfwState {
             self.oracle_calls += self.n as u64;
         }
         let w = point!(self);
-        let wi_dots: Vec<f64> =
-            pool.install(|| self.blocks.par_iter().map(|b| b.w.dot_dense(w)).collect());
+        let wi_dots: Vec<f64> = pool.install(|| {
+            (0..self.n)
+                .into_par_iter()
+                .map(|i| self.block_dot(i, w))
+                .collect()
+        });
         let n = self.n as f64;
         let mut risk = 0.0;
         let mut gap = 0.0;
@@ -399,6 +444,8 @@ impl BcfwState {
     /// What every kind of pass sets up first: the multi-plane working-set
     /// bound and the weighted average.
     fn begin_pass(&mut self, settings: &Settings) {
+        // A solver's settings other than lambda never change.
+        debug_assert!(self.classes.is_none() || class_steps_fit(settings));
         self.working_set = settings.multi_plane.then_some(settings.cache_size);
         if settings.weighted_averaging && self.vbar.is_none() {
             self.vbar = Some(self.v.clone());
@@ -412,7 +459,12 @@ impl BcfwState {
         self.begin_pass(settings);
         for _ in 0..self.n {
             let i = self.sampler.next(&mut self.rng);
-            self.block_step(oracle, settings, i).map_err(|e| {
+            let step = if self.classes.is_some() {
+                self.class_block_step(oracle, settings, i)
+            } else {
+                self.block_step(oracle, settings, i)
+            };
+            step.map_err(|e| {
                 e.context(format!(
                     "at BCFW pass {} (block step {})",
                     self.passes + 1,
@@ -430,6 +482,24 @@ impl BcfwState {
         self.passes += 1;
         Ok(())
     }
+
+    /// `<w, w_i>` of block `i`.
+    pub(super) fn block_dot(&self, i: usize, w: &[f64]) -> f64 {
+        match &self.classes {
+            Some(cb) => cb.dot(i, w),
+            None => self.blocks[i].w.dot_dense(w),
+        }
+    }
+}
+
+/// Whether runs with these settings can step on class-factored blocks: FW
+/// steps without corners kept, one block at a time (mini-batches and the
+/// multi-plane working sets step towards corners held as vectors).
+fn class_steps_fit(settings: &Settings) -> bool {
+    settings.step_type == StepType::FrankWolfe
+        && !settings.use_cache
+        && !settings.multi_plane
+        && settings.mini_batch == 0
 }
 
 /// `-f = l - lambda/2 (||v||^2 - ||v - clip(v)||^2)`.

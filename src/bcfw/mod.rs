@@ -29,6 +29,7 @@
 
 mod blocks;
 mod bounds;
+mod classes;
 mod engine;
 mod path;
 mod sampler;

@@ -126,7 +126,8 @@ pub fn next_lambda(state: &BcfwState, gap: f64, eps: f64) -> Option<f64> {
     let big_u: f64 = state
         .blocks
         .iter()
-        .map(|b| b.l - lambda * b.w.dot_dense(w))
+        .enumerate()
+        .map(|(i, b)| b.l - lambda * state.block_dot(i, w))
         .sum();
     let delta = eps - gap;
     if big_u <= delta {

@@ -13,7 +13,9 @@ use std::time::Instant;
 use crate::error::Result;
 use crate::oracle::adapters::eval_parts;
 use crate::oracle::pass::local_pass;
-use crate::oracle::{Corner, MaxOracle, PartValues, PartitionedRisk, PassItem};
+use crate::oracle::{
+    ClassAnswer, ClassRows, Corner, MaxOracle, PartValues, PartitionedRisk, PassItem,
+};
 
 /// Calls and seconds spent in the user's callbacks, shared by the wrappers
 /// of one solver.
@@ -111,6 +113,22 @@ impl MaxOracle for CountedOracle {
     }
     fn thread_safe(&self) -> bool {
         self.inner.thread_safe()
+    }
+    fn class_rows(&self) -> Option<Arc<dyn ClassRows>> {
+        self.inner.class_rows()
+    }
+    fn class_answer(
+        &self,
+        example: usize,
+        w: &[f64],
+        scores: &mut [f64],
+    ) -> Option<Result<ClassAnswer>> {
+        let t = self.tally.single();
+        let result = self.inner.class_answer(example, w, scores);
+        if result.is_some() {
+            self.tally.add(1, t);
+        }
+        result
     }
     fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<Result<Vec<PassItem>>> {
         let n = self.inner.num_examples() as u64;

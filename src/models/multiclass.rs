@@ -12,11 +12,13 @@
 //! The mean `R(w) = (1/m) sum_i H_i(w)` plus `lambda/2 ||w||^2` is
 //! LIBLINEAR's Crammer-Singer problem (`-s 4`) with `C = 1/(m lambda)`.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use super::{check_example, check_w_len, DenseFeatures, SparseRows};
 use crate::error::{Error, Result};
-use crate::oracle::{Corner, MaxOracle};
+use crate::oracle::{ClassAnswer, ClassRows, Corner, MaxOracle};
 
 const NAME: &str = "multiclass model";
 
@@ -51,8 +53,9 @@ const NAME: &str = "multiclass model";
 /// have the same minimiser when `C = 1/(m lambda)` (and `-B 1` is `bias`).
 #[derive(Debug, Clone)]
 pub struct Multiclass {
-    x: Rows,
-    labels: Vec<usize>,
+    /// Shared with the class-factored view BCFW keeps ([`ClassView`]).
+    x: Arc<Rows>,
+    labels: Arc<Vec<usize>>,
     num_classes: usize,
 }
 
@@ -134,6 +137,19 @@ impl Rows {
                 }
             }
         }
+    }
+    /// `||(x_i, 1)||^2`.
+    fn row_norm2(&self, i: usize) -> f64 {
+        let sum: f64 = match self {
+            Rows::Dense(x) => x.row(i).iter().map(|&v| f64::from(v) * f64::from(v)).sum(),
+            Rows::Sparse { rows, .. } => rows
+                .row(i)
+                .1
+                .iter()
+                .map(|&v| f64::from(v) * f64::from(v))
+                .sum(),
+        };
+        sum + if self.bias() { 1.0 } else { 0.0 }
     }
     /// `g[base..] += sign * (x_i, 1)`: dense rows by the vector kernel,
     /// sparse rows entry by entry.
@@ -258,8 +274,8 @@ impl Multiclass {
             )));
         }
         Ok(Multiclass {
-            x,
-            labels,
+            x: Arc::new(x),
+            labels: Arc::new(labels),
             num_classes,
         })
     }
@@ -286,7 +302,7 @@ impl Multiclass {
     }
     /// Whether the rows are sparse ([`Multiclass::new_sparse`]).
     pub fn is_sparse(&self) -> bool {
-        matches!(self.x, Rows::Sparse { .. })
+        matches!(*self.x, Rows::Sparse { .. })
     }
     /// The row-major `m x d` features of a dense model.
     ///
@@ -304,14 +320,14 @@ impl Multiclass {
     }
     /// The rows of a sparse model, `None` for a dense one.
     pub fn sparse_rows(&self) -> Option<&SparseRows> {
-        match &self.x {
+        match &*self.x {
             Rows::Sparse { rows, .. } => Some(rows),
             Rows::Dense(_) => None,
         }
     }
 
     fn dense(&self) -> &DenseFeatures {
-        match &self.x {
+        match &*self.x {
             Rows::Dense(x) => x,
             Rows::Sparse { .. } => panic!("{NAME}: the model holds sparse rows, not dense ones"),
         }
@@ -429,6 +445,58 @@ impl MaxOracle for Multiclass {
     fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Option<Result<()>> {
         Some(self.block_of(first, w, out))
     }
+
+    /// `psi_i(y) = (x_i, 1) ⊗ (e_{y_i} - e_y)`: the model's corners factor
+    /// over classes with the rows `(x_i, 1)`.
+    fn class_rows(&self) -> Option<Arc<dyn ClassRows>> {
+        let norms = (0..self.x.m())
+            .map(|i| self.x.row_norm2(i))
+            .collect::<Vec<f64>>();
+        Some(Arc::new(ClassView {
+            x: self.x.clone(),
+            labels: self.labels.clone(),
+            num_classes: self.num_classes,
+            norms,
+        }))
+    }
+
+    fn class_answer(
+        &self,
+        example: usize,
+        w: &[f64],
+        scores: &mut [f64],
+    ) -> Option<Result<ClassAnswer>> {
+        Some(self.class_answer_of(example, w, scores))
+    }
+}
+
+/// The rows `(x_i, 1)` and labels of a multiclass model, for BCFW's
+/// class-factored blocks ([`MaxOracle::class_rows`]).
+struct ClassView {
+    x: Arc<Rows>,
+    labels: Arc<Vec<usize>>,
+    num_classes: usize,
+    /// `||(x_i, 1)||^2` of every example.
+    norms: Vec<f64>,
+}
+
+impl ClassRows for ClassView {
+    fn num_classes(&self) -> usize {
+        self.num_classes
+    }
+    fn truth(&self, i: usize) -> usize {
+        self.labels[i]
+    }
+    fn row_norm2(&self, i: usize) -> f64 {
+        self.norms[i]
+    }
+    fn row_dot(&self, i: usize, k: usize, w: &[f64]) -> f64 {
+        let dp = self.x.d_ext();
+        self.x.score(&w[k * dp..(k + 1) * dp], i)
+    }
+    fn add_row(&self, i: usize, k: usize, a: f64, v: &mut [f64]) {
+        self.x.add_row_to(v, i, k * self.x.d_ext(), a);
+    }
 }
 
 impl Multiclass {
@@ -446,6 +514,35 @@ impl Multiclass {
             self.answer(first + j, |c| s[c], corner)?;
         }
         Ok(())
+    }
+
+    /// [`MaxOracle::class_answer`]: every class score, then the answer of
+    /// [`MaxOracle::max_oracle`] from them.
+    fn class_answer_of(
+        &self,
+        example: usize,
+        w: &[f64],
+        scores: &mut [f64],
+    ) -> Result<ClassAnswer> {
+        check_w_len(NAME, w, self.dim())?;
+        check_example(NAME, example, self.x.m())?;
+        if scores.len() != self.num_classes {
+            return Err(Error::dimension_mismatch(format!(
+                "{NAME}: {} scores asked for {} classes",
+                scores.len(),
+                self.num_classes
+            )));
+        }
+        for (k, s) in scores.iter_mut().enumerate() {
+            *s = self.class_score(w, k, example);
+        }
+        let (class, _) = self.decide(example, |k| scores[k])?;
+        let loss = if class == self.labels[example] {
+            0.0
+        } else {
+            1.0
+        };
+        Ok(ClassAnswer { class, loss })
     }
 
     /// The loss-augmented argmax of `example` and its augmented score, from
@@ -517,7 +614,7 @@ impl Multiclass {
                 wrong.push((i, yi, best));
             }
         }
-        match &self.x {
+        match &*self.x {
             Rows::Dense(x) => {
                 // Class by class, the rows that go into its block, in
                 // example order: each entry of `grad` receives the same

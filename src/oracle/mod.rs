@@ -11,6 +11,7 @@
 //! [`adapters`]; the solvers see partitioned risks only.
 
 pub mod adapters;
+pub mod classes;
 mod corner;
 pub mod pass;
 pub mod sparse;
@@ -18,6 +19,7 @@ pub mod sparse;
 use std::sync::Arc;
 
 pub use adapters::{ExampleParts, SinglePart};
+pub use classes::{ClassAnswer, ClassRows};
 pub use corner::Corner;
 pub use pass::PassItem;
 pub use sparse::SparseVec;
@@ -122,6 +124,27 @@ pub trait MaxOracle: Send + Sync {
     /// Whether `max_oracle` may be called from several threads at once.
     fn thread_safe(&self) -> bool {
         true
+    }
+    /// The rows and ground truths of an oracle whose corners factor over
+    /// classes, `psi_i(y) = r_i ⊗ (e_{t_i} - e_y)` with label id `y`
+    /// ([`classes`]); BCFW then keeps `K` coefficients per block. `None`,
+    /// the default: the corners are general vectors. An oracle that gives
+    /// them must answer [`MaxOracle::class_answer`].
+    fn class_rows(&self) -> Option<Arc<dyn ClassRows>> {
+        None
+    }
+    /// The oracle call of a class-factored oracle: writes `<w_k, r_i>` of
+    /// every class `k` into `scores` (length `K`) and returns the class and
+    /// loss of [`MaxOracle::max_oracle`]'s answer at `w` (same tie rule).
+    /// `None`, the default, for an oracle without [`MaxOracle::class_rows`].
+    /// A wrapper around another oracle should forward both methods.
+    fn class_answer(
+        &self,
+        _example: usize,
+        _w: &[f64],
+        _scores: &mut [f64],
+    ) -> Option<Result<ClassAnswer>> {
+        None
     }
     /// Answers for every example at `w` in one call (BCFW's exact gap
     /// passes and lambda_max passes), for an oracle whose examples are not

@@ -176,6 +176,12 @@ impl BcfwState {
         }
         #[cfg(debug_assertions)]
         self.check_block(i);
+        self.average_step();
+        gamma > 0.0
+    }
+
+    /// Weighted averaging: `vbar`, `lbar` move towards `v`, `l` after a step.
+    pub(super) fn average_step(&mut self) {
         if let Some(vbar) = &mut self.vbar {
             self.avg_steps += 1;
             let rho = 2.0 / (self.avg_steps as f64 + 2.0);
@@ -184,7 +190,6 @@ impl BcfwState {
             }
             self.lbar = (1.0 - rho) * self.lbar + rho * self.l;
         }
-        gamma > 0.0
     }
 
     /// Debug builds: block `i`'s iterate agrees with its weights.
@@ -442,20 +447,17 @@ impl BcfwState {
             CornerRef::Atom(k) => (&b.atoms[k].psi, b.atoms[k].loss, b.atoms[k].psi_norm2),
             CornerRef::Fresh => (&self.fresh_psi, self.fresh_loss, self.fresh_norm2),
         };
-        let w_dot_psi = psi.dot_dense(&self.v);
         let psi_dot_wi = b.w.dot_sparse(psi);
-        let dl = loss / n - b.l;
-        // -phi'(0): the block gap.
-        let g = dl - lambda * (scale * w_dot_psi - w_dot_wi);
-        let curvature = (scale * scale * psi_norm2 - 2.0 * scale * psi_dot_wi + b.w_norm2).max(0.0);
-        let gamma = match fixed {
-            Some(gamma) => gamma,
-            None if g <= 0.0 => 0.0,
-            None if curvature > 0.0 => (g / (lambda * curvature)).min(1.0),
-            None => 1.0,
+        let line = FwLine {
+            dl: loss / n - b.l,
+            scaled_w_dot_psi: scale * psi.dot_dense(&self.v),
+            w_dot_wi,
+            scaled_psi_norm2: scale * scale * psi_norm2,
+            scaled_psi_dot_wi: scale * psi_dot_wi,
+            w_norm2: b.w_norm2,
         };
-        let gain = gamma * g - 0.5 * lambda * gamma * gamma * curvature;
-        (dl, gamma, gain, psi_dot_wi)
+        let (gamma, gain) = line.step(lambda, fixed);
+        (line.dl, gamma, gain, psi_dot_wi)
     }
 
     /// The FW step without a box: `w_i <- (1 - gamma) w_i + gamma w_s`,
@@ -484,6 +486,41 @@ impl BcfwState {
         } else {
             track_truth(b, gamma, s);
         }
+    }
+}
+
+/// The FW step without a box along `w_s - w_i`, from its scalars
+/// (`psi` the corner's, `scale = 1/(lambda n)`).
+pub(super) struct FwLine {
+    /// The change of `l` per unit step, `L(s)/n - l_i`.
+    pub dl: f64,
+    /// `scale <w, psi>`.
+    pub scaled_w_dot_psi: f64,
+    /// `<w, w_i>`.
+    pub w_dot_wi: f64,
+    /// `scale^2 ||psi||^2`.
+    pub scaled_psi_norm2: f64,
+    /// `scale <psi, w_i>`.
+    pub scaled_psi_dot_wi: f64,
+    /// `||w_i||^2`.
+    pub w_norm2: f64,
+}
+
+impl FwLine {
+    /// The step (`fixed`, or the exact line search on `[0, 1]`) and the
+    /// decrease of the dual objective it gives.
+    pub fn step(&self, lambda: f64, fixed: Option<f64>) -> (f64, f64) {
+        // -phi'(0): the block gap.
+        let g = self.dl - lambda * (self.scaled_w_dot_psi - self.w_dot_wi);
+        let curvature =
+            (self.scaled_psi_norm2 - 2.0 * self.scaled_psi_dot_wi + self.w_norm2).max(0.0);
+        let gamma = match fixed {
+            Some(gamma) => gamma,
+            None if g <= 0.0 => 0.0,
+            None if curvature > 0.0 => (g / (lambda * curvature)).min(1.0),
+            None => 1.0,
+        };
+        (gamma, gamma * g - 0.5 * lambda * gamma * gamma * curvature)
     }
 }
 
@@ -523,7 +560,7 @@ static EMPTY: SparseVec = SparseVec {
 /// A FW step when corners are not kept: only the truth's weight is
 /// tracked, as it bounds how far lambda may grow with `w_i` kept
 /// (`set_lambda`).
-fn track_truth(b: &mut Block, gamma: f64, s: CornerRef) {
+pub(super) fn track_truth(b: &mut Block, gamma: f64, s: CornerRef) {
     let to_truth = if s == CornerRef::Truth { gamma } else { 0.0 };
     b.truth_alpha = (1.0 - gamma) * b.truth_alpha + to_truth;
 }

@@ -1,0 +1,34 @@
+//! Oracles whose corners factor over classes: `psi_i(y) = r_i ⊗ (e_{t_i} -
+//! e_y)`, the row `r_i` of example `i` placed with `+` in the class block
+//! of its ground truth `t_i` and with `-` in the block of `y` (the
+//! multiclass model). Every block iterate of BCFW is then `r_i ⊗ c_i` for
+//! `K` coefficients `c_i`, so BCFW keeps `K` numbers per example instead of
+//! a vector of `K d'`, and a block step touches only the classes it moves
+//! (docs/bcfw.md, "Class-factored blocks").
+
+/// The rows and ground truths of a class-factored oracle
+/// ([`super::MaxOracle::class_rows`]): the arithmetic BCFW needs on
+/// `r_i ⊗ c`, without oracle calls. `w` is made of `num_classes` blocks of
+/// equal length (class `k` at `w[k d' .. (k + 1) d']`).
+pub trait ClassRows: Send + Sync {
+    /// The number of classes `K`.
+    fn num_classes(&self) -> usize;
+    /// The ground-truth class `t_i` of example `i`.
+    fn truth(&self, i: usize) -> usize;
+    /// `||r_i||^2`.
+    fn row_norm2(&self, i: usize) -> f64;
+    /// `<w_k, r_i>`.
+    fn row_dot(&self, i: usize, k: usize, w: &[f64]) -> f64;
+    /// `v_k += a r_i`.
+    fn add_row(&self, i: usize, k: usize, a: f64, v: &mut [f64]);
+}
+
+/// The answer of [`super::MaxOracle::class_answer`]: the class `y^` of the
+/// loss-augmented argmax and its loss `L_i(y^)` (0 for the ground truth).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClassAnswer {
+    /// `y^`, also the answer's label id.
+    pub class: usize,
+    /// `L_i(y^)`.
+    pub loss: f64,
+}

@@ -1,0 +1,276 @@
+//! BCFW's class-factored blocks: the multiclass model's corners are
+//! `r_i ⊗ (e_{y_i} - e_y)`, so BCFW keeps `K` coefficients per block instead
+//! of a vector of `K d'`. The steps must be the general blocks' steps (the
+//! same oracle calls, iterates equal up to rounding), their certificates
+//! valid against BMRM's optimum, their memory `K` numbers per block, and
+//! their results the same bits for any thread count.
+
+use std::sync::Arc;
+
+use bmrm::models::{synthetic, Multiclass, SparseRows};
+use bmrm::oracle::ClassRows;
+use bmrm::{
+    Algorithm, BcfwStats, Corner, ErrorKind, Exit, Info, MaxOracle, Problem, Result, Sampling,
+    Settings, Solver,
+};
+
+/// The multiclass model seen only through its corners: BCFW keeps general
+/// block vectors for it.
+struct General(Multiclass);
+
+impl MaxOracle for General {
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn num_examples(&self) -> usize {
+        self.0.num_examples()
+    }
+    fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
+        self.0.max_oracle(example, w, out)
+    }
+    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Option<Result<()>> {
+        self.0.max_oracle_block(first, w, out)
+    }
+}
+
+/// Gives the class rows but no class answers: a broken capability.
+struct RowsOnly(Multiclass);
+
+impl MaxOracle for RowsOnly {
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn num_examples(&self) -> usize {
+        self.0.num_examples()
+    }
+    fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
+        self.0.max_oracle(example, w, out)
+    }
+    fn class_rows(&self) -> Option<Arc<dyn ClassRows>> {
+        self.0.class_rows()
+    }
+}
+
+fn model(m: usize, d: usize, k: usize, bias: bool, sparse: bool, seed: u64) -> Multiclass {
+    let (mut x, y) = synthetic::gaussian_multiclass(m, d, k, 1.5, seed);
+    // Zero a third of the features, so sparse rows skip entries.
+    for (j, v) in x.iter_mut().enumerate() {
+        if j % 3 == 1 {
+            *v = 0.0;
+        }
+    }
+    if sparse {
+        let rows = SparseRows::from_dense(&x, d).unwrap();
+        Multiclass::new_sparse(rows, y, k, bias).unwrap()
+    } else {
+        Multiclass::new(x, d, y, k, bias).unwrap()
+    }
+}
+
+fn settings(lambda: f64, sampling: Sampling, line_search: bool, avg: bool) -> Settings {
+    let mut s = Settings::new(Algorithm::Bcfw, lambda);
+    s.sampling = sampling;
+    s.line_search = line_search;
+    s.weighted_averaging = avg;
+    s.tol_rel = 0.0;
+    s.tol_abs = 0.0;
+    s.max_iterations = 25;
+    s.gap_check = 5;
+    s.seed = 11;
+    s
+}
+
+struct Run {
+    infos: Vec<Info>,
+    w: Vec<f64>,
+    stats: BcfwStats,
+}
+
+/// Runs at `lambdas[0]`, then moves to each further lambda and runs again.
+fn run(problem: Problem, s: Settings, lambdas: &[f64]) -> Run {
+    let mut solver = Solver::new(problem, s).unwrap();
+    let mut w = vec![0.0; solver.dim()];
+    let mut infos = vec![solver.run(&mut w).unwrap()];
+    for &lambda in lambdas {
+        solver.set_lambda(lambda).unwrap();
+        infos.push(solver.run(&mut w).unwrap());
+    }
+    let stats = solver.bcfw().unwrap().stats().unwrap();
+    Run { infos, w, stats }
+}
+
+fn close(a: f64, b: f64, scale: f64) -> bool {
+    (a - b).abs() <= 1e-9 * scale.max(1e-3)
+}
+
+#[test]
+fn class_blocks_take_the_general_blocks_steps() {
+    let cases = [
+        (Sampling::Gap, true, false, true, false),
+        (Sampling::Uniform, true, false, false, false),
+        (Sampling::Gap, false, true, true, false),
+        (Sampling::Gap, true, false, true, true),
+        (Sampling::Uniform, true, true, false, true),
+    ];
+    for (sampling, line_search, avg, bias, sparse) in cases {
+        let what = format!(
+            "{sampling:?}, line search {line_search}, averaging {avg}, bias {bias}, sparse {sparse}"
+        );
+        let m = model(150, 12, 5, bias, sparse, 3);
+        let s = settings(0.01, sampling, line_search, avg);
+        // Down (w_i kept), then up past the truths' weights (w_i shrunk).
+        let lambdas = [0.002, 0.5];
+        let factored = run(Problem::from_max_oracle(m.clone()), s.clone(), &lambdas);
+        let general = run(Problem::from_max_oracle(General(m)), s, &lambdas);
+        assert_eq!(factored.stats.dense_blocks, 0, "{what}");
+        assert_eq!(
+            factored.stats.oracle_calls, general.stats.oracle_calls,
+            "{what}"
+        );
+        for (f, g) in factored.infos.iter().zip(&general.infos) {
+            assert_eq!(f.exit, g.exit, "{what}");
+            assert_eq!(f.iterations, g.iterations, "{what}");
+            let scale = g.primal.abs();
+            assert!(
+                close(f.primal, g.primal, scale) && close(f.lower_bound, g.lower_bound, scale),
+                "{what}: primal {} vs {}, lower bound {} vs {}",
+                f.primal,
+                g.primal,
+                f.lower_bound,
+                g.lower_bound
+            );
+        }
+        let wmax = general.w.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+        let diff = factored
+            .w
+            .iter()
+            .zip(&general.w)
+            .fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
+        assert!(
+            diff <= 1e-9 * wmax,
+            "{what}: w differs by {diff} (max |w| {wmax})"
+        );
+        assert!(
+            close(factored.stats.ell, general.stats.ell, general.stats.ell),
+            "{what}: ell {} vs {}",
+            factored.stats.ell,
+            general.stats.ell
+        );
+    }
+}
+
+#[test]
+fn class_blocks_certify_against_bmrm_and_hold_k_numbers_per_block() {
+    let (m, d, k) = (300, 40, 6);
+    let model = model(m, d, k, true, false, 5);
+    let problem = Problem::from_max_oracle(model.clone());
+    let lambda = 1e-2;
+    let mut b = Settings::new(Algorithm::Bmrm, lambda);
+    b.tol_rel = 0.0;
+    b.tol_abs = 1e-9;
+    let mut solver = Solver::new(problem.clone(), b).unwrap();
+    let mut w = vec![0.0; solver.dim()];
+    let opt = solver.run(&mut w).unwrap();
+    assert_eq!(opt.exit, Exit::ConvergedAbs);
+
+    let mut s = Settings::new(Algorithm::Bcfw, lambda);
+    s.tol_rel = 0.0;
+    s.tol_abs = 1e-3;
+    s.max_iterations = 2000;
+    let factored = run(problem, s.clone(), &[]);
+    let info = &factored.infos[0];
+    assert_eq!(info.exit, Exit::ConvergedAbs, "{info:?}");
+    assert!(
+        info.lower_bound <= opt.primal + 1e-12 && opt.lower_bound <= info.primal + 1e-12,
+        "BCFW [{}, {}] against BMRM [{}, {}]",
+        info.lower_bound,
+        info.primal,
+        opt.lower_bound,
+        opt.primal
+    );
+    assert!(info.primal - opt.primal <= 1e-3 + 1e-9);
+    // The dual of the returned ell at w is a lower bound too.
+    let wn2: f64 = factored.w.iter().map(|x| x * x).sum();
+    assert!(factored.stats.ell - 0.5 * lambda * wn2 <= opt.primal + 1e-9);
+
+    let general = run(Problem::from_max_oracle(General(model)), s, &[]);
+    assert!(general.stats.dense_blocks > 0);
+    // K coefficients per block against general vectors of up to K (d + 1).
+    assert!(
+        8 * factored.stats.memory_bytes < general.stats.memory_bytes,
+        "{} against {} bytes",
+        factored.stats.memory_bytes,
+        general.stats.memory_bytes
+    );
+}
+
+#[test]
+fn class_blocks_give_the_same_bits_for_any_thread_count() {
+    let model = model(200, 10, 4, true, false, 9);
+    let mut results = Vec::new();
+    for threads in [1, 2, 4] {
+        let mut s = settings(0.01, Sampling::Gap, true, false);
+        s.num_threads = threads;
+        let r = run(Problem::from_max_oracle(model.clone()), s, &[0.1]);
+        let bits: Vec<u64> = r.w.iter().map(|x| x.to_bits()).collect();
+        results.push((
+            bits,
+            r.infos[1].lower_bound.to_bits(),
+            r.stats.ell.to_bits(),
+        ));
+    }
+    assert_eq!(results[0], results[1]);
+    assert_eq!(results[0], results[2]);
+}
+
+#[test]
+fn class_rows_without_class_answers_are_an_oracle_error() {
+    let model = model(30, 4, 3, false, false, 1);
+    let s = settings(0.01, Sampling::Gap, true, false);
+    let mut solver = Solver::new(Problem::from_max_oracle(RowsOnly(model)), s).unwrap();
+    let mut w = vec![0.0; solver.dim()];
+    let e = solver.run(&mut w).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::OracleFailed);
+    assert!(e.to_string().contains("class_answer"), "{e}");
+}
+
+/// Along a path the solves run many passes, and a block drawn by the gap
+/// sampler at a near tie of two weights can differ between two roundings:
+/// the first breakpoints agree to rounding, the later ones are each
+/// certified.
+#[test]
+fn class_blocks_follow_the_general_regularisation_path() {
+    let model = model(120, 6, 4, true, false, 4);
+    let s = settings(1.0, Sampling::Gap, true, false);
+    let eps = 0.02;
+    let path = |problem: Problem| {
+        let mut solver = Solver::new(problem, s.clone()).unwrap();
+        solver.bcfw_mut().unwrap().path(eps, 1e-3, 100).unwrap()
+    };
+    let factored = path(Problem::from_max_oracle(model.clone()));
+    let general = path(Problem::from_max_oracle(General(model)));
+    assert!(factored.len() >= 8, "{} breakpoints", factored.len());
+    assert!(factored.len().abs_diff(general.len()) <= 1);
+    for (k, (f, g)) in factored.iter().zip(&general).enumerate() {
+        assert!(
+            f.gap <= s.path_a * eps + 1e-12,
+            "breakpoint {k}: gap {}",
+            f.gap
+        );
+        if k < 5 {
+            assert_eq!(f.passes, g.passes, "breakpoint {k}");
+            assert!(
+                close(f.lambda, g.lambda, g.lambda),
+                "{k}: {} vs {}",
+                f.lambda,
+                g.lambda
+            );
+            assert!(
+                close(f.primal, g.primal, g.primal),
+                "{k}: {} vs {}",
+                f.primal,
+                g.primal
+            );
+        }
+    }
+}
