@@ -3,10 +3,14 @@
 //! `w_i = (1/(lambda n)) sum_y alpha_i(y) psi_i(y)` is `r_i ⊗ c_i` with
 //! `c_i` in `R^K`. Keeping `c_i` costs `K` numbers per example where the
 //! general iterate fills up to `K d'`, and every quantity of a FW step
-//! comes from the oracle's class scores and `||r_i||^2`.
+//! comes from the oracle's class scores and `||r_i||^2`. A kept corner
+//! (pairwise and away steps, the cache, multi-plane working sets) is its
+//! class alone, and a step direction is `r_i ⊗ delta` for a `delta` in
+//! `R^K`.
 
 use std::sync::Arc;
 
+use crate::oracle::sparse::SparseVec;
 use crate::oracle::ClassRows;
 
 /// The coefficients `c_i` of every block, with the rows they multiply.
@@ -15,8 +19,14 @@ pub struct ClassBlocks {
     pub k: usize,
     /// `c_i` at `coef[i K .. (i + 1) K]`.
     coef: Vec<f64>,
-    /// The class scores of the last oracle answer (scratch).
+    /// The class scores `<w_k, r_i>` of the block being stepped at the
+    /// current `w`: all of them after an oracle answer, else those of the
+    /// truth and of the kept corners ([`ClassBlocks::score_corners`]).
     pub scores: Vec<f64>,
+    /// A step direction `r_i ⊗ dir`, and the best one so far while others
+    /// are tried.
+    pub dir: Vec<f64>,
+    pub dir_parked: Vec<f64>,
 }
 
 impl ClassBlocks {
@@ -28,15 +38,22 @@ impl ClassBlocks {
             k,
             coef: vec![0.0; n * k],
             scores: vec![0.0; k],
+            dir: vec![0.0; k],
+            dir_parked: vec![0.0; k],
         }
     }
 
     pub fn bytes(&self) -> usize {
-        (self.coef.capacity() + self.scores.capacity()) * 8
+        (self.coef.capacity() + 3 * self.k) * 8
     }
 
     pub fn coef(&self, i: usize) -> &[f64] {
         &self.coef[i * self.k..(i + 1) * self.k]
+    }
+
+    /// `c_i` and the direction buffer, the one read while the other is written.
+    pub fn coef_and_dir(&mut self, i: usize) -> (&[f64], &mut [f64]) {
+        (&self.coef[i * self.k..(i + 1) * self.k], &mut self.dir)
     }
 
     pub fn coef_mut(&mut self, i: usize) -> &mut [f64] {
@@ -52,6 +69,86 @@ impl ClassBlocks {
             }
         }
         acc
+    }
+
+    /// Scores the truth of block `i` and the given classes (its kept
+    /// corners) at `w`; returns `<w, w_i>` (the classes in use by `w_i` are
+    /// the truth and corners with weight, all among them).
+    pub fn score_corners(
+        &mut self,
+        i: usize,
+        classes: impl Iterator<Item = usize>,
+        w: &[f64],
+    ) -> f64 {
+        let t = self.rows.truth(i);
+        self.scores[t] = self.rows.row_dot(i, t, w);
+        for k in classes {
+            self.scores[k] = self.rows.row_dot(i, k, w);
+        }
+        self.dot_scored(i)
+    }
+
+    /// `<w, w_i> = sum_k c_ik s_k` from the scores.
+    pub fn dot_scored(&self, i: usize) -> f64 {
+        let mut acc = 0.0;
+        for (&c, &s) in self.coef(i).iter().zip(&self.scores) {
+            if c != 0.0 {
+                acc += c * s;
+            }
+        }
+        acc
+    }
+
+    /// `<w, psi_i(y)> = s_t - s_y` from the scores (0 for the truth).
+    pub fn psi_dot_w(&self, i: usize, y: usize) -> f64 {
+        let t = self.rows.truth(i);
+        if y == t {
+            0.0
+        } else {
+            self.scores[t] - self.scores[y]
+        }
+    }
+
+    /// `<w, r_i ⊗ dir> = sum_k dir_k s_k` from the scores.
+    pub fn dir_dot_w(&self) -> f64 {
+        let mut acc = 0.0;
+        for (&d, &s) in self.dir.iter().zip(&self.scores) {
+            if d != 0.0 {
+                acc += d * s;
+            }
+        }
+        acc
+    }
+
+    /// `w_i += gamma r_i ⊗ dir` and `v` with it, class by class.
+    pub fn move_along_dir(&mut self, i: usize, gamma: f64, v: &mut [f64]) {
+        let c = &mut self.coef[i * self.k..(i + 1) * self.k];
+        for (k, (ck, &d)) in c.iter_mut().zip(&self.dir).enumerate() {
+            if d != 0.0 {
+                let next = *ck + gamma * d;
+                let change = next - *ck;
+                *ck = next;
+                self.rows.add_row(i, k, change, v);
+            }
+        }
+    }
+
+    /// `psi_i(y)` as a sparse vector of dimension `dim` (exports).
+    pub fn corner_psi(&self, i: usize, y: usize, dim: usize) -> SparseVec {
+        let mut dense = vec![0.0; dim];
+        let t = self.rows.truth(i);
+        if y != t {
+            self.rows.add_row(i, t, 1.0, &mut dense);
+            self.rows.add_row(i, y, -1.0, &mut dense);
+        }
+        let mut psi = SparseVec::default();
+        for (j, &x) in dense.iter().enumerate() {
+            if x != 0.0 {
+                psi.idx.push(j as u32);
+                psi.val.push(x);
+            }
+        }
+        psi
     }
 
     /// `v += a w_i`.

@@ -9,7 +9,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use super::blocks::{Atom, Block};
+use super::blocks::Block;
 use super::bounds::Bounds;
 use super::classes::ClassBlocks;
 use super::sampler::Sampler;
@@ -36,6 +36,7 @@ macro_rules! point {
 mod batch;
 mod class_steps;
 mod dual;
+mod line;
 mod multiplane;
 mod steps;
 
@@ -92,6 +93,8 @@ pub struct BcfwState {
     fresh_norm2: f64,
     /// The loss of the fresh corner.
     fresh_loss: f64,
+    /// The class of the fresh corner (class blocks).
+    fresh_class: usize,
     merged: SparseVec,
     /// The block order of an approximate pass.
     order: Vec<usize>,
@@ -123,7 +126,7 @@ impl BcfwState {
         let keep_atoms = settings.use_cache
             || settings.multi_plane
             || settings.step_type != StepType::FrankWolfe;
-        let classes = if bounds.is_none() && !keep_atoms && class_steps_fit(settings) {
+        let classes = if bounds.is_none() && class_steps_fit(settings) {
             oracle.class_rows().map(|rows| ClassBlocks::new(rows, n))
         } else {
             None
@@ -163,6 +166,7 @@ impl BcfwState {
             fresh_psi: SparseVec::default(),
             fresh_norm2: 0.0,
             fresh_loss: 0.0,
+            fresh_class: 0,
             merged: SparseVec::default(),
             order: Vec::new(),
             working_set: None,
@@ -182,53 +186,51 @@ impl BcfwState {
 
     /// The start of the regularisation path: `alpha_i = delta(y^_i)` for the
     /// corners `(psi_i, L_i)` the oracle gave at `w = 0`, at this lambda.
-    pub fn set_corners(&mut self, corners: Vec<(u64, SparseVec, f64)>) {
+    pub fn set_corners(&mut self, corners: Vec<(u64, SparseVec, f64)>) -> Result<()> {
         let scale = 1.0 / (self.lambda * self.n as f64);
         self.v.iter_mut().for_each(|x| *x = 0.0);
         self.l = 0.0;
-        for (i, (b, (label, psi, loss))) in self.blocks.iter_mut().zip(corners).enumerate() {
-            if let Some(cb) = &mut self.classes {
-                // The corner's class is its label id ([`crate::MaxOracle::class_rows`]).
-                cb.set_corner(
-                    i,
-                    label as usize,
-                    if loss == 0.0 && psi.nnz() == 0 {
-                        0.0
-                    } else {
-                        scale
-                    },
-                );
-                cb.add_to(i, 1.0, &mut self.v);
-                b.w_norm2 = cb.norm2(i);
+        for (i, (label, psi, loss)) in corners.into_iter().enumerate() {
+            let truth = self.is_truth(i, label, loss, &psi);
+            // The atom first: it checks a class block's label.
+            let atom = if truth || !self.keep_atoms {
+                None
             } else {
-                let mut w = BlockVec::default();
-                w.combine(0.0, scale, &psi, self.dim, &mut self.merged);
-                w.add_to(1.0, &mut self.v);
-                b.w_norm2 = w.norm2();
-                b.w = w;
+                Some(self.new_atom(i, label, psi.clone(), loss, 1.0)?)
+            };
+            let b = &mut self.blocks[i];
+            match &mut self.classes {
+                Some(cb) => {
+                    // The corner's class is its label id (MaxOracle::class_rows).
+                    let class = label as usize;
+                    if !truth && class >= cb.k {
+                        return Err(Error::oracle(format!(
+                            "max-oracle for example {i} answered label {label}, not one of the \
+                             {} classes",
+                            cb.k
+                        )));
+                    }
+                    cb.set_corner(i, class, if truth { 0.0 } else { scale });
+                    cb.add_to(i, 1.0, &mut self.v);
+                    b.w_norm2 = cb.norm2(i);
+                }
+                None => {
+                    let mut w = BlockVec::default();
+                    w.combine(0.0, scale, &psi, self.dim, &mut self.merged);
+                    w.add_to(1.0, &mut self.v);
+                    b.w_norm2 = w.norm2();
+                    b.w = w;
+                }
             }
             b.l = loss / self.n as f64;
             self.l += b.l;
+            b.truth_alpha = if truth { 1.0 } else { 0.0 };
             b.atoms.clear();
-            if psi.nnz() == 0 && loss == 0.0 {
-                b.truth_alpha = 1.0;
-            } else {
-                b.truth_alpha = 0.0;
-                if self.keep_atoms {
-                    b.atoms.push(Atom {
-                        label,
-                        psi_norm2: psi.norm2(),
-                        psi,
-                        loss,
-                        alpha: 1.0,
-                        last_used: 0,
-                        used_pass: 0,
-                    });
-                }
-            }
+            b.atoms.extend(atom);
         }
         self.refresh_w();
         self.reset_average();
+        Ok(())
     }
 
     /// Moves to a new lambda. The dual weights `alpha_i(y != y_i)` and `l_i`
@@ -403,7 +405,8 @@ impl BcfwState {
     ) -> Result<(ExactPass, Vec<PassItem>)> {
         let context = format!("in the exact gap pass after pass {}", self.passes);
         let absorb = refresh && !corners && self.working_set.is_some();
-        let keep_psi = absorb || corners;
+        // Class blocks keep only the answers' labels.
+        let keep_psi = (absorb && self.classes.is_none()) || corners;
         let mut items = on_oracle_thread(oracle.thread_safe(), pool, || {
             oracle_pass(oracle, point!(self), keep_psi, &context)
         })?;
@@ -459,7 +462,7 @@ impl BcfwState {
         self.begin_pass(settings);
         for _ in 0..self.n {
             let i = self.sampler.next(&mut self.rng);
-            let step = if self.classes.is_some() {
+            let step = if self.classes.is_some() && !self.keep_atoms {
                 self.class_block_step(oracle, settings, i)
             } else {
                 self.block_step(oracle, settings, i)
@@ -492,14 +495,10 @@ impl BcfwState {
     }
 }
 
-/// Whether runs with these settings can step on class-factored blocks: FW
-/// steps without corners kept, one block at a time (mini-batches and the
-/// multi-plane working sets step towards corners held as vectors).
+/// Whether runs with these settings can step on class-factored blocks: one
+/// block at a time (a mini-batch steps towards answers held as vectors).
 fn class_steps_fit(settings: &Settings) -> bool {
-    settings.step_type == StepType::FrankWolfe
-        && !settings.use_cache
-        && !settings.multi_plane
-        && settings.mini_batch == 0
+    settings.mini_batch == 0
 }
 
 /// `-f = l - lambda/2 (||v||^2 - ||v - clip(v)||^2)`.

@@ -166,7 +166,7 @@ pub fn regularization_path(
     let (lmax, corners) = lambda_max(oracle, pool, eps, a)?;
     let mut lambda = lmax.max(lambda_min);
     state.set_lambda(lambda);
-    state.set_corners(corners);
+    state.set_corners(corners)?;
     state.oracle_calls += 2 * oracle.num_examples() as u64;
     let mut out = Vec::new();
     loop {

@@ -24,7 +24,9 @@ use crate::bcfw::Breakpoint;
 use crate::error::{Error, Result};
 use crate::linalg::first_non_finite;
 use crate::oracle::PassItem;
-use crate::oracle::{Corner, ExampleParts, MaxOracle, PartValues, PartitionedRisk, Problem};
+use crate::oracle::{
+    ClassAnswer, ClassRows, Corner, ExampleParts, MaxOracle, PartValues, PartitionedRisk, Problem,
+};
 use crate::solver::{Algorithm, Info, Settings, Solver};
 
 /// Rank 0's end of the communicator: what the distributed oracle and the
@@ -122,6 +124,17 @@ impl MaxOracle for DistributedOracle {
     }
     fn thread_safe(&self) -> bool {
         false
+    }
+    fn class_rows(&self) -> Option<Arc<dyn ClassRows>> {
+        self.full.class_rows()
+    }
+    fn class_answer(
+        &self,
+        example: usize,
+        w: &[f64],
+        scores: &mut [f64],
+    ) -> Option<Result<ClassAnswer>> {
+        self.full.class_answer(example, w, scores)
     }
     fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<Result<Vec<PassItem>>> {
         Some(self.remote.with(|hub| hub.pass(w, keep_psi)))

@@ -9,7 +9,9 @@
 /// The rows and ground truths of a class-factored oracle
 /// ([`super::MaxOracle::class_rows`]): the arithmetic BCFW needs on
 /// `r_i ⊗ c`, without oracle calls. `w` is made of `num_classes` blocks of
-/// equal length (class `k` at `w[k d' .. (k + 1) d']`).
+/// equal length (class `k` at `w[k d' .. (k + 1) d']`). Its methods may be
+/// called from any thread, also when the oracle is not thread-safe (BCFW's
+/// exact passes compute `<w, w_i>` in parallel).
 pub trait ClassRows: Send + Sync {
     /// The number of classes `K`.
     fn num_classes(&self) -> usize;

@@ -46,7 +46,10 @@ impl BcfwState {
                 .iter()
                 .map(|a| CornerDual {
                     label: a.label,
-                    psi: a.psi.clone(),
+                    psi: match &self.classes {
+                        Some(cb) => cb.corner_psi(i, a.label as usize, self.dim),
+                        None => a.psi.clone(),
+                    },
                     loss: a.loss,
                     alpha: a.alpha,
                 })
@@ -108,6 +111,8 @@ impl BcfwState {
         }
         let n = self.n as f64;
         let scale = 1.0 / (self.lambda * n);
+        // Imported corners are general vectors, whatever the oracle.
+        self.classes = None;
         self.v.iter_mut().for_each(|x| *x = 0.0);
         self.l = 0.0;
         self.estimate_sum = 0.0;

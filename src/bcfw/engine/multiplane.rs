@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use rand::seq::SliceRandom;
 
-use super::super::blocks::Atom;
 use super::steps::check_same_label;
 use super::{BcfwState, Result};
 use crate::oracle::pass::PassItem;
+use crate::oracle::sparse::SparseVec;
 use crate::vocab::Settings;
 
 impl BcfwState {
@@ -59,28 +59,27 @@ impl BcfwState {
     /// at most `keep` inactive corners per block.
     pub(super) fn absorb_corners(&mut self, items: &mut [PassItem], keep: usize) -> Result<()> {
         for (i, item) in items.iter_mut().enumerate() {
-            let Some(psi) = item.psi.take() else { continue };
-            if psi.nnz() == 0 && item.loss == 0.0 {
-                continue; // the ground truth
+            // Class blocks need only the label of an answer.
+            let psi = match item.psi.take() {
+                Some(psi) => psi,
+                None if self.classes.is_some() => SparseVec::default(),
+                None => continue,
+            };
+            if self.is_truth(i, item.label, item.loss, &psi) {
+                continue;
             }
-            let b = &mut self.blocks[i];
-            match b.find(item.label) {
+            match self.blocks[i].find(item.label) {
                 Some(k) => {
+                    let b = &mut self.blocks[i];
                     check_same_label(i, item.label, &b.atoms[k], item.loss, &psi)?;
                     let a = &mut b.atoms[k];
                     a.last_used = self.steps;
                     a.used_pass = self.passes;
                 }
                 None => {
-                    b.atoms.push(Atom {
-                        label: item.label,
-                        psi_norm2: psi.norm2(),
-                        psi,
-                        loss: item.loss,
-                        alpha: 0.0,
-                        last_used: self.steps,
-                        used_pass: self.passes,
-                    });
+                    let atom = self.new_atom(i, item.label, psi, item.loss, 0.0)?;
+                    let b = &mut self.blocks[i];
+                    b.atoms.push(atom);
                     b.evict(keep);
                 }
             }
