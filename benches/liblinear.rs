@@ -44,7 +44,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bmrm::models::Multiclass;
-use bmrm::{Algorithm, Problem, Settings, Solver};
+use bmrm::{Algorithm, Problem, Settings, Solver, StepType};
 use clap::Parser;
 
 #[derive(Parser)]
@@ -69,7 +69,9 @@ struct Args {
     /// Threads of our solvers (LIBLINEAR -s 4 is single-threaded).
     #[arg(long, default_value_t = 2)]
     threads: usize,
-    /// Our algorithms (bmrm, prox, p, proxp, bcfw).
+    /// Our algorithms (bmrm, prox, p, proxp, bcfw) and BCFW variants
+    /// (bcpfw-cache: gap sampling, pairwise steps and the cache;
+    /// mp-bcpfw-cache: the same with multi-plane passes).
     #[arg(long, value_delimiter = ',', default_value = "proxp,p")]
     algorithms: Vec<String>,
     /// Parts of P-BMRM and Prox-P-BMRM.
@@ -92,9 +94,18 @@ fn algorithm(name: &str) -> Algorithm {
         "prox" => Algorithm::ProxBmrm,
         "p" => Algorithm::PBmrm,
         "proxp" => Algorithm::ProxPBmrm,
-        "bcfw" => Algorithm::Bcfw,
+        "bcfw" | "bcpfw-cache" | "mp-bcpfw-cache" => Algorithm::Bcfw,
         other => panic!("unknown algorithm {other}"),
     }
+}
+
+/// The settings of a BCFW variant named on the command line.
+fn bcfw_variant(name: &str, s: &mut Settings) {
+    if name.contains("bcpfw-cache") {
+        s.step_type = StepType::Pairwise;
+        s.use_cache = true;
+    }
+    s.multi_plane = name.starts_with("mp-");
 }
 
 /// `F(w)` in our convention, computed directly (independent of the oracle).
@@ -256,6 +267,8 @@ fn main() -> bmrm::Result<()> {
             let mut row = Row {
                 name: if alg.is_partitioned() {
                     format!("{} (P={})", alg.name(), args.parts)
+                } else if name != "bcfw" && alg == Algorithm::Bcfw {
+                    format!("BCFW {name}")
                 } else {
                     alg.name().to_string()
                 },
@@ -267,6 +280,9 @@ fn main() -> bmrm::Result<()> {
             };
             for _ in 0..args.repeats.max(1) {
                 let mut s = Settings::new(alg, lambda);
+                if alg == Algorithm::Bcfw {
+                    bcfw_variant(name, &mut s);
+                }
                 // Stopped by the observer once both figures are in.
                 s.tol_rel = 0.0;
                 s.num_threads = args.threads;
@@ -313,10 +329,7 @@ fn main() -> bmrm::Result<()> {
                 row.note = format!("{:?}", info.exit);
                 eprintln!(
                     "{:<12} to target {:?} s, certified {:?} s, {} iterations",
-                    alg.name(),
-                    to_target,
-                    certified,
-                    info.iterations
+                    row.name, to_target, certified, info.iterations
                 );
             }
             rows.push(row);

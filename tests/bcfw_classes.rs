@@ -14,40 +14,36 @@ use bmrm::{
     Settings, Solver, StepType,
 };
 
-/// The multiclass model seen only through its corners: BCFW keeps general
-/// block vectors for it.
-struct General(Multiclass);
+/// The multiclass model seen through its corners: BCFW keeps general block
+/// vectors for it. With `rows_only` it also gives the class rows, but no
+/// class answers (a broken capability).
+struct Wrapped {
+    model: Multiclass,
+    rows_only: bool,
+}
 
-impl MaxOracle for General {
-    fn dim(&self) -> usize {
-        self.0.dim()
-    }
-    fn num_examples(&self) -> usize {
-        self.0.num_examples()
-    }
-    fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
-        self.0.max_oracle(example, w, out)
-    }
-    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Option<Result<()>> {
-        self.0.max_oracle_block(first, w, out)
+fn general(model: Multiclass) -> Wrapped {
+    Wrapped {
+        model,
+        rows_only: false,
     }
 }
 
-/// Gives the class rows but no class answers: a broken capability.
-struct RowsOnly(Multiclass);
-
-impl MaxOracle for RowsOnly {
+impl MaxOracle for Wrapped {
     fn dim(&self) -> usize {
-        self.0.dim()
+        self.model.dim()
     }
     fn num_examples(&self) -> usize {
-        self.0.num_examples()
+        self.model.num_examples()
     }
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
-        self.0.max_oracle(example, w, out)
+        self.model.max_oracle(example, w, out)
+    }
+    fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Option<Result<()>> {
+        self.model.max_oracle_block(first, w, out)
     }
     fn class_rows(&self) -> Option<Arc<dyn ClassRows>> {
-        self.0.class_rows()
+        self.model.class_rows().filter(|_| self.rows_only)
     }
 }
 
@@ -121,7 +117,7 @@ fn class_blocks_take_the_general_blocks_steps() {
         // Down (w_i kept), then up past the truths' weights (w_i shrunk).
         let lambdas = [0.002, 0.5];
         let factored = run(Problem::from_max_oracle(m.clone()), s.clone(), &lambdas);
-        let general = run(Problem::from_max_oracle(General(m)), s, &lambdas);
+        let general = run(Problem::from_max_oracle(general(m)), s, &lambdas);
         assert_eq!(factored.stats.dense_blocks, 0, "{what}");
         assert_eq!(
             factored.stats.oracle_calls, general.stats.oracle_calls,
@@ -190,7 +186,7 @@ fn class_blocks_certify_against_bmrm_and_hold_k_numbers_per_block() {
     );
     assert!(info.primal - opt.primal <= 1e-3 + 1e-9);
 
-    let general = run(Problem::from_max_oracle(General(model)), s, &[]);
+    let general = run(Problem::from_max_oracle(general(model)), s, &[]);
     assert!(general.stats.dense_blocks > 0);
     // K coefficients per block against general vectors of up to K (d + 1).
     assert!(
@@ -224,7 +220,14 @@ fn class_blocks_give_the_same_bits_for_any_thread_count() {
 fn class_rows_without_class_answers_are_an_oracle_error() {
     let model = model(30, 4, 3, false, false, 1);
     let s = settings(0.01, Sampling::Gap, true, false);
-    let mut solver = Solver::new(Problem::from_max_oracle(RowsOnly(model)), s).unwrap();
+    let mut solver = Solver::new(
+        Problem::from_max_oracle(Wrapped {
+            model,
+            rows_only: true,
+        }),
+        s,
+    )
+    .unwrap();
     let mut w = vec![0.0; solver.dim()];
     let e = solver.run(&mut w).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::OracleFailed);
@@ -245,7 +248,7 @@ fn class_blocks_follow_the_general_regularisation_path() {
         solver.bcfw_mut().unwrap().path(eps, 1e-3, 100).unwrap()
     };
     let factored = path(Problem::from_max_oracle(model.clone()));
-    let general = path(Problem::from_max_oracle(General(model)));
+    let general = path(Problem::from_max_oracle(general(model)));
     assert!(factored.len() >= 8, "{} breakpoints", factored.len());
     assert!(factored.len().abs_diff(general.len()) <= 1);
     for (k, (f, g)) in factored.iter().zip(&general).enumerate() {
@@ -303,7 +306,7 @@ fn class_blocks_with_kept_corners_take_the_general_steps_and_certify() {
         let what = format!("{:?}, cache {}", s.step_type, s.use_cache);
         let mut solvers: Vec<Solver> = [
             Problem::from_max_oracle(model.clone()),
-            Problem::from_max_oracle(General(model.clone())),
+            Problem::from_max_oracle(general(model.clone())),
         ]
         .into_iter()
         .map(|p| Solver::new(p, s.clone()).unwrap())
@@ -355,7 +358,7 @@ fn class_blocks_with_kept_corners_take_the_general_steps_and_certify() {
         s.max_iterations = 800;
         for problem in [
             Problem::from_max_oracle(model.clone()),
-            Problem::from_max_oracle(General(model.clone())),
+            Problem::from_max_oracle(general(model.clone())),
         ] {
             let mut solver = Solver::new(problem, s.clone()).unwrap();
             let mut w = vec![0.0; solver.dim()];
