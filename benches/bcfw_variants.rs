@@ -60,6 +60,10 @@ struct Args {
     /// Multi-plane: most approximate passes after an oracle pass.
     #[arg(long, default_value_t = 10)]
     mp_passes: u32,
+    /// An exact pass as soon as the gap estimates sum below this times the
+    /// gap tolerance (`early_exact_factor`; 0, the library's default: off).
+    #[arg(long, default_value_t = 0.0)]
+    early_exact: f64,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -242,6 +246,7 @@ fn run(args: &Args, case: &Case, v: &Variant) -> bmrm::Result<Row> {
         s.multi_plane = v.multi_plane;
         s.mini_batch = v.batch;
         s.mp_approx_passes = args.mp_passes;
+        s.early_exact_factor = args.early_exact;
         s.tol_abs = case.tol_abs;
         s.tol_rel = case.tol_rel;
         s.max_iterations = args.max_passes;
