@@ -71,19 +71,22 @@ impl ClassBlocks {
         acc
     }
 
-    /// Scores the truth of block `i` and the given classes (its kept
-    /// corners) at `w`; returns `<w, w_i>` (the classes in use by `w_i` are
-    /// the truth and corners with weight, all among them).
-    pub fn score_corners(
-        &mut self,
-        i: usize,
-        classes: impl Iterator<Item = usize>,
-        w: &[f64],
-    ) -> f64 {
+    /// Scores at `w` the truth of block `i`, every class its `c_i` uses and
+    /// the given classes (its kept corners); returns `<w, w_i>`. (A corner
+    /// whose weight fell to 0 may leave a rounding residue in `c_i` after
+    /// the cache evicted it.)
+    pub fn score_corners(&mut self, i: usize, kept: impl Iterator<Item = usize>, w: &[f64]) -> f64 {
         let t = self.rows.truth(i);
-        self.scores[t] = self.rows.row_dot(i, t, w);
-        for k in classes {
-            self.scores[k] = self.rows.row_dot(i, k, w);
+        let c = &self.coef[i * self.k..(i + 1) * self.k];
+        for (k, (&ck, s)) in c.iter().zip(self.scores.iter_mut()).enumerate() {
+            if ck != 0.0 || k == t {
+                *s = self.rows.row_dot(i, k, w);
+            }
+        }
+        for k in kept {
+            if c[k] == 0.0 && k != t {
+                self.scores[k] = self.rows.row_dot(i, k, w);
+            }
         }
         self.dot_scored(i)
     }
