@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use crate::error::{Error, Result};
 use crate::oracle::sparse::SparseVec;
 use crate::oracle::ClassRows;
 
@@ -40,6 +41,18 @@ impl ClassBlocks {
             scores: vec![0.0; k],
             dir: vec![0.0; k],
             dir_parked: vec![0.0; k],
+        }
+    }
+
+    /// The class an answer's label id names on block `i` (an error beyond
+    /// the `K` classes).
+    pub fn class_of(&self, i: usize, label: u64) -> Result<usize> {
+        match usize::try_from(label) {
+            Ok(class) if class < self.k => Ok(class),
+            _ => Err(Error::oracle(format!(
+                "max-oracle for example {i} answered label {label}, not one of the {} classes",
+                self.k
+            ))),
         }
     }
 
@@ -136,20 +149,26 @@ impl ClassBlocks {
         }
     }
 
-    /// `psi_i(y)` as a sparse vector of dimension `dim` (exports).
+    /// `psi_i(y)` as a sparse vector of dimension `dim` (exports), entry
+    /// for entry as the oracle writes it: `+r_i` in the truth's block, `-r_i`
+    /// in `y`'s, lower class first.
     pub fn corner_psi(&self, i: usize, y: usize, dim: usize) -> SparseVec {
-        let mut dense = vec![0.0; dim];
         let t = self.rows.truth(i);
-        if y != t {
-            self.rows.add_row(i, t, 1.0, &mut dense);
-            self.rows.add_row(i, y, -1.0, &mut dense);
-        }
         let mut psi = SparseVec::default();
-        for (j, &x) in dense.iter().enumerate() {
-            if x != 0.0 {
-                psi.idx.push(j as u32);
-                psi.val.push(x);
-            }
+        if y == t {
+            return psi;
+        }
+        let block = dim / self.k;
+        let (first, second) = if t < y {
+            ((t, 1.0), (y, -1.0))
+        } else {
+            ((y, -1.0), (t, 1.0))
+        };
+        for (class, sign) in [first, second] {
+            self.rows.row_entries(i, &mut |j, x| {
+                psi.idx.push((class * block + j) as u32);
+                psi.val.push(sign * x);
+            });
         }
         psi
     }

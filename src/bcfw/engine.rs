@@ -102,8 +102,8 @@ pub struct BcfwState {
     /// then exact passes add their corners to the working sets.
     working_set: Option<usize>,
     /// The blocks' iterates as class coefficients, for a class-factored
-    /// oracle under FW steps without corners kept, a box or mini-batches
-    /// (then `blocks[i].w` is unused); see [`ClassBlocks`].
+    /// oracle without a box or mini-batches (then `blocks[i].w` is unused
+    /// and kept corners hold no psi); see [`ClassBlocks`].
     classes: Option<ClassBlocks>,
 }
 
@@ -192,7 +192,6 @@ impl BcfwState {
         self.l = 0.0;
         for (i, (label, psi, loss)) in corners.into_iter().enumerate() {
             let truth = self.is_truth(i, label, loss, &psi);
-            // The atom first: it checks a class block's label.
             let atom = if truth || !self.keep_atoms {
                 None
             } else {
@@ -202,14 +201,7 @@ impl BcfwState {
             match &mut self.classes {
                 Some(cb) => {
                     // The corner's class is its label id (MaxOracle::class_rows).
-                    let class = label as usize;
-                    if !truth && class >= cb.k {
-                        return Err(Error::oracle(format!(
-                            "max-oracle for example {i} answered label {label}, not one of the \
-                             {} classes",
-                            cb.k
-                        )));
-                    }
+                    let class = cb.class_of(i, label)?;
                     cb.set_corner(i, class, if truth { 0.0 } else { scale });
                     cb.add_to(i, 1.0, &mut self.v);
                     b.w_norm2 = cb.norm2(i);
@@ -250,11 +242,7 @@ impl BcfwState {
             // The block gap moves by (1 - c)(l_i - lambda <w_i, w>) at a fixed
             // w: exact when every block keeps its w_i, an estimate otherwise.
             if b.gap_estimate.is_finite() {
-                let wi_dot = match &self.classes {
-                    Some(cb) => cb.dot(i, point!(self)),
-                    None => b.w.dot_dense(point!(self)),
-                };
-                let u = b.l - self.lambda * wi_dot;
+                let u = b.l - self.lambda * block_dot(self.classes.as_ref(), b, i, point!(self));
                 b.gap_estimate += (1.0 - c) * u;
                 self.estimate_sum += (1.0 - c) * u;
                 self.sampler.set_gap(i, b.gap_estimate);
@@ -462,12 +450,7 @@ impl BcfwState {
         self.begin_pass(settings);
         for _ in 0..self.n {
             let i = self.sampler.next(&mut self.rng);
-            let step = if self.classes.is_some() && !self.keep_atoms {
-                self.class_block_step(oracle, settings, i)
-            } else {
-                self.block_step(oracle, settings, i)
-            };
-            step.map_err(|e| {
+            self.block_step(oracle, settings, i).map_err(|e| {
                 e.context(format!(
                     "at BCFW pass {} (block step {})",
                     self.passes + 1,
@@ -488,10 +471,15 @@ impl BcfwState {
 
     /// `<w, w_i>` of block `i`.
     pub(super) fn block_dot(&self, i: usize, w: &[f64]) -> f64 {
-        match &self.classes {
-            Some(cb) => cb.dot(i, w),
-            None => self.blocks[i].w.dot_dense(w),
-        }
+        block_dot(self.classes.as_ref(), &self.blocks[i], i, w)
+    }
+}
+
+/// `<w, w_i>` of block `i`, `b`: from its class coefficients when kept.
+fn block_dot(classes: Option<&ClassBlocks>, b: &Block, i: usize, w: &[f64]) -> f64 {
+    match classes {
+        Some(cb) => cb.dot(i, w),
+        None => b.w.dot_dense(w),
     }
 }
 

@@ -103,6 +103,12 @@ impl Rows {
             }
         }
     }
+    /// `<w_k, (x_i, 1)>` for the class blocks `w`.
+    #[inline]
+    fn class_score(&self, w: &[f64], k: usize, i: usize) -> f64 {
+        let dp = self.d_ext();
+        self.score(&w[k * dp..(k + 1) * dp], i)
+    }
     /// `out[j K + k] = <w_k, (x_{first + j}, 1)>` for the `out.len() / K`
     /// examples from `first`: a dense block is one product of its rows with
     /// the class blocks ([`crate::linalg::row_dots`]); a sparse row is read
@@ -170,11 +176,20 @@ impl Rows {
     }
     /// Adds `sign * (x_i, 1)` at `base` to the corner, skipping zeros.
     fn add_row(&self, out: &mut Corner, i: usize, base: usize, sign: f64) -> Result<()> {
+        self.try_for_each_entry(i, |j, v| out.add(base + j, sign * v))
+    }
+    /// Calls `f(j, value)` for the non-zero entries of `(x_i, 1)` in
+    /// increasing `j`, stopping at the first error.
+    fn try_for_each_entry(
+        &self,
+        i: usize,
+        mut f: impl FnMut(usize, f64) -> Result<()>,
+    ) -> Result<()> {
         match self {
             Rows::Dense(x) => {
                 for (j, &v) in x.row(i).iter().enumerate() {
                     if v != 0.0 {
-                        out.add(base + j, sign * f64::from(v))?;
+                        f(j, f64::from(v))?;
                     }
                 }
             }
@@ -182,13 +197,13 @@ impl Rows {
                 let (idx, val) = rows.row(i);
                 for (&j, &v) in idx.iter().zip(val) {
                     if v != 0.0 {
-                        out.add(base + j as usize, sign * f64::from(v))?;
+                        f(j as usize, f64::from(v))?;
                     }
                 }
             }
         }
         if self.bias() {
-            out.add(base + self.d(), sign)?;
+            f(self.d(), 1.0)?;
         }
         Ok(())
     }
@@ -336,8 +351,7 @@ impl Multiclass {
     /// `<w_k, (x_i, 1)>`: the score of class `k` for example `i`.
     #[inline]
     fn class_score(&self, w: &[f64], k: usize, i: usize) -> f64 {
-        let dp = self.x.d_ext();
-        self.x.score(&w[k * dp..(k + 1) * dp], i)
+        self.x.class_score(w, k, i)
     }
 
     /// A NaN score would silently lose every comparison: fail instead.
@@ -491,11 +505,17 @@ impl ClassRows for ClassView {
         self.norms[i]
     }
     fn row_dot(&self, i: usize, k: usize, w: &[f64]) -> f64 {
-        let dp = self.x.d_ext();
-        self.x.score(&w[k * dp..(k + 1) * dp], i)
+        self.x.class_score(w, k, i)
     }
     fn add_row(&self, i: usize, k: usize, a: f64, v: &mut [f64]) {
         self.x.add_row_to(v, i, k * self.x.d_ext(), a);
+    }
+    fn row_entries(&self, i: usize, f: &mut dyn FnMut(usize, f64)) {
+        // Infallible: `f` returns nothing.
+        let _ = self.x.try_for_each_entry(i, |j, v| {
+            f(j, v);
+            Ok(())
+        });
     }
 }
 

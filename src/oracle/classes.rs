@@ -23,6 +23,9 @@ pub trait ClassRows: Send + Sync {
     fn row_dot(&self, i: usize, k: usize, w: &[f64]) -> f64;
     /// `v_k += a r_i`.
     fn add_row(&self, i: usize, k: usize, a: f64, v: &mut [f64]);
+    /// Calls `f(j, r_ij)` for the non-zero entries of `r_i` in increasing
+    /// `j` (an offset in a class block): what a corner holds, for exports.
+    fn row_entries(&self, i: usize, f: &mut dyn FnMut(usize, f64));
 }
 
 /// The answer of [`super::MaxOracle::class_answer`]: the class `y^` of the

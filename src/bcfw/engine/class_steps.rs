@@ -1,89 +1,19 @@
 //! BCFW's block step on class-factored blocks ([`super::super::classes`]).
 
 use super::super::blocks::Atom;
-use super::line::FwLine;
 use super::steps::{track_truth, update_weights, CornerRef, StepKind};
 use super::{BcfwState, Error, Result};
 use crate::oracle::pass::check_not_below_truth;
 use crate::oracle::sparse::SparseVec;
 use crate::oracle::MaxOracle;
-use crate::vocab::Settings;
 
-impl BcfwState {
-    /// A block step on class-factored blocks ([`super::super::classes`]):
-    /// the oracle gives the class scores `s_k = <w_k, r_i>` and its class
-    /// `y^`; with `psi = r_i ⊗ (e_t - e_y^)` and `w_i = r_i ⊗ c_i`,
-    /// `<w, w_i> = sum_k c_k s_k`, `<w, psi> = s_t - s_y^`,
-    /// `<psi, w_i> = ||r_i||^2 (c_t - c_y^)` and `||psi||^2 = 2 ||r_i||^2`,
-    /// so the FW step is the one of [`Self::fw_candidate`] and moves `v`
-    /// only in the classes whose coefficient changes.
-    pub(super) fn class_block_step(
-        &mut self,
-        oracle: &dyn MaxOracle,
-        settings: &Settings,
-        i: usize,
-    ) -> Result<()> {
-        if self.classes.is_none() {
-            return self.block_step(oracle, settings, i);
-        }
-        let (y, loss) = self.class_answer(oracle, i)?;
-        self.steps += 1;
-        let n = self.n as f64;
-        let lambda = self.lambda;
-        let scale = 1.0 / (lambda * n);
-        let cb = self.classes.as_ref().expect("class blocks");
-        let t = cb.rows.truth(i);
-        let c = cb.coef(i);
-        let w_dot_wi = cb.dot_scored(i);
-        let r2 = cb.rows.row_norm2(i);
-        let truth = y == t;
-        // H_i(w) = L - <w, psi>; 0 for the ground truth.
-        let w_dot_psi = cb.psi_dot_w(i, y);
-        let h = loss - w_dot_psi;
-        let b = &self.blocks[i];
-        let line = FwLine {
-            dl: loss / n - b.l,
-            scaled_w_dot_psi: scale * w_dot_psi,
-            w_dot_wi,
-            scaled_psi_norm2: if truth { 0.0 } else { 2.0 * scale * scale * r2 },
-            scaled_psi_dot_wi: if truth {
-                0.0
-            } else {
-                scale * r2 * (c[t] - c[y])
-            },
-            w_norm2: b.w_norm2,
-        };
-        let g = lambda * w_dot_wi - b.l + h / n;
-        self.set_estimate(i, g);
-        let fixed = (!settings.line_search).then(|| 2.0 * n / (self.steps as f64 - 1.0 + 2.0 * n));
-        let (gamma, _) = line.step(lambda, fixed);
-        if gamma > 0.0 {
-            let cb = self.classes.as_mut().expect("class-factored blocks");
-            let corner = (!truth).then_some((t, y));
-            cb.step_towards(i, gamma, corner, scale, &mut self.v);
-            let b = &mut self.blocks[i];
-            b.w_norm2 = cb.norm2(i);
-            b.l += gamma * line.dl;
-            self.l += gamma * line.dl;
-            track_truth(
-                b,
-                gamma,
-                if truth {
-                    CornerRef::Truth
-                } else {
-                    CornerRef::Fresh
-                },
-            );
-        }
-        self.average_step();
-        Ok(())
-    }
-}
-
-/// The corner steps of class-factored blocks with corners kept (pairwise and
-/// away steps, the cache, multi-plane): a corner is its class, a direction
-/// is `r_i ⊗ dir`, and every dot product comes from the scores of the
-/// block's truth and kept classes, taken once per step.
+/// The steps of class-factored blocks: with `w_i = r_i ⊗ c_i` and a corner
+/// `psi = r_i ⊗ (e_t - e_y)` (its class `y` alone), `<w, w_i> = sum_k c_k
+/// s_k` for the class scores `s_k = <w_k, r_i>`, `<w, psi> = s_t - s_y`,
+/// `<psi, w_i> = ||r_i||^2 (c_t - c_y)` and `||psi||^2 = 2 ||r_i||^2`; a
+/// direction is `r_i ⊗ dir`. The scores come from the oracle's answer (all
+/// K), else from scoring the block's truth and used and kept classes once
+/// per step; a step moves `v` only in the classes whose coefficient changes.
 impl BcfwState {
     /// `<w, w_i>` at the start of a step on block `i`; with class blocks,
     /// also the scores of its truth and kept classes.
@@ -93,6 +23,15 @@ impl BcfwState {
                 let kept = self.blocks[i].atoms.iter().map(|a| a.label as usize);
                 cb.score_corners(i, kept, point!(self))
             }
+            None => self.blocks[i].w.dot_dense(point!(self)),
+        }
+    }
+
+    /// `<w, w_i>` after the oracle answered block `i` (its scores, on class
+    /// blocks).
+    pub(super) fn answered_dot(&self, i: usize) -> f64 {
+        match &self.classes {
+            Some(cb) => cb.dot_scored(i),
             None => self.blocks[i].w.dot_dense(point!(self)),
         }
     }
@@ -126,8 +65,8 @@ impl BcfwState {
         }
     }
 
-    /// The oracle call of a step on class blocks with corners kept: the
-    /// answer's class becomes a kept corner (or is the truth).
+    /// The oracle call of a step on class blocks: the answer's class
+    /// becomes the fresh corner, a kept corner or the truth.
     pub(super) fn call_class_oracle(
         &mut self,
         oracle: &dyn MaxOracle,
@@ -157,13 +96,7 @@ impl BcfwState {
         };
         let answer = answer?;
         self.oracle_calls += 1;
-        let y = answer.class;
-        if y >= cb.k {
-            return Err(Error::oracle(format!(
-                "max-oracle for example {i} answered class {y} of {} classes",
-                cb.k
-            )));
-        }
+        let y = cb.class_of(i, answer.class as u64)?;
         let loss = if y == cb.rows.truth(i) {
             0.0
         } else {
@@ -198,7 +131,7 @@ impl BcfwState {
         )
     }
 
-    /// The FW step on class blocks with corners kept.
+    /// [`Self::apply_fw`] on class blocks.
     pub(super) fn class_apply_fw(&mut self, i: usize, gamma: f64, dl: f64, s: CornerRef) {
         let scale = 1.0 / (self.lambda * self.n as f64);
         let corner = self.corner_class(i, s);
@@ -209,7 +142,11 @@ impl BcfwState {
         b.w_norm2 = cb.norm2(i);
         b.l += gamma * dl;
         self.l += gamma * dl;
-        update_weights(b, StepKind::FrankWolfe, gamma, s, CornerRef::Truth);
+        if self.keep_atoms {
+            update_weights(b, StepKind::FrankWolfe, gamma, s, CornerRef::Truth);
+        } else {
+            track_truth(b, gamma, s);
+        }
     }
 
     /// [`Self::direction_to`] on class blocks: `dir` of `r_i ⊗ dir`.
@@ -333,12 +270,7 @@ impl BcfwState {
     ) -> Result<Atom> {
         let (psi, psi_norm2) = match &self.classes {
             Some(cb) => {
-                if label as usize >= cb.k {
-                    return Err(Error::oracle(format!(
-                        "max-oracle for example {i} answered label {label}, not one of the {} classes",
-                        cb.k
-                    )));
-                }
+                cb.class_of(i, label)?;
                 (SparseVec::default(), 2.0 * cb.rows.row_norm2(i))
             }
             None => {

@@ -1,6 +1,6 @@
-//! The exact line searches of BCFW's steps: along a direction in
-//! `self.dir` (under a box, by bisection on the slope), and the FW step
-//! without a box from its scalars.
+//! The exact line search of BCFW's steps along the direction in
+//! `self.dir` (under a box, by bisection on the slope), and the decrease of
+//! the dual objective a step gives.
 
 use super::BcfwState;
 
@@ -73,40 +73,5 @@ impl BcfwState {
             };
         }
         lambda * dh + gamma * dl
-    }
-}
-
-/// The FW step without a box along `w_s - w_i`, from its scalars
-/// (`psi` the corner's, `scale = 1/(lambda n)`).
-pub(super) struct FwLine {
-    /// The change of `l` per unit step, `L(s)/n - l_i`.
-    pub dl: f64,
-    /// `scale <w, psi>`.
-    pub scaled_w_dot_psi: f64,
-    /// `<w, w_i>`.
-    pub w_dot_wi: f64,
-    /// `scale^2 ||psi||^2`.
-    pub scaled_psi_norm2: f64,
-    /// `scale <psi, w_i>`.
-    pub scaled_psi_dot_wi: f64,
-    /// `||w_i||^2`.
-    pub w_norm2: f64,
-}
-
-impl FwLine {
-    /// The step (`fixed`, or the exact line search on `[0, 1]`) and the
-    /// decrease of the dual objective it gives.
-    pub fn step(&self, lambda: f64, fixed: Option<f64>) -> (f64, f64) {
-        // -phi'(0): the block gap.
-        let g = self.dl - lambda * (self.scaled_w_dot_psi - self.w_dot_wi);
-        let curvature =
-            (self.scaled_psi_norm2 - 2.0 * self.scaled_psi_dot_wi + self.w_norm2).max(0.0);
-        let gamma = match fixed {
-            Some(gamma) => gamma,
-            None if g <= 0.0 => 0.0,
-            None if curvature > 0.0 => (g / (lambda * curvature)).min(1.0),
-            None => 1.0,
-        };
-        (gamma, gamma * g - 0.5 * lambda * gamma * gamma * curvature)
     }
 }

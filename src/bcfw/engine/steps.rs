@@ -4,7 +4,6 @@
 
 use super::super::blocks::{Atom, Block};
 use super::super::sparse::BlockVec;
-use super::line::FwLine;
 use super::{BcfwState, Error, Result};
 use crate::oracle::adapters::call_max_oracle;
 use crate::oracle::pass::check_not_below_truth;
@@ -39,14 +38,17 @@ impl BcfwState {
         self.steps += 1;
         let n = self.n as f64;
         let lambda = self.lambda;
-        let w_dot_wi = self.step_dot(i);
-        let base = lambda * w_dot_wi - self.blocks[i].l;
+        let check_cache = settings.use_cache && self.blocks[i].gap_estimate.is_finite();
+        // <w, w_i> before the cache's test, which needs it; else after the
+        // oracle's answer, whose scores give it on class blocks.
+        let before = check_cache.then(|| self.step_dot(i));
 
-        // The FW corner: the cache's best corner on a hit, else the oracle's.
+        // The FW corner and H_i(w) there: the cache's best corner on a hit,
+        // else the oracle's.
         let mut fw = None;
-        if settings.use_cache && self.blocks[i].gap_estimate.is_finite() {
+        if let Some(w_dot_wi) = before {
             let (c, h) = self.best_cached(i);
-            let g = base + h / n;
+            let g = lambda * w_dot_wi - self.blocks[i].l + h / n;
             let global = if self.last_exact_gap.is_finite() {
                 self.last_exact_gap
             } else {
@@ -56,16 +58,18 @@ impl BcfwState {
                 .max(settings.cache_nu * global / n);
             if g >= need && g > 0.0 {
                 self.cache_hits += 1;
-                fw = Some((c, g));
+                fw = Some((c, h));
             }
         }
-        let (s, g) = match fw {
+        let (s, h) = match fw {
             Some(hit) => hit,
-            None => {
-                let (s, h) = self.call_oracle(oracle, i)?;
-                (s, base + h / n)
-            }
+            None => self.call_oracle(oracle, i)?,
         };
+        let w_dot_wi = match before {
+            Some(w_dot_wi) => w_dot_wi,
+            None => self.answered_dot(i),
+        };
+        let g = lambda * w_dot_wi - self.blocks[i].l + h / n;
         if let CornerRef::Atom(k) = s {
             let a = &mut self.blocks[i].atoms[k];
             a.last_used = self.steps;
@@ -427,16 +431,18 @@ impl BcfwState {
             let wp = scale * psi.dot_dense(&self.v);
             (loss, wp, scale * scale * psi_norm2, b.w.dot_sparse(psi))
         };
-        let line = FwLine {
-            dl: loss / n - b.l,
-            scaled_w_dot_psi,
-            w_dot_wi,
-            scaled_psi_norm2,
-            scaled_psi_dot_wi: scale * psi_dot_wi,
-            w_norm2: b.w_norm2,
+        let dl = loss / n - b.l;
+        // -phi'(0): the block gap.
+        let g = dl - lambda * (scaled_w_dot_psi - w_dot_wi);
+        let curvature = (scaled_psi_norm2 - 2.0 * scale * psi_dot_wi + b.w_norm2).max(0.0);
+        let gamma = match fixed {
+            Some(gamma) => gamma,
+            None if g <= 0.0 => 0.0,
+            None if curvature > 0.0 => (g / (lambda * curvature)).min(1.0),
+            None => 1.0,
         };
-        let (gamma, gain) = line.step(lambda, fixed);
-        (line.dl, gamma, gain, psi_dot_wi)
+        let gain = gamma * g - 0.5 * lambda * gamma * gamma * curvature;
+        (dl, gamma, gain, psi_dot_wi)
     }
 
     /// The FW step without a box: `w_i <- (1 - gamma) w_i + gamma w_s`,
