@@ -75,7 +75,7 @@ pub mod vocab;
 
 pub use bcfw::{BcfwStats, BlockDual, Bounds, Breakpoint, CornerDual};
 pub use error::{Error, ErrorKind, Result};
-pub use oracle::{PassItem, SparseVec};
+pub use oracle::{CornerScratch, PassItem, SparseVec};
 
 pub use oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk, Problem};
 pub use solver::Solver;

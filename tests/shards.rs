@@ -184,7 +184,7 @@ impl MaxOracle for PassAtOnce {
     fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<bmrm::Result<Vec<PassItem>>> {
         self.passes.fetch_add(1, Ordering::SeqCst);
         let mut corner = Corner::new(self.dim());
-        let mut scratch = Vec::new();
+        let mut scratch = bmrm::CornerScratch::default();
         let mut items = vec![];
         for i in 0..self.num_examples() {
             corner.clear();

@@ -17,7 +17,7 @@ use super::sparse::BlockVec;
 use super::BcfwStats;
 use crate::error::{Error, Result};
 use crate::oracle::pass::{on_oracle_thread, oracle_pass, PassItem};
-use crate::oracle::sparse::SparseVec;
+use crate::oracle::sparse::{CornerScratch, SparseVec};
 use crate::oracle::{Corner, MaxOracle};
 use crate::vocab::{Iteration, Settings, StepType};
 
@@ -85,7 +85,7 @@ pub struct BcfwState {
     pub(crate) returned_w: Option<Vec<f64>>,
     // Scratch, reused so block steps do not allocate.
     corner: Corner,
-    pairs: Vec<(u32, f64)>,
+    corner_sums: CornerScratch,
     dir: SparseVec,
     dir_parked: SparseVec,
     /// psi of the oracle's last answer when atoms are not kept.
@@ -160,7 +160,7 @@ impl BcfwState {
             approx_passes: 0,
             returned_w: None,
             corner: Corner::new(dim),
-            pairs: Vec::new(),
+            corner_sums: CornerScratch::default(),
             dir: SparseVec::default(),
             dir_parked: SparseVec::default(),
             fresh_psi: SparseVec::default(),

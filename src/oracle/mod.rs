@@ -22,7 +22,7 @@ pub use adapters::{ExampleParts, SinglePart};
 pub use classes::{ClassAnswer, ClassRows};
 pub use corner::Corner;
 pub use pass::PassItem;
-pub use sparse::SparseVec;
+pub use sparse::{CornerScratch, SparseVec};
 
 use crate::error::Result;
 

@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use super::adapters::{call_max_oracle_block, ORACLE_BLOCK};
-use super::sparse::SparseVec;
+use super::sparse::{CornerScratch, SparseVec};
 use super::{Corner, MaxOracle};
 use crate::error::{Error, Result};
 
@@ -67,41 +67,40 @@ pub fn local_pass(
     let n = oracle.num_examples();
     let dim = oracle.dim();
     // One block of examples, asked at once, answered in example order.
-    let block =
-        |state: &mut (Vec<Corner>, Vec<(u32, f64)>), first: usize| -> Result<Vec<PassItem>> {
-            let (corners, scratch) = state;
-            let len = ORACLE_BLOCK.min(n - first);
-            corners.resize(len, Corner::new(dim));
-            let corners = &mut corners[..len];
-            call_max_oracle_block(oracle, first, offset + first, w, corners)?;
-            let mut items = Vec::with_capacity(len);
-            for (j, corner) in corners.iter().enumerate() {
-                let dot = corner.dot(w);
-                let hinge = corner.loss() - dot;
-                check_not_below_truth(
-                    hinge,
-                    corner.loss(),
-                    dot,
-                    corner.label(),
-                    offset + first + j,
-                )?;
-                items.push(PassItem {
-                    hinge,
-                    loss: corner.loss(),
-                    label: corner.label(),
-                    psi: keep_psi.then(|| SparseVec::from_corner(corner, scratch)),
-                });
-            }
-            Ok(items)
-        };
+    let block = |state: &mut (Vec<Corner>, CornerScratch), first: usize| -> Result<Vec<PassItem>> {
+        let (corners, scratch) = state;
+        let len = ORACLE_BLOCK.min(n - first);
+        corners.resize(len, Corner::new(dim));
+        let corners = &mut corners[..len];
+        call_max_oracle_block(oracle, first, offset + first, w, corners)?;
+        let mut items = Vec::with_capacity(len);
+        for (j, corner) in corners.iter().enumerate() {
+            let dot = corner.dot(w);
+            let hinge = corner.loss() - dot;
+            check_not_below_truth(
+                hinge,
+                corner.loss(),
+                dot,
+                corner.label(),
+                offset + first + j,
+            )?;
+            items.push(PassItem {
+                hinge,
+                loss: corner.loss(),
+                label: corner.label(),
+                psi: keep_psi.then(|| SparseVec::from_corner(corner, scratch)),
+            });
+        }
+        Ok(items)
+    };
     let firsts: Vec<usize> = (0..n).step_by(ORACLE_BLOCK).collect();
     let blocks: Vec<Result<Vec<PassItem>>> = if oracle.thread_safe() {
         firsts
             .into_par_iter()
-            .map_init(|| (Vec::new(), Vec::new()), block)
+            .map_init(|| (Vec::new(), CornerScratch::default()), block)
             .collect()
     } else {
-        let mut state = (Vec::new(), Vec::new());
+        let mut state = (Vec::new(), CornerScratch::default());
         firsts.into_iter().map(|f| block(&mut state, f)).collect()
     };
     let mut items = Vec::with_capacity(n);

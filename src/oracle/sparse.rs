@@ -25,7 +25,7 @@ impl SparseVec {
 
     /// The corner's psi (sparse entries and dense part added up), in
     /// coordinate order, exact zeros dropped. `scratch` is reused.
-    pub fn from_corner(c: &Corner, scratch: &mut Vec<(u32, f64)>) -> SparseVec {
+    pub fn from_corner(c: &Corner, scratch: &mut CornerScratch) -> SparseVec {
         let mut out = SparseVec::default();
         out.set_from_corner(c, scratch);
         out
@@ -33,36 +33,26 @@ impl SparseVec {
 
     /// [`SparseVec::from_corner`] into `self`, reusing its buffers (no
     /// allocation once they are large enough: the block steps' hot path).
-    pub fn set_from_corner(&mut self, c: &Corner, scratch: &mut Vec<(u32, f64)>) {
-        scratch.clear();
+    ///
+    /// The entries are added up in a dense accumulator, in the order the
+    /// oracle gave them (the dense part first), and read back in
+    /// coordinate order through two levels of bit marks: linear in the
+    /// entries, with no sort.
+    pub fn set_from_corner(&mut self, c: &Corner, scratch: &mut CornerScratch) {
+        scratch.fit(c.dim());
         if let Some(d) = c.dense() {
-            scratch.extend(
-                d.iter()
-                    .enumerate()
-                    .filter(|(_, &v)| v != 0.0)
-                    .map(|(j, &v)| (j as u32, v)),
-            );
+            for (j, &v) in d.iter().enumerate() {
+                if v != 0.0 {
+                    scratch.add(j, v);
+                }
+            }
         }
-        scratch.extend(c.sparse_entries().map(|(j, v)| (j as u32, v)));
-        // A stable sort: repeated indices add up in the order the oracle
-        // gave them, and the sorted runs oracles write (a row per class, a
-        // feature block per position) are merged in linear time.
-        scratch.sort_by_key(|e| e.0);
+        for (j, v) in c.sparse_entries() {
+            scratch.add(j, v);
+        }
         self.idx.clear();
         self.val.clear();
-        let mut k = 0;
-        while k < scratch.len() {
-            let j = scratch[k].0;
-            let mut v = 0.0;
-            while k < scratch.len() && scratch[k].0 == j {
-                v += scratch[k].1;
-                k += 1;
-            }
-            if v != 0.0 {
-                self.idx.push(j);
-                self.val.push(v);
-            }
-        }
+        scratch.drain_into(self);
     }
 
     /// `<self, w>` for a dense `w`.
@@ -98,6 +88,57 @@ impl SparseVec {
             sum += d * d;
         }
         sum
+    }
+}
+
+/// The reused buffers of [`SparseVec::set_from_corner`]: a dense
+/// accumulator of the corner's dimension (zero outside a conversion), a bit
+/// per coordinate touched and a bit per 64-coordinate word touched, so that
+/// reading back costs the touched words plus `dim / 4096`, not `dim`.
+/// Allocated on first use.
+#[derive(Debug, Clone, Default)]
+pub struct CornerScratch {
+    sums: Vec<f64>,
+    touched: Vec<u64>,
+    touched_words: Vec<u64>,
+}
+
+impl CornerScratch {
+    fn fit(&mut self, dim: usize) {
+        if self.sums.len() < dim {
+            self.sums.resize(dim, 0.0);
+            self.touched.resize(dim.div_ceil(64), 0);
+            self.touched_words.resize(dim.div_ceil(64 * 64), 0);
+        }
+    }
+
+    fn add(&mut self, j: usize, v: f64) {
+        self.sums[j] += v;
+        let word = j / 64;
+        self.touched_words[word / 64] |= 1 << (word % 64);
+        self.touched[word] |= 1 << (j % 64);
+    }
+
+    /// Appends the non-zero sums in coordinate order and resets every
+    /// touched entry to zero.
+    fn drain_into(&mut self, out: &mut SparseVec) {
+        for g in 0..self.touched_words.len() {
+            let mut words = std::mem::take(&mut self.touched_words[g]);
+            while words != 0 {
+                let word = g * 64 + words.trailing_zeros() as usize;
+                words &= words - 1;
+                let mut bits = std::mem::take(&mut self.touched[word]);
+                while bits != 0 {
+                    let j = word * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let v = std::mem::take(&mut self.sums[j]);
+                    if v != 0.0 {
+                        out.idx.push(j as u32);
+                        out.val.push(v);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -155,7 +196,46 @@ mod tests {
         c.add(4, -1.0).unwrap();
         c.dense_mut()[1] = 0.5;
         c.dense_mut()[5] = -2.0;
-        let s = SparseVec::from_corner(&c, &mut Vec::new());
+        let s = SparseVec::from_corner(&c, &mut CornerScratch::default());
         assert_eq!(s, sv(&[(1, 2.5), (5, -2.0)]));
+    }
+
+    #[test]
+    fn reused_scratch_sums_repeats_in_order_across_dimensions() {
+        // Sums in the oracle's order, compared with an ordered map; the
+        // scratch is reused for a larger and then a smaller corner, and
+        // must come back clean from each.
+        let mut scratch = CornerScratch::default();
+        let mut seed = 12345u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        for dim in [70, 300_000, 5_000] {
+            let mut c = Corner::new(dim);
+            let mut want = std::collections::BTreeMap::new();
+            for k in 0..2_000 {
+                let j = (next() as usize) % dim;
+                // Some exact cancellations, some repeats, some -0.0.
+                let v = match k % 4 {
+                    0 => -0.0,
+                    1 => (next() % 7) as f64 - 3.0,
+                    _ => (next() as f64) / 1e9 - 2.0,
+                };
+                c.add(j, v).unwrap();
+                *want.entry(j as u32).or_insert(0.0) += v;
+            }
+            let got = SparseVec::from_corner(&c, &mut scratch);
+            let want: Vec<(u32, f64)> = want.into_iter().filter(|e| e.1 != 0.0).collect();
+            assert_eq!(got, sv(&want), "dim {dim}");
+            assert!(scratch.sums.iter().all(|&x| x == 0.0));
+            assert!(scratch
+                .touched
+                .iter()
+                .chain(&scratch.touched_words)
+                .all(|&b| b == 0));
+        }
     }
 }

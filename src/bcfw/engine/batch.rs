@@ -14,7 +14,7 @@ use super::steps::CornerRef;
 use super::{BcfwState, ExactPass, Result};
 use crate::oracle::adapters::call_max_oracle;
 use crate::oracle::pass::{check_not_below_truth, on_oracle_thread, PassItem};
-use crate::oracle::sparse::SparseVec;
+use crate::oracle::sparse::{CornerScratch, SparseVec};
 use crate::oracle::{Corner, MaxOracle};
 use crate::vocab::Settings;
 
@@ -103,7 +103,7 @@ impl BcfwState {
     ) -> Result<Vec<PassItem>> {
         let w = self.w();
         let dim = self.dim;
-        let one = |state: &mut (Corner, Vec<(u32, f64)>), i: usize| -> Result<PassItem> {
+        let one = |state: &mut (Corner, CornerScratch), i: usize| -> Result<PassItem> {
             let (corner, scratch) = state;
             call_max_oracle(oracle, i, w, corner)?;
             let dot = corner.dot(w);
@@ -120,10 +120,13 @@ impl BcfwState {
             if oracle.thread_safe() {
                 blocks
                     .par_iter()
-                    .map_init(|| (Corner::new(dim), Vec::new()), |s, &i| one(s, i))
+                    .map_init(
+                        || (Corner::new(dim), CornerScratch::default()),
+                        |s, &i| one(s, i),
+                    )
                     .collect()
             } else {
-                let mut state = (Corner::new(dim), Vec::new());
+                let mut state = (Corner::new(dim), CornerScratch::default());
                 blocks.iter().map(|&i| one(&mut state, i)).collect()
             }
         });

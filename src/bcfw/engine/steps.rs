@@ -271,7 +271,7 @@ impl BcfwState {
         check_not_below_truth(h, self.corner.loss(), dot, self.corner.label(), i)?;
         // Into the reused buffer: only a corner kept as a new atom allocates.
         self.fresh_psi
-            .set_from_corner(&self.corner, &mut self.pairs);
+            .set_from_corner(&self.corner, &mut self.corner_sums);
         let (label, loss) = (self.corner.label(), self.corner.loss());
         self.adopt_fresh(i, label, loss, h)
     }
