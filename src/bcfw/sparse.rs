@@ -5,7 +5,7 @@
 //! differences `psi_i(y)` touch a few hundred coordinates, and so do the
 //! block iterates built from them.
 
-use crate::oracle::sparse::{merge, SparseVec};
+use crate::oracle::sparse::{merge, merge_visiting, SparseVec};
 
 /// A dense block vector stored as `c * u`, so that scaling the whole block
 /// (every FW step scales `w_i` by `1 - gamma`) costs O(1).
@@ -142,6 +142,41 @@ impl BlockVec {
         }
     }
 
+    /// A FW step's update of the block and of the sum `v` of all blocks:
+    /// `v += b * x - gamma * self`, then `self <- (1 - gamma) * self + b * x`.
+    /// A sparse block does both in one walk over the two supports.
+    pub fn step_towards(
+        &mut self,
+        gamma: f64,
+        b: f64,
+        x: &SparseVec,
+        v: &mut [f64],
+        dim: usize,
+        merged: &mut SparseVec,
+    ) {
+        let keep = 1.0 - gamma;
+        match self {
+            BlockVec::Sparse(s) => {
+                // Per coordinate the same operations, in the same order, as
+                // `add_to` and the scatter of `x` followed by `combine`.
+                merged.idx.clear();
+                merged.val.clear();
+                merge_visiting(s, keep, x, b, merged, |j, of_self, value| {
+                    v[j] += if of_self { -gamma * value } else { b * value }
+                });
+                std::mem::swap(s, merged);
+                self.densify_if_full(dim);
+            }
+            BlockVec::Dense(_) => {
+                self.add_to(-gamma, v);
+                for (&j, &xj) in x.idx.iter().zip(&x.val) {
+                    v[j as usize] += b * xj;
+                }
+                self.combine(keep, b, x, dim, merged);
+            }
+        }
+    }
+
     /// `self <- a * self + b * x` for a sparse `x`; `merged` is scratch.
     /// Turns dense when the result fills a third of `dim` coordinates.
     pub fn combine(&mut self, a: f64, b: f64, x: &SparseVec, dim: usize, merged: &mut SparseVec) {
@@ -158,13 +193,20 @@ impl BlockVec {
                 merged.val.clear();
                 merge(s, a, x, b, merged);
                 std::mem::swap(s, merged);
-                if 3 * s.nnz() > dim {
-                    let mut u = vec![0.0; dim];
-                    for (&j, &v) in s.idx.iter().zip(&s.val) {
-                        u[j as usize] = v;
-                    }
-                    *self = BlockVec::Dense(Scaled { u, c: 1.0 });
+                self.densify_if_full(dim);
+            }
+        }
+    }
+
+    /// A sparse block that fills a third of `dim` coordinates turns dense.
+    fn densify_if_full(&mut self, dim: usize) {
+        if let BlockVec::Sparse(s) = self {
+            if 3 * s.nnz() > dim {
+                let mut u = vec![0.0; dim];
+                for (&j, &v) in s.idx.iter().zip(&s.val) {
+                    u[j as usize] = v;
                 }
+                *self = BlockVec::Dense(Scaled { u, c: 1.0 });
             }
         }
     }
@@ -174,6 +216,34 @@ impl BlockVec {
 mod tests {
     use super::*;
     use crate::oracle::sparse::sv;
+
+    #[test]
+    fn fw_step_in_one_walk_is_the_three_updates_bit_for_bit() {
+        let dim = 12;
+        let x = sv(&[(0, 0.3), (4, -1.7), (7, 2.9), (11, 1.0)]);
+        let (gamma, b) = (0.37, 0.37 * 0.013);
+        for start in [
+            BlockVec::Sparse(sv(&[(1, 2.0), (4, -1.1), (9, 0.7)])),
+            BlockVec::Dense(Scaled {
+                u: (0..dim).map(|j| j as f64 * 0.1 - 0.4).collect(),
+                c: 0.8,
+            }),
+        ] {
+            let v0: Vec<f64> = (0..dim).map(|j| 1.0 / (j as f64 + 1.0)).collect();
+            // The updates one after the other.
+            let (mut want, mut v_want) = (start.clone(), v0.clone());
+            want.add_to(-gamma, &mut v_want);
+            for (&j, &xj) in x.idx.iter().zip(&x.val) {
+                v_want[j as usize] += b * xj;
+            }
+            want.combine(1.0 - gamma, b, &x, dim, &mut SparseVec::default());
+            // In one walk.
+            let (mut got, mut v_got) = (start, v0);
+            got.step_towards(gamma, b, &x, &mut v_got, dim, &mut SparseVec::default());
+            assert_eq!(got, want);
+            assert_eq!(v_got, v_want);
+        }
+    }
 
     #[test]
     fn combine_matches_dense_arithmetic_and_turns_dense() {

@@ -144,17 +144,37 @@ impl CornerScratch {
 
 /// `out += a * p + b * q` (appended) for sorted sparse vectors, zeros dropped.
 pub fn merge(p: &SparseVec, a: f64, q: &SparseVec, b: f64, out: &mut SparseVec) {
+    merge_visiting(p, a, q, b, out, |_, _, _| {});
+}
+
+/// [`merge`] that also calls `visit(j, true, p_j)` and then
+/// `visit(j, false, q_j)` for the stored coordinates of `p` and of `q`, in
+/// coordinate order: a step that moves another vector by the same
+/// coordinates does it in this one walk.
+#[inline]
+pub fn merge_visiting(
+    p: &SparseVec,
+    a: f64,
+    q: &SparseVec,
+    b: f64,
+    out: &mut SparseVec,
+    mut visit: impl FnMut(usize, bool, f64),
+) {
     let (mut x, mut y) = (0, 0);
     while x < p.idx.len() || y < q.idx.len() {
         let (j, v) = if y >= q.idx.len() || (x < p.idx.len() && p.idx[x] < q.idx[y]) {
             x += 1;
+            visit(p.idx[x - 1] as usize, true, p.val[x - 1]);
             (p.idx[x - 1], a * p.val[x - 1])
         } else if x >= p.idx.len() || q.idx[y] < p.idx[x] {
             y += 1;
+            visit(q.idx[y - 1] as usize, false, q.val[y - 1]);
             (q.idx[y - 1], b * q.val[y - 1])
         } else {
             x += 1;
             y += 1;
+            visit(p.idx[x - 1] as usize, true, p.val[x - 1]);
+            visit(q.idx[y - 1] as usize, false, q.val[y - 1]);
             (p.idx[x - 1], a * p.val[x - 1] + b * q.val[y - 1])
         };
         if v != 0.0 {

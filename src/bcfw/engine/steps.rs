@@ -458,15 +458,18 @@ impl BcfwState {
             CornerRef::Atom(k) => (&b.atoms[k].psi, b.atoms[k].psi_norm2),
             CornerRef::Fresh => (&self.fresh_psi, self.fresh_norm2),
         };
-        b.w.add_to(-gamma, &mut self.v);
-        for (&j, &x) in psi.idx.iter().zip(&psi.val) {
-            self.v[j as usize] += gamma * scale * x;
-        }
         let keep = 1.0 - gamma;
         b.w_norm2 = keep * keep * b.w_norm2
             + 2.0 * gamma * keep * scale * psi_dot_wi
             + gamma * gamma * scale * scale * psi_norm2;
-        b.w.combine(keep, gamma * scale, psi, self.dim, &mut self.merged);
+        b.w.step_towards(
+            gamma,
+            gamma * scale,
+            psi,
+            &mut self.v,
+            self.dim,
+            &mut self.merged,
+        );
         b.l += gamma * dl;
         self.l += gamma * dl;
         if self.keep_atoms {
