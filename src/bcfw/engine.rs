@@ -49,6 +49,15 @@ pub struct ExactPass {
     pub gap: f64,
 }
 
+/// The dot products a block step needs of the oracle's fresh answer on a
+/// sparse block, gathered in the one pass over `w_i` that forms psi.
+#[derive(Clone, Copy)]
+struct FreshDots {
+    block: usize,
+    w_dot_wi: f64,
+    psi_dot_wi: f64,
+}
+
 /// Everything BCFW keeps between block steps and between runs.
 pub struct BcfwState {
     n: usize,
@@ -91,6 +100,9 @@ pub struct BcfwState {
     /// psi of the oracle's last answer when atoms are not kept.
     fresh_psi: SparseVec,
     fresh_norm2: f64,
+    /// `<w, w_i>` and `<psi, w_i>` of the fresh corner's block, gathered
+    /// while psi was dense (sparse blocks; cleared after the step).
+    fresh_dots: Option<FreshDots>,
     /// The loss of the fresh corner.
     fresh_loss: f64,
     /// The class of the fresh corner (class blocks).
@@ -165,6 +177,7 @@ impl BcfwState {
             dir_parked: SparseVec::default(),
             fresh_psi: SparseVec::default(),
             fresh_norm2: 0.0,
+            fresh_dots: None,
             fresh_loss: 0.0,
             fresh_class: 0,
             merged: SparseVec::default(),

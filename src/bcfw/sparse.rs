@@ -73,6 +73,23 @@ impl BlockVec {
         }
     }
 
+    /// `(<self, w>, <self, x>)` for a dense `w` and an `x` given dense, in
+    /// one gather along a sparse block's coordinates: the same sums, bit for
+    /// bit, as [`BlockVec::dot_dense`] and [`BlockVec::dot_sparse`] with `x`'s
+    /// non-zeros (a zero of `x` adds a zero). `None` for a dense block.
+    pub fn gathered_dots(&self, w: &[f64], x: &[f64]) -> Option<(f64, f64)> {
+        let BlockVec::Sparse(s) = self else {
+            return None;
+        };
+        // The starts of `Iterator::sum` and of the intersection walk.
+        let (mut with_w, mut with_x) = (-0.0, 0.0);
+        for (&j, &u) in s.idx.iter().zip(&s.val) {
+            with_w += u * w[j as usize];
+            with_x += u * x[j as usize];
+        }
+        Some((with_w, with_x))
+    }
+
     /// `<self, x>` for a sparse `x`.
     pub fn dot_sparse(&self, x: &SparseVec) -> f64 {
         match self {
@@ -216,6 +233,28 @@ impl BlockVec {
 mod tests {
     use super::*;
     use crate::oracle::sparse::sv;
+
+    #[test]
+    fn gathered_dots_are_the_two_dot_products_bit_for_bit() {
+        let dim = 10;
+        let block = BlockVec::Sparse(sv(&[(1, 0.3), (2, -1.25), (5, 7.1), (8, 1e-3)]));
+        let w: Vec<f64> = (0..dim).map(|j| (j as f64).sin()).collect();
+        // x shares coordinates 2 and 8 with the block, and has its own.
+        let x = sv(&[(0, 4.0), (2, 0.77), (6, -2.0), (8, -3.3)]);
+        let mut x_dense = vec![0.0; dim];
+        for (&j, &v) in x.idx.iter().zip(&x.val) {
+            x_dense[j as usize] = v;
+        }
+        let (with_w, with_x) = block.gathered_dots(&w, &x_dense).unwrap();
+        assert_eq!(with_w.to_bits(), block.dot_dense(&w).to_bits());
+        assert_eq!(with_x.to_bits(), block.dot_sparse(&x).to_bits());
+        assert_eq!(with_x, 0.77 * -1.25 + -3.3 * 1e-3);
+        let dense = BlockVec::Dense(Scaled {
+            u: w.clone(),
+            c: 1.0,
+        });
+        assert!(dense.gathered_dots(&w, &x_dense).is_none());
+    }
 
     #[test]
     fn fw_step_in_one_walk_is_the_three_updates_bit_for_bit() {

@@ -39,6 +39,18 @@ impl SparseVec {
     /// coordinate order through two levels of bit marks: linear in the
     /// entries, with no sort.
     pub fn set_from_corner(&mut self, c: &Corner, scratch: &mut CornerScratch) {
+        self.set_from_corner_with(c, scratch, |_| {});
+    }
+
+    /// [`SparseVec::set_from_corner`] that first shows `psi_dense`, psi as a
+    /// dense vector, so that dot products with psi can be gathered along
+    /// another vector's coordinates (no walk over both supports).
+    pub fn set_from_corner_with(
+        &mut self,
+        c: &Corner,
+        scratch: &mut CornerScratch,
+        psi_dense: impl FnOnce(&[f64]),
+    ) {
         scratch.fit(c.dim());
         if let Some(d) = c.dense() {
             for (j, &v) in d.iter().enumerate() {
@@ -50,6 +62,7 @@ impl SparseVec {
         for (j, v) in c.sparse_entries() {
             scratch.add(j, v);
         }
+        psi_dense(&scratch.sums[..c.dim()]);
         self.idx.clear();
         self.val.clear();
         scratch.drain_into(self);

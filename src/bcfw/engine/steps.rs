@@ -4,7 +4,7 @@
 
 use super::super::blocks::{Atom, Block};
 use super::super::sparse::BlockVec;
-use super::{BcfwState, Error, Result};
+use super::{BcfwState, Error, FreshDots, Result};
 use crate::oracle::adapters::call_max_oracle;
 use crate::oracle::pass::check_not_below_truth;
 use crate::oracle::sparse::{merge, SparseVec};
@@ -36,6 +36,7 @@ impl BcfwState {
         i: usize,
     ) -> Result<()> {
         self.steps += 1;
+        self.fresh_dots = None;
         let n = self.n as f64;
         let lambda = self.lambda;
         let check_cache = settings.use_cache && self.blocks[i].gap_estimate.is_finite();
@@ -65,9 +66,10 @@ impl BcfwState {
             Some(hit) => hit,
             None => self.call_oracle(oracle, i)?,
         };
-        let w_dot_wi = match before {
-            Some(w_dot_wi) => w_dot_wi,
-            None => self.answered_dot(i),
+        let w_dot_wi = match (before, self.fresh_dots) {
+            (Some(w_dot_wi), _) => w_dot_wi,
+            (None, Some(dots)) => dots.w_dot_wi,
+            (None, None) => self.answered_dot(i),
         };
         let g = lambda * w_dot_wi - self.blocks[i].l + h / n;
         if let CornerRef::Atom(k) = s {
@@ -78,6 +80,7 @@ impl BcfwState {
         self.set_estimate(i, g);
         let fixed = (!settings.line_search).then(|| 2.0 * n / (self.steps as f64 - 1.0 + 2.0 * n));
         self.step_towards(settings, i, s, w_dot_wi, fixed);
+        self.fresh_dots = None;
         Ok(())
     }
 
@@ -270,8 +273,17 @@ impl BcfwState {
         let h = self.corner.loss() - dot;
         check_not_below_truth(h, self.corner.loss(), dot, self.corner.label(), i)?;
         // Into the reused buffer: only a corner kept as a new atom allocates.
+        let (block, point) = (&self.blocks[i].w, point!(self));
+        let mut dots = None;
         self.fresh_psi
-            .set_from_corner(&self.corner, &mut self.corner_sums);
+            .set_from_corner_with(&self.corner, &mut self.corner_sums, |psi| {
+                dots = block.gathered_dots(point, psi);
+            });
+        self.fresh_dots = dots.map(|(w_dot_wi, psi_dot_wi)| FreshDots {
+            block: i,
+            w_dot_wi,
+            psi_dot_wi,
+        });
         let (label, loss) = (self.corner.label(), self.corner.loss());
         self.adopt_fresh(i, label, loss, h)
     }
@@ -429,7 +441,11 @@ impl BcfwState {
             self.class_fw_terms(i, s, scale)
         } else {
             let wp = scale * psi.dot_dense(&self.v);
-            (loss, wp, scale * scale * psi_norm2, b.w.dot_sparse(psi))
+            let psi_dot_wi = match (s, self.fresh_dots) {
+                (CornerRef::Fresh, Some(dots)) if dots.block == i => dots.psi_dot_wi,
+                _ => b.w.dot_sparse(psi),
+            };
+            (loss, wp, scale * scale * psi_norm2, psi_dot_wi)
         };
         let dl = loss / n - b.l;
         // -phi'(0): the block gap.
