@@ -154,11 +154,7 @@ impl Chain {
         match &self.features {
             ChainFeatures::Dense { values, d } => {
                 let base = label * self.de;
-                for (j, &v) in values[tok * d..(tok + 1) * d].iter().enumerate() {
-                    if v != 0.0 {
-                        out.add(base + j, sign * f64::from(v))?;
-                    }
-                }
+                out.add_row(base, &values[tok * d..(tok + 1) * d], sign)?;
                 if self.bias {
                     out.add(base + d, sign)?;
                 }
