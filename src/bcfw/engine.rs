@@ -56,6 +56,8 @@ struct FreshDots {
     block: usize,
     w_dot_wi: f64,
     psi_dot_wi: f64,
+    /// Every coordinate of psi is one of `w_i`'s.
+    psi_within: bool,
 }
 
 /// Everything BCFW keeps between block steps and between runs.

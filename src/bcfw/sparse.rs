@@ -73,21 +73,23 @@ impl BlockVec {
         }
     }
 
-    /// `(<self, w>, <self, x>)` for a dense `w` and an `x` given dense, in
+    /// `(<self, w>, <self, x>, k)` for a dense `w` and an `x` given dense, in
     /// one gather along a sparse block's coordinates: the same sums, bit for
     /// bit, as [`BlockVec::dot_dense`] and [`BlockVec::dot_sparse`] with `x`'s
-    /// non-zeros (a zero of `x` adds a zero). `None` for a dense block.
-    pub fn gathered_dots(&self, w: &[f64], x: &[f64]) -> Option<(f64, f64)> {
+    /// non-zeros (a zero of `x` adds a zero); `k` counts the block's
+    /// coordinates where `x` is not zero. `None` for a dense block.
+    pub fn gathered_dots(&self, w: &[f64], x: &[f64]) -> Option<(f64, f64, usize)> {
         let BlockVec::Sparse(s) = self else {
             return None;
         };
         // The starts of `Iterator::sum` and of the intersection walk.
-        let (mut with_w, mut with_x) = (-0.0, 0.0);
+        let (mut with_w, mut with_x, mut shared) = (-0.0, 0.0, 0);
         for (&j, &u) in s.idx.iter().zip(&s.val) {
             with_w += u * w[j as usize];
             with_x += u * x[j as usize];
+            shared += usize::from(x[j as usize] != 0.0);
         }
-        Some((with_w, with_x))
+        Some((with_w, with_x, shared))
     }
 
     /// `<self, x>` for a sparse `x`.
@@ -161,18 +163,54 @@ impl BlockVec {
 
     /// A FW step's update of the block and of the sum `v` of all blocks:
     /// `v += b * x - gamma * self`, then `self <- (1 - gamma) * self + b * x`.
-    /// A sparse block does both in one walk over the two supports.
+    /// A sparse block does both in one walk over the two supports, in place
+    /// when `x_within` says that every coordinate of `x` is one of the
+    /// block's (no coordinate to insert).
+    #[allow(clippy::too_many_arguments)]
     pub fn step_towards(
         &mut self,
         gamma: f64,
         b: f64,
         x: &SparseVec,
+        x_within: bool,
         v: &mut [f64],
         dim: usize,
         merged: &mut SparseVec,
     ) {
         let keep = 1.0 - gamma;
         match self {
+            BlockVec::Sparse(s) if x_within => {
+                // The block's walk with no branch on the coordinates: a
+                // coordinate that `x` lacks gets -0.0 added, which changes
+                // no value, so the results are those of the merge below.
+                let mut q = 0;
+                let mut zeros = false;
+                for (&j, u) in s.idx.iter().zip(s.val.iter_mut()) {
+                    let hit = x.idx.get(q) == Some(&j);
+                    let bx = if hit { b * x.val[q] } else { -0.0 };
+                    q += usize::from(hit);
+                    let j = j as usize;
+                    v[j] += -gamma * *u;
+                    v[j] += bx;
+                    *u = keep * *u + bx;
+                    zeros |= *u == 0.0;
+                }
+                debug_assert_eq!(q, x.nnz(), "x has a coordinate outside the block");
+                if zeros {
+                    // The merge drops exact zeros (all of them when gamma = 1).
+                    let mut k = 0;
+                    for r in 0..s.idx.len() {
+                        if s.val[r] != 0.0 {
+                            s.idx[k] = s.idx[r];
+                            s.val[k] = s.val[r];
+                            k += 1;
+                        }
+                    }
+                    s.idx.truncate(k);
+                    s.val.truncate(k);
+                }
+                self.densify_if_full(dim);
+            }
             BlockVec::Sparse(s) => {
                 // Per coordinate the same operations, in the same order, as
                 // `add_to` and the scatter of `x` followed by `combine`.
@@ -235,6 +273,56 @@ mod tests {
     use crate::oracle::sparse::sv;
 
     #[test]
+    fn fw_step_in_place_is_the_merge_bit_for_bit() {
+        // x's coordinates are all the block's: the in-place walk applies.
+        let dim = 20;
+        let block = BlockVec::Sparse(sv(&[(0, 1.5), (3, -0.2), (4, 2.0), (7, 0.9), (11, -3.0)]));
+        let x = sv(&[(0, 0.3), (4, -1.7), (11, 1.0)]);
+        // gamma = 1 zeroes the coordinates x lacks (dropped, as the merge
+        // drops them); b = 3 / 1.5 cancels coordinate 4 exactly as well.
+        for (gamma, b) in [(0.37, 0.37 * 0.013), (1.0, 0.5), (0.25, 1.5 * 0.75 / 1.7)] {
+            let v0: Vec<f64> = (0..dim).map(|j| 1.0 / (j as f64 + 1.0) - 0.3).collect();
+            let (mut want, mut v_want) = (block.clone(), v0.clone());
+            want.step_towards(
+                gamma,
+                b,
+                &x,
+                false,
+                &mut v_want,
+                dim,
+                &mut SparseVec::default(),
+            );
+            let (mut got, mut v_got) = (block.clone(), v0);
+            got.step_towards(
+                gamma,
+                b,
+                &x,
+                true,
+                &mut v_got,
+                dim,
+                &mut SparseVec::default(),
+            );
+            assert_eq!(got, want, "gamma {gamma}");
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&v_got), bits(&v_want), "gamma {gamma}");
+        }
+        let mut last = block.clone();
+        last.step_towards(
+            1.0,
+            0.5,
+            &x,
+            true,
+            &mut vec![0.0; dim],
+            dim,
+            &mut SparseVec::default(),
+        );
+        assert_eq!(
+            last,
+            BlockVec::Sparse(sv(&[(0, 0.15), (4, -0.85), (11, 0.5)]))
+        );
+    }
+
+    #[test]
     fn gathered_dots_are_the_two_dot_products_bit_for_bit() {
         let dim = 10;
         let block = BlockVec::Sparse(sv(&[(1, 0.3), (2, -1.25), (5, 7.1), (8, 1e-3)]));
@@ -245,7 +333,8 @@ mod tests {
         for (&j, &v) in x.idx.iter().zip(&x.val) {
             x_dense[j as usize] = v;
         }
-        let (with_w, with_x) = block.gathered_dots(&w, &x_dense).unwrap();
+        let (with_w, with_x, shared) = block.gathered_dots(&w, &x_dense).unwrap();
+        assert_eq!(shared, 2);
         assert_eq!(with_w.to_bits(), block.dot_dense(&w).to_bits());
         assert_eq!(with_x.to_bits(), block.dot_sparse(&x).to_bits());
         assert_eq!(with_x, 0.77 * -1.25 + -3.3 * 1e-3);
@@ -278,7 +367,15 @@ mod tests {
             want.combine(1.0 - gamma, b, &x, dim, &mut SparseVec::default());
             // In one walk.
             let (mut got, mut v_got) = (start, v0);
-            got.step_towards(gamma, b, &x, &mut v_got, dim, &mut SparseVec::default());
+            got.step_towards(
+                gamma,
+                b,
+                &x,
+                false,
+                &mut v_got,
+                dim,
+                &mut SparseVec::default(),
+            );
             assert_eq!(got, want);
             assert_eq!(v_got, v_want);
         }

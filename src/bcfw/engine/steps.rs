@@ -279,10 +279,11 @@ impl BcfwState {
             .set_from_corner_with(&self.corner, &mut self.corner_sums, |psi| {
                 dots = block.gathered_dots(point, psi);
             });
-        self.fresh_dots = dots.map(|(w_dot_wi, psi_dot_wi)| FreshDots {
+        self.fresh_dots = dots.map(|(w_dot_wi, psi_dot_wi, shared)| FreshDots {
             block: i,
             w_dot_wi,
             psi_dot_wi,
+            psi_within: shared == self.fresh_psi.nnz(),
         });
         let (label, loss) = (self.corner.label(), self.corner.loss());
         self.adopt_fresh(i, label, loss, h)
@@ -478,10 +479,19 @@ impl BcfwState {
         b.w_norm2 = keep * keep * b.w_norm2
             + 2.0 * gamma * keep * scale * psi_dot_wi
             + gamma * gamma * scale * scale * psi_norm2;
+        // The truth's psi is empty: within any block.
+        let within = match s {
+            CornerRef::Truth => true,
+            CornerRef::Fresh => self
+                .fresh_dots
+                .is_some_and(|d| d.block == i && d.psi_within),
+            CornerRef::Atom(_) => false,
+        };
         b.w.step_towards(
             gamma,
             gamma * scale,
             psi,
+            within,
             &mut self.v,
             self.dim,
             &mut self.merged,
