@@ -160,6 +160,29 @@ pub fn sub_scaled_diff(s: f64, a: &[f64], b: &[f64], y: &mut [f64]) {
     }
 }
 
+/// One step of the max-plus (Viterbi) recursion over `k = cur.len()`
+/// labels: `cur[y] = max_p prev[p] + trans[p k + y]` and `from[y]` the
+/// lowest maximising `p`. The comparisons are selects, so the lanes run over
+/// `y` without a branch; a maximum takes no rounding, so every clone gives
+/// the same bits.
+#[inline(always)]
+pub fn max_plus(prev: &[f64], trans: &[f64], cur: &mut [f64], from: &mut [u32]) {
+    let k = cur.len();
+    for ((c, f), &t) in cur.iter_mut().zip(from.iter_mut()).zip(&trans[..k]) {
+        *c = prev[0] + t;
+        *f = 0;
+    }
+    for (p, row) in trans.chunks_exact(k).enumerate().skip(1).take(k - 1) {
+        let sp = prev[p];
+        for ((c, f), &t) in cur.iter_mut().zip(from.iter_mut()).zip(row) {
+            let v = sp + t;
+            let better = v > *c;
+            *c = if better { v } else { *c };
+            *f = if better { p as u32 } else { *f };
+        }
+    }
+}
+
 /// Length of the blocks the product walks the rows in: a block of the
 /// right-hand rows (up to a few dozen rows of 2048 doubles) stays in L2
 /// while every left-hand row passes over it.

@@ -69,6 +69,9 @@ clones!(axpy_rows_k<A: Elem>(alpha: &[f64], rows: &[&[A]], y: &mut [f64]) -> () 
 clones!(sub_scaled_diff_k<>(s: f64, a: &[f64], b: &[f64], y: &mut [f64]) -> () {
     kernels::sub_scaled_diff(s, a, b, y)
 });
+clones!(max_plus_k<>(prev: &[f64], trans: &[f64], cur: &mut [f64], from: &mut [u32]) -> () {
+    kernels::max_plus(prev, trans, cur, from)
+});
 // Register tiles: 3 x 4 pairs of two zmm accumulators each on AVX-512
 // (24 of 32 registers), 1 x 3 pairs of four ymm on AVX2 (12 of 16).
 clones!(row_dots_k<A: Elem>(a: &[&[A]], b: &[&[f64]], n: usize, out: &mut [f64], store: &mut Vec<f64>) -> () {
@@ -84,6 +87,21 @@ thread_local! {
     /// examples would otherwise allocate and clear 60 KB (3 % of a
     /// Prox-P-BMRM run on Fashion-MNIST was that `memset`).
     static ROW_DOTS_STORE: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// One step of the max-plus (Viterbi) recursion over `k = cur.len()`
+/// labels, `prev` and `trans` (`k x k`, row `p` for predecessor `p`) given:
+/// `cur[y] = max_p prev[p] + trans[p k + y]`, `from[y]` the lowest maximising
+/// `p` (ties go to the lower label; a NaN candidate never wins).
+pub fn max_plus(prev: &[f64], trans: &[f64], cur: &mut [f64], from: &mut [u32]) {
+    max_plus_with(isa::selected(), prev, trans, cur, from)
+}
+
+/// [`max_plus`] with the given instruction set's clone.
+pub fn max_plus_with(isa: Isa, prev: &[f64], trans: &[f64], cur: &mut [f64], from: &mut [u32]) {
+    let k = cur.len();
+    assert!(k > 0 && prev.len() >= k && trans.len() >= k * k && from.len() >= k);
+    call!(isa, max_plus_k(prev, trans, cur, from))
 }
 
 /// `<x, y>` (the shorter length if they differ, which callers avoid).

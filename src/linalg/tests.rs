@@ -290,3 +290,52 @@ fn sub_scaled_diff_matches_the_plain_loop() {
             .all(|(x, y)| x.to_bits() == y.to_bits()));
     }
 }
+
+#[test]
+fn max_plus_is_the_plain_viterbi_step_on_every_isa() {
+    // The recursion as first written: predecessor 0, then strict
+    // improvements only (ties to the lowest label, NaN never wins).
+    fn reference(prev: &[f64], trans: &[f64], cur: &mut [f64], from: &mut [u32]) {
+        let k = cur.len();
+        for y in 0..k {
+            cur[y] = prev[0] + trans[y];
+            from[y] = 0;
+        }
+        for p in 1..k {
+            for y in 0..k {
+                let v = prev[p] + trans[p * k + y];
+                if v > cur[y] {
+                    cur[y] = v;
+                    from[y] = p as u32;
+                }
+            }
+        }
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for k in [1usize, 2, 3, 7, 8, 9, 16, 17, 26, 33] {
+        for round in 0..20 {
+            // Small integers make ties; some rounds hold a NaN or an infinity.
+            let mut draw = |_| f64::from(rng.gen_range(-3i32..4));
+            let mut prev: Vec<f64> = (0..k).map(&mut draw).collect();
+            let mut trans: Vec<f64> = (0..k * k).map(&mut draw).collect();
+            if round % 5 == 1 {
+                trans[(round * 7) % (k * k)] = f64::NAN;
+            }
+            if round % 5 == 2 {
+                prev[round % k] = f64::NEG_INFINITY;
+            }
+            if round % 5 == 3 {
+                prev[0] = f64::NAN;
+            }
+            let (mut want, mut want_from) = (vec![0.0; k], vec![0u32; k]);
+            reference(&prev, &trans, &mut want, &mut want_from);
+            for isa in Isa::available() {
+                let (mut got, mut got_from) = (vec![1.0; k], vec![9u32; k]);
+                max_plus_with(isa, &prev, &trans, &mut got, &mut got_from);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "{isa:?} k {k} round {round}");
+                assert_eq!(got_from, want_from, "{isa:?} k {k} round {round}");
+            }
+        }
+    }
+}

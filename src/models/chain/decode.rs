@@ -91,21 +91,7 @@ impl Chain {
             let b = &mut back[t * k..(t + 1) * k];
             // Predecessor 0 first, then a strict improvement only: the lowest
             // predecessor wins ties.
-            for y in 0..k {
-                cur[y] = prev[0] + trans[y];
-                b[y] = 0;
-            }
-            for p in 1..k {
-                let row = &trans[p * k..(p + 1) * k];
-                let sp = prev[p];
-                for y in 0..k {
-                    let v = sp + row[y];
-                    if v > cur[y] {
-                        cur[y] = v;
-                        b[y] = p as u32;
-                    }
-                }
-            }
+            crate::linalg::max_plus(prev, trans, cur, b);
             let e = &emit[t * k..(t + 1) * k];
             for y in 0..k {
                 cur[y] += e[y] + bonus(t, y);
