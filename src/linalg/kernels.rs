@@ -162,24 +162,46 @@ pub fn sub_scaled_diff(s: f64, a: &[f64], b: &[f64], y: &mut [f64]) {
 
 /// One step of the max-plus (Viterbi) recursion over `k = cur.len()`
 /// labels: `cur[y] = max_p prev[p] + trans[p k + y]` and `from[y]` the
-/// lowest maximising `p`. The comparisons are selects, so the lanes run over
-/// `y` without a branch; a maximum takes no rounding, so every clone gives
-/// the same bits.
+/// lowest maximising `p`. Labels are taken 8 at a time, their running maxima
+/// kept in registers over all predecessors (stored back once: a masked store
+/// that the next load must wait for costs more than the whole comparison),
+/// and the comparisons are selects, so the lanes need no branch. A maximum
+/// takes no rounding, so every clone gives the same bits.
 #[inline(always)]
 pub fn max_plus(prev: &[f64], trans: &[f64], cur: &mut [f64], from: &mut [u32]) {
+    const W: usize = 8;
     let k = cur.len();
-    for ((c, f), &t) in cur.iter_mut().zip(from.iter_mut()).zip(&trans[..k]) {
-        *c = prev[0] + t;
-        *f = 0;
-    }
-    for (p, row) in trans.chunks_exact(k).enumerate().skip(1).take(k - 1) {
-        let sp = prev[p];
-        for ((c, f), &t) in cur.iter_mut().zip(from.iter_mut()).zip(row) {
-            let v = sp + t;
-            let better = v > *c;
-            *c = if better { v } else { *c };
-            *f = if better { p as u32 } else { *f };
+    let mut y0 = 0;
+    while y0 + W <= k {
+        let mut best = [0.0f64; W];
+        let mut arg = [0u32; W];
+        for l in 0..W {
+            best[l] = prev[0] + trans[y0 + l];
         }
+        for p in 1..k {
+            let (sp, row) = (prev[p], &trans[p * k + y0..p * k + y0 + W]);
+            for l in 0..W {
+                let v = sp + row[l];
+                let better = v > best[l];
+                best[l] = if better { v } else { best[l] };
+                arg[l] = if better { p as u32 } else { arg[l] };
+            }
+        }
+        cur[y0..y0 + W].copy_from_slice(&best);
+        from[y0..y0 + W].copy_from_slice(&arg);
+        y0 += W;
+    }
+    // The last k mod 8 labels, one at a time.
+    for y in y0..k {
+        let (mut best, mut arg) = (prev[0] + trans[y], 0u32);
+        for p in 1..k {
+            let v = prev[p] + trans[p * k + y];
+            let better = v > best;
+            best = if better { v } else { best };
+            arg = if better { p as u32 } else { arg };
+        }
+        cur[y] = best;
+        from[y] = arg;
     }
 }
 
