@@ -176,7 +176,17 @@ impl Rows {
     }
     /// Adds `sign * (x_i, 1)` at `base` to the corner, skipping zeros.
     fn add_row(&self, out: &mut Corner, i: usize, base: usize, sign: f64) -> Result<()> {
-        self.try_for_each_entry(i, |j, v| out.add(base + j, sign * v))
+        match self {
+            // One range check and no branch per pixel (Corner::add_row).
+            Rows::Dense(x) => {
+                out.add_row(base, x.row(i), sign)?;
+                if self.bias() {
+                    out.add(base + self.d(), sign)?;
+                }
+                Ok(())
+            }
+            Rows::Sparse { .. } => self.try_for_each_entry(i, |j, v| out.add(base + j, sign * v)),
+        }
     }
     /// Calls `f(j, value)` for the non-zero entries of `(x_i, 1)` in
     /// increasing `j`, stopping at the first error.
