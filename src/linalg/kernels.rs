@@ -165,14 +165,31 @@ pub fn sub_scaled_diff(s: f64, a: &[f64], b: &[f64], y: &mut [f64]) {
 /// lowest maximising `p`. Labels are taken 8 at a time, their running maxima
 /// kept in registers over all predecessors (stored back once: a masked store
 /// that the next load must wait for costs more than the whole comparison),
-/// and the comparisons are selects, so the lanes need no branch. A maximum
-/// takes no rounding, so every clone gives the same bits.
+/// and the comparisons are selects, so the lanes need no branch. When 8 does
+/// not divide `k`, the last 8 labels are taken again (each label's result
+/// does not depend on its neighbours, so the overlap writes the same
+/// values); fewer than 8 labels go one at a time. A maximum takes no
+/// rounding, so every clone gives the same bits.
 #[inline(always)]
 pub fn max_plus(prev: &[f64], trans: &[f64], cur: &mut [f64], from: &mut [u32]) {
     const W: usize = 8;
     let k = cur.len();
+    if k < W {
+        for y in 0..k {
+            let (mut best, mut arg) = (prev[0] + trans[y], 0u32);
+            for p in 1..k {
+                let v = prev[p] + trans[p * k + y];
+                let better = v > best;
+                best = if better { v } else { best };
+                arg = if better { p as u32 } else { arg };
+            }
+            cur[y] = best;
+            from[y] = arg;
+        }
+        return;
+    }
     let mut y0 = 0;
-    while y0 + W <= k {
+    loop {
         let mut best = [0.0f64; W];
         let mut arg = [0u32; W];
         for l in 0..W {
@@ -189,19 +206,10 @@ pub fn max_plus(prev: &[f64], trans: &[f64], cur: &mut [f64], from: &mut [u32]) 
         }
         cur[y0..y0 + W].copy_from_slice(&best);
         from[y0..y0 + W].copy_from_slice(&arg);
-        y0 += W;
-    }
-    // The last k mod 8 labels, one at a time.
-    for y in y0..k {
-        let (mut best, mut arg) = (prev[0] + trans[y], 0u32);
-        for p in 1..k {
-            let v = prev[p] + trans[p * k + y];
-            let better = v > best;
-            best = if better { v } else { best };
-            arg = if better { p as u32 } else { arg };
+        if y0 + W == k {
+            break;
         }
-        cur[y] = best;
-        from[y] = arg;
+        y0 = (y0 + W).min(k - W);
     }
 }
 

@@ -136,7 +136,7 @@ impl BcfwState {
     /// The block step on `i` towards the corner the oracle gave (possibly at
     /// an earlier point of the batch), judged at the current point.
     fn answered_step(&mut self, settings: &Settings, i: usize, item: PassItem) -> Result<()> {
-        self.steps += 1;
+        self.begin_step();
         let n = self.n as f64;
         let w_dot_wi = self.blocks[i].w.dot_dense(self.w());
         let base = self.lambda * w_dot_wi - self.blocks[i].l;

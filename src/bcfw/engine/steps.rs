@@ -29,14 +29,21 @@ pub(super) enum StepKind {
 }
 
 impl BcfwState {
+    /// Where every block step starts: counted, and with no dot products of
+    /// an earlier oracle answer (they hold for the step that follows its
+    /// call only).
+    pub(super) fn begin_step(&mut self) {
+        self.steps += 1;
+        self.fresh_dots = None;
+    }
+
     pub(super) fn block_step(
         &mut self,
         oracle: &dyn MaxOracle,
         settings: &Settings,
         i: usize,
     ) -> Result<()> {
-        self.steps += 1;
-        self.fresh_dots = None;
+        self.begin_step();
         let n = self.n as f64;
         let lambda = self.lambda;
         let check_cache = settings.use_cache && self.blocks[i].gap_estimate.is_finite();
@@ -80,7 +87,6 @@ impl BcfwState {
         self.set_estimate(i, g);
         let fixed = (!settings.line_search).then(|| 2.0 * n / (self.steps as f64 - 1.0 + 2.0 * n));
         self.step_towards(settings, i, s, w_dot_wi, fixed);
-        self.fresh_dots = None;
         Ok(())
     }
 
@@ -90,7 +96,7 @@ impl BcfwState {
     /// raise the dual objective). The gap estimate is left as the oracle
     /// gave it. Returns whether the block moved.
     pub(super) fn approximate_step(&mut self, settings: &Settings, i: usize) -> bool {
-        self.steps += 1;
+        self.begin_step();
         let w_dot_wi = self.step_dot(i);
         let (s, _) = self.best_cached(i);
         if let CornerRef::Atom(k) = s {
