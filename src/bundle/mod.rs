@@ -513,9 +513,27 @@ fn gram_block(a: &[Kept], b: &[Kept]) -> Vec<f64> {
             }
         }
     }
+    // Sparse pairs: each sparse column scattered once, the sparse rows
+    // gathered along it (the bits of the dense `dot`, like every product of
+    // `Slope`).
+    let sparse_a: Vec<usize> = (0..a.len())
+        .filter(|&i| a[i].slope.as_dense().is_none())
+        .collect();
+    if !sparse_a.is_empty() {
+        for (k, q) in b.iter().enumerate() {
+            if q.slope.as_dense().is_none() {
+                q.slope.with_dense(|column| {
+                    for &i in &sparse_a {
+                        out[i * n + k] = a[i].slope.dot_dense(column);
+                    }
+                });
+            }
+        }
+    }
+    // Pairs of a dense and a sparse plane.
     for (i, p) in a.iter().enumerate() {
         for (k, q) in b.iter().enumerate() {
-            if p.slope.as_dense().is_none() || q.slope.as_dense().is_none() {
+            if p.slope.as_dense().is_some() != q.slope.as_dense().is_some() {
                 out[i * n + k] = p.slope.dot(&q.slope);
             }
         }

@@ -4,7 +4,15 @@
 //! dense kernel on the densified vectors (see `linalg::sparse_dot`), so
 //! the storage changes memory only, never a result.
 
+use std::cell::RefCell;
+
 use crate::linalg;
+
+thread_local! {
+    /// Zeros of the largest dimension met, per thread, to scatter one sparse
+    /// slope into (see [`Slope::with_dense`]); all zero between uses.
+    static SCATTER: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+}
 
 /// A slope is kept sparse when its `(u32, f64)` entries take at most this
 /// fraction of the dense vector's bytes.
@@ -92,6 +100,33 @@ impl Slope {
         match self {
             Slope::Dense(a) => a,
             sparse => sparse.to_dense(),
+        }
+    }
+
+    /// Calls `f` with `a` as a dense vector: its own row when dense, else
+    /// scattered into the thread's vector of zeros, which is zeroed again
+    /// after `f` (if `f` panics the vector is dropped, never reused dirty).
+    /// Sparse slopes then take their products with `a` as a gather along
+    /// their own coordinates, with none of the mispredicted branches of a
+    /// merge of two index lists.
+    pub fn with_dense<R>(&self, f: impl FnOnce(&[f64]) -> R) -> R {
+        match self {
+            Slope::Dense(a) => f(a),
+            Slope::Sparse { dim, index, value } => {
+                let mut zeros = SCATTER.with(RefCell::take);
+                if zeros.len() < *dim {
+                    zeros.resize(*dim, 0.0);
+                }
+                for (&j, &v) in index.iter().zip(value) {
+                    zeros[j as usize] = v;
+                }
+                let out = f(&zeros[..*dim]);
+                for &j in index {
+                    zeros[j as usize] = 0.0;
+                }
+                SCATTER.with(|cell| *cell.borrow_mut() = zeros);
+                out
+            }
         }
     }
 

@@ -72,6 +72,31 @@ clones!(sub_scaled_diff_k<>(s: f64, a: &[f64], b: &[f64], y: &mut [f64]) -> () {
 clones!(max_plus_k<>(prev: &[f64], trans: &[f64], cur: &mut [f64], from: &mut [u32]) -> () {
     kernels::max_plus(prev, trans, cur, from)
 });
+clones!(sparse_dot_k<>(index: &[u32], value: &[f64], y: &[f64]) -> f64 {
+    let mut acc = [0.0f64; LANES];
+    for (&j, &v) in index.iter().zip(value) {
+        let l = j as usize % LANES;
+        acc[l] = v.mul_add(y[j as usize], acc[l]);
+    }
+    kernels::reduce(&acc)
+});
+clones!(sparse_sparse_dot_k<>(ia: &[u32], va: &[f64], ib: &[u32], vb: &[f64]) -> f64 {
+    let mut acc = [0.0f64; LANES];
+    let (mut p, mut q) = (0, 0);
+    while p < ia.len() && q < ib.len() {
+        match ia[p].cmp(&ib[q]) {
+            std::cmp::Ordering::Less => p += 1,
+            std::cmp::Ordering::Greater => q += 1,
+            std::cmp::Ordering::Equal => {
+                let l = ia[p] as usize % LANES;
+                acc[l] = va[p].mul_add(vb[q], acc[l]);
+                p += 1;
+                q += 1;
+            }
+        }
+    }
+    kernels::reduce(&acc)
+});
 // Register tiles: 3 x 4 pairs of two zmm accumulators each on AVX-512
 // (24 of 32 registers), 1 x 3 pairs of four ymm on AVX2 (12 of 16).
 clones!(row_dots_k<A: Elem>(a: &[&[A]], b: &[&[f64]], n: usize, out: &mut [f64], store: &mut Vec<f64>) -> () {
@@ -126,34 +151,17 @@ pub fn dot_with<A: Elem>(isa: Isa, x: &[A], y: &[f64]) -> f64 {
 /// `<a, y>` for a sparse `a` (indices increasing, values `value`) and a
 /// dense `y`, in the kernels' structure (entry `j` in lane `j % LANES`,
 /// then the tree): the bits of [`dot`] of the densified `a` with `y` when
-/// `y` is finite (a skipped zero adds exactly nothing to a lane).
+/// `y` is finite (a skipped zero adds exactly nothing to a lane). Cloned per
+/// instruction set like the dense kernels, so that `mul_add` is one
+/// instruction and not a call into the software FMA.
 pub fn sparse_dot(index: &[u32], value: &[f64], y: &[f64]) -> f64 {
-    let mut acc = [0.0f64; LANES];
-    for (&j, &v) in index.iter().zip(value) {
-        let l = j as usize % LANES;
-        acc[l] = v.mul_add(y[j as usize], acc[l]);
-    }
-    kernels::reduce(&acc)
+    call!(isa::selected(), sparse_dot_k(index, value, y))
 }
 
 /// `<a, b>` for two sparse vectors (indices increasing), in the kernels'
 /// structure: the bits of [`dot`] of the two densified vectors.
 pub fn sparse_sparse_dot(ia: &[u32], va: &[f64], ib: &[u32], vb: &[f64]) -> f64 {
-    let mut acc = [0.0f64; LANES];
-    let (mut p, mut q) = (0, 0);
-    while p < ia.len() && q < ib.len() {
-        match ia[p].cmp(&ib[q]) {
-            std::cmp::Ordering::Less => p += 1,
-            std::cmp::Ordering::Greater => q += 1,
-            std::cmp::Ordering::Equal => {
-                let l = ia[p] as usize % LANES;
-                acc[l] = va[p].mul_add(vb[q], acc[l]);
-                p += 1;
-                q += 1;
-            }
-        }
-    }
-    kernels::reduce(&acc)
+    call!(isa::selected(), sparse_sparse_dot_k(ia, va, ib, vb))
 }
 
 /// `||x||^2`.
