@@ -2,11 +2,14 @@
 //! over contiguous example blocks; a full risk (or a partitioned risk summed)
 //! becomes a partitioned risk with one part.
 
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::sparse::{CornerScratch, SparseVec};
 use super::{Corner, FullRisk, MaxOracle, PartValues, PartitionedRisk};
 use crate::error::{Error, Result};
 
@@ -125,6 +128,10 @@ pub struct ExampleParts {
     num_parts: usize,
     /// The number of examples of the whole problem, `m`.
     total_examples: usize,
+    /// Set once the oracle has answered `block_risk` with `None` (it then
+    /// answers no block): chunks sum corners sparse from then on, and
+    /// allocate no dense gradient of their own.
+    corners_only: Arc<AtomicBool>,
 }
 
 /// The end of the run's time, shared between a solver and the example
@@ -191,6 +198,7 @@ impl ExampleParts {
             first_part: 0,
             num_parts,
             total_examples: m,
+            corners_only: Arc::default(),
         }
     }
 
@@ -229,6 +237,7 @@ impl ExampleParts {
             first_part: parts.start,
             num_parts: parts.len(),
             total_examples,
+            corners_only: Arc::default(),
         })
     }
 
@@ -354,6 +363,22 @@ fn check_corner(corner: &Corner, name: usize) -> Result<()> {
     })
 }
 
+/// A chunk's sum of `-psi` over its examples: dense when the oracle adds
+/// its blocks into a gradient (`block_risk`), else its corners summed into
+/// a sparse vector (a chain model's corner touches a few hundred of 1.7
+/// million weights: a dense vector per chunk cost more than the sum).
+struct ChunkSums {
+    dense: Option<Vec<f64>>,
+    sparse: Option<SparseVec>,
+}
+
+thread_local! {
+    /// The accumulator of a chunk's corners, per thread: `dim` numbers
+    /// allocated once per thread rather than once per chunk, zero between
+    /// chunks.
+    static CHUNK_SUMS: RefCell<CornerScratch> = RefCell::new(CornerScratch::default());
+}
+
 impl PartitionedRisk for ExampleParts {
     fn dim(&self) -> usize {
         self.oracle.dim()
@@ -375,10 +400,11 @@ impl PartitionedRisk for ExampleParts {
         let oracle = self.oracle.as_ref();
         let deadline = self.deadline.get();
         // One chunk: the sum of its hinges and the sum of its -psi, in example order.
-        let run_chunk = |&start: &usize| -> Result<(f64, Vec<f64>)> {
+        let run_chunk = |&start: &usize| -> Result<(f64, ChunkSums)> {
             let end = (start + chunk).min(block.end);
             let mut corners = vec![Corner::new(dim); ORACLE_BLOCK.min(end - start)];
-            let mut acc = vec![0.0; dim];
+            let mut dense: Option<Vec<f64>> = None;
+            let mut sums: Option<CornerScratch> = None;
             let mut risk = 0.0;
             let mut i = start;
             while i < end {
@@ -393,7 +419,13 @@ impl PartitionedRisk for ExampleParts {
                         );
                     }
                 }
-                match oracle.block_risk(i - offset, block.len(), w, &mut acc) {
+                let answer = if self.corners_only.load(Ordering::Relaxed) {
+                    None
+                } else {
+                    let acc = dense.get_or_insert_with(|| vec![0.0; dim]);
+                    oracle.block_risk(i - offset, block.len(), w, acc)
+                };
+                match answer {
                     Some(Ok(r)) => risk += r,
                     Some(Err(block_error)) => {
                         // Name the failing example as the corners would.
@@ -404,18 +436,27 @@ impl PartitionedRisk for ExampleParts {
                         )));
                     }
                     None => {
+                        self.corners_only.store(true, Ordering::Relaxed);
                         call_max_oracle_block(oracle, i - offset, i, w, block)?;
+                        // The thread's accumulator (taken, so that an error
+                        // or a panic drops it rather than leave it dirty).
+                        let sums = sums.get_or_insert_with(|| CHUNK_SUMS.with(RefCell::take));
                         for corner in block.iter() {
                             risk += corner.hinge(w);
-                            corner.add_to(-1.0, &mut acc);
+                            sums.add_corner(corner, -1.0);
                         }
                     }
                 }
                 i += block.len();
             }
-            Ok((risk, acc))
+            let sparse = sums.map(|mut sums| {
+                let out = sums.take_sums();
+                CHUNK_SUMS.with(|cell| *cell.borrow_mut() = sums);
+                out
+            });
+            Ok((risk, ChunkSums { dense, sparse }))
         };
-        let chunks: Vec<Result<(f64, Vec<f64>)>> = if oracle.thread_safe() {
+        let chunks: Vec<Result<(f64, ChunkSums)>> = if oracle.thread_safe() {
             starts.par_iter().map(run_chunk).collect()
         } else {
             starts.iter().map(run_chunk).collect()
@@ -423,9 +464,19 @@ impl PartitionedRisk for ExampleParts {
         subgrad.iter_mut().for_each(|g| *g = 0.0);
         let mut risk = 0.0;
         for c in chunks {
-            let (r, acc) = c?;
+            let (r, sums) = c?;
             risk += r;
-            crate::linalg::axpy(1.0, &acc, subgrad);
+            // A dense sum first, then the corners' (an oracle answers
+            // `block_risk` for every block or for none, so one of the two
+            // is empty); a coordinate the corners lack adds nothing.
+            if let Some(acc) = &sums.dense {
+                crate::linalg::axpy(1.0, acc, subgrad);
+            }
+            if let Some(sparse) = &sums.sparse {
+                for (&j, &v) in sparse.idx.iter().zip(&sparse.val) {
+                    subgrad[j as usize] += 1.0 * v;
+                }
+            }
         }
         subgrad.iter_mut().for_each(|g| *g /= m);
         Ok(risk / m)

@@ -107,8 +107,10 @@ pub trait MaxOracle: Send + Sync {
     /// rows to `grad` with a vector kernel and takes the hinges from its
     /// scores). The values equal those of the corners of
     /// [`MaxOracle::max_oracle`] up to rounding. `None`, the default, makes
-    /// the caller go through the corners. As for `max_oracle_block`, on an
-    /// error the caller asks the examples one by one. A wrapper around
+    /// the caller go through the corners; an oracle answers every block or
+    /// none (after a `None` the caller asks no more blocks). As for
+    /// `max_oracle_block`, on an error the caller asks the examples one by
+    /// one. A wrapper around
     /// another oracle should forward this method (and
     /// [`MaxOracle::max_oracle_block`]): otherwise its risks are the
     /// corners', which differ from the wrapped oracle's in the last bits.

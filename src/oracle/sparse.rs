@@ -132,6 +132,29 @@ impl CornerScratch {
         self.touched[word] |= 1 << (j % 64);
     }
 
+    /// Adds `alpha * psi` of corner `c` (its dense part first, then its
+    /// entries; each a multiply and an add, as [`Corner::add_to`] does).
+    pub(crate) fn add_corner(&mut self, c: &Corner, alpha: f64) {
+        self.fit(c.dim());
+        if let Some(d) = c.dense() {
+            for (j, &v) in d.iter().enumerate() {
+                if v != 0.0 {
+                    self.add(j, alpha * v);
+                }
+            }
+        }
+        for (j, v) in c.sparse_entries() {
+            self.add(j, alpha * v);
+        }
+    }
+
+    /// The non-zero sums as a sparse vector; the scratch is zero again.
+    pub(crate) fn take_sums(&mut self) -> SparseVec {
+        let mut out = SparseVec::default();
+        self.drain_into(&mut out);
+        out
+    }
+
     /// Appends the non-zero sums in coordinate order and resets every
     /// touched entry to zero.
     fn drain_into(&mut self, out: &mut SparseVec) {
@@ -231,6 +254,37 @@ mod tests {
         c.dense_mut()[5] = -2.0;
         let s = SparseVec::from_corner(&c, &mut CornerScratch::default());
         assert_eq!(s, sv(&[(1, 2.5), (5, -2.0)]));
+    }
+
+    #[test]
+    fn summed_corners_are_their_dense_sum_bit_for_bit() {
+        // Two corners with dense parts and repeated entries, added with
+        // alpha = -1 as a chunk of examples adds them.
+        let mut a = Corner::new(9);
+        a.add(3, 0.1).unwrap();
+        a.add(7, -2.5).unwrap();
+        a.add(3, 0.2).unwrap();
+        a.dense_mut()[3] = 1.0 / 3.0;
+        a.dense_mut()[8] = 4.0;
+        let mut b = Corner::new(9);
+        b.add(7, 2.5).unwrap();
+        b.add(0, 1e-3).unwrap();
+        let mut dense = vec![0.0; 9];
+        let mut scratch = CornerScratch::default();
+        for c in [&a, &b] {
+            c.add_to(-1.0, &mut dense);
+            scratch.add_corner(c, -1.0);
+        }
+        let sums = scratch.take_sums();
+        let want: Vec<(u32, f64)> = dense
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v != 0.0)
+            .map(|(j, &v)| (j as u32, v))
+            .collect();
+        assert_eq!(sums, sv(&want));
+        assert_eq!(sums.idx, vec![0, 3, 8]); // 7 cancels exactly
+        assert!(scratch.sums.iter().all(|&x| x == 0.0));
     }
 
     #[test]
