@@ -120,7 +120,7 @@ impl PartitionedRisk for AllAtOnce {
                 Ok(r) => risks.push(r),
                 Err(e) => return Some(Err(e)),
             }
-            grads.push(g);
+            grads.push(bmrm::oracle::Subgradient::Dense(g));
         }
         Some(Ok((risks, grads)))
     }

@@ -34,8 +34,8 @@ pub struct Kept {
 pub struct Plane {
     /// The part of the risk this plane models.
     pub part: usize,
-    /// The slope: a subgradient of the part.
-    pub a: Vec<f64>,
+    /// The slope: a subgradient of the part (sparse when most of it is 0).
+    pub a: Slope,
     /// The offset: the plane is `<a, w> + b`.
     pub b: f64,
 }
@@ -188,7 +188,7 @@ impl Bundle {
     fn add_impl(&mut self, new: Vec<Plane>, point: Option<&[f64]>) {
         debug_assert!(new
             .iter()
-            .all(|p| p.a.len() == self.dim && p.part < self.num_parts));
+            .all(|p| p.a.dim() == self.dim && p.part < self.num_parts));
         debug_assert!(point.is_none_or(|c| c.len() == self.dim));
         self.point_dots = None;
         if new.is_empty() {
@@ -205,7 +205,7 @@ impl Bundle {
             .into_iter()
             .map(|p| Kept {
                 part: p.part,
-                slope: Slope::new(p.a),
+                slope: p.a,
                 b: p.b,
             })
             .chain(point.map(|c| Kept {
@@ -547,7 +547,11 @@ mod tests {
     use crate::linalg::dot;
 
     fn plane(part: usize, a: Vec<f64>, b: f64) -> Plane {
-        Plane { part, a, b }
+        Plane {
+            part,
+            a: Slope::new(a),
+            b,
+        }
     }
 
     #[test]
@@ -662,12 +666,16 @@ mod sparse_tests {
             let a = (0..dim)
                 .map(|_| if next() < density { next() - 0.5 } else { 0.0 })
                 .collect();
-            Plane { part, a, b: next() }
+            Plane {
+                part,
+                a: Slope::new(a),
+                b: next(),
+            }
         };
         let planes: Vec<Plane> = (0..9)
             .map(|i| plane(i % 3, i as u64 + 1, if i % 3 == 0 { 1.0 } else { 0.02 }))
             .collect();
-        let dense: Vec<Vec<f64>> = planes.iter().map(|p| p.a.clone()).collect();
+        let dense: Vec<Vec<f64>> = planes.iter().map(|p| p.a.to_dense()).collect();
         let mut bundle = Bundle::new(dim, 3, 100);
         bundle.add(planes[..4].to_vec());
         bundle.add(planes[4..].to_vec());
@@ -721,16 +729,18 @@ mod sparse_tests {
         };
         let mut plane = |part: usize, sparse: bool| Plane {
             part,
-            a: (0..dim)
-                .map(|j| if sparse && j % 37 != 0 { 0.0 } else { next() })
-                .collect(),
+            a: Slope::new(
+                (0..dim)
+                    .map(|j| if sparse && j % 37 != 0 { 0.0 } else { next() })
+                    .collect(),
+            ),
             b: 0.0,
         };
         let mut bundle = Bundle::new(dim, 2, 100);
         let first: Vec<Plane> = (0..5).map(|i| plane(i % 2, i % 3 == 0)).collect();
         bundle.add(first);
-        let point: Vec<f64> = plane(0, false).a;
-        let other: Vec<f64> = plane(0, false).a;
+        let point: Vec<f64> = plane(0, false).a.into_dense();
+        let other: Vec<f64> = plane(0, false).a.into_dense();
         let second: Vec<Plane> = (0..4).map(|i| plane(i % 2, i % 2 == 0)).collect();
         bundle.add_and_dot(second, &point);
         let direct = |b: &Bundle, c: &[f64]| -> Vec<u64> {

@@ -7,6 +7,7 @@
 use std::cell::RefCell;
 
 use crate::linalg;
+use crate::oracle::SparseVec;
 
 thread_local! {
     /// Zeros of the largest dimension met, per thread, to scatter one sparse
@@ -32,13 +33,34 @@ pub enum Slope {
 }
 
 impl Slope {
+    /// Whether `nnz` non-zeros of `dim` are kept sparse: when that saves at
+    /// least half the memory.
+    fn keeps_sparse(nnz: usize, dim: usize) -> bool {
+        dim <= u32::MAX as usize && ((nnz * (4 + 8)) as f64) <= SPARSE_SHARE * (8 * dim) as f64
+    }
+
+    /// `a` given by its non-zeros (`sparse`) in dimension `dim`: the slope
+    /// [`Slope::new`] makes of the dense vector.
+    pub fn from_sparse(dim: usize, sparse: SparseVec) -> Self {
+        if Self::keeps_sparse(sparse.nnz(), dim) {
+            Slope::Sparse {
+                dim,
+                index: sparse.idx,
+                value: sparse.val,
+            }
+        } else {
+            let mut a = vec![0.0; dim];
+            for (&j, &v) in sparse.idx.iter().zip(&sparse.val) {
+                a[j as usize] = v;
+            }
+            Slope::Dense(a)
+        }
+    }
+
     /// `a`, kept sparse when that saves at least half its memory.
     pub fn new(a: Vec<f64>) -> Self {
         let nnz = a.iter().filter(|v| **v != 0.0).count();
-        let sparse_bytes = nnz * (4 + 8);
-        if a.len() <= u32::MAX as usize
-            && (sparse_bytes as f64) <= SPARSE_SHARE * (8 * a.len()) as f64
-        {
+        if Self::keeps_sparse(nnz, a.len()) {
             let mut index = Vec::with_capacity(nnz);
             let mut value = Vec::with_capacity(nnz);
             for (j, &v) in a.iter().enumerate() {

@@ -22,10 +22,10 @@ use super::worker::Share;
 use super::{guarded, lost_ranks, ExampleRange, Options, Shard, Stats};
 use crate::bcfw::Breakpoint;
 use crate::error::{Error, Result};
-use crate::linalg::first_non_finite;
 use crate::oracle::PassItem;
 use crate::oracle::{
     ClassAnswer, ClassRows, Corner, ExampleParts, MaxOracle, PartValues, PartitionedRisk, Problem,
+    Subgradient,
 };
 use crate::solver::{Algorithm, Info, Settings, Solver};
 
@@ -411,7 +411,11 @@ impl Hub {
                 )));
             }
             risks.extend_from_slice(&v[1..1 + n]);
-            grads.extend(v[1 + n..].chunks_exact(dim).map(<[f64]>::to_vec));
+            grads.extend(
+                v[1 + n..]
+                    .chunks_exact(dim)
+                    .map(|g| Subgradient::Dense(g.to_vec())),
+            );
             Ok(())
         });
         self.failures(missing, errors)?;
@@ -423,7 +427,7 @@ impl Hub {
                     "risk is {r} (part {p}) (rank {rank})"
                 )));
             }
-            if let Some((j, v)) = first_non_finite(g) {
+            if let Some((j, v)) = g.first_non_finite() {
                 return Err(Error::non_finite(format!(
                     "subgradient[{j}] is {v} (part {p}) (rank {rank})"
                 )));

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::oracle::adapters::block_bounds;
 use crate::oracle::pass::{local_pass, on_oracle_thread};
 use crate::oracle::PassItem;
-use crate::oracle::{ExampleParts, MaxOracle, PartValues, PartitionedRisk};
+use crate::oracle::{ExampleParts, MaxOracle, PartValues, PartitionedRisk, Subgradient};
 use crate::solver::{Info, Settings};
 
 /// What one rank evaluates: its parts of the whole risk and, for shards of
@@ -101,7 +101,7 @@ fn eval_local(local: &dyn PartitionedRisk, w: &[f64], first: usize) -> Result<Pa
     for r in results {
         let (risk, g) = r?;
         risks.push(risk);
-        grads.push(g);
+        grads.push(Subgradient::Dense(g));
     }
     Ok((risks, grads))
 }
@@ -268,7 +268,10 @@ impl Worker {
                     let mut out = Vec::with_capacity(1 + risks.len() * (1 + x.len()));
                     out.push(v[1]);
                     out.extend_from_slice(&risks);
-                    grads.iter().for_each(|g| out.extend_from_slice(g));
+                    for g in grads {
+                        // (A rank's parts answer dense: see eval_local.)
+                        out.extend_from_slice(&g.into_dense(x.len()));
+                    }
                     out
                 })
             } else if kind == t::CMD_EVAL_EXAMPLES && v.len() >= 3 {

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::counting::{Tally, Units};
-use crate::bundle::Plane;
+use crate::bundle::{Plane, Slope};
 use crate::error::{Error, Result};
-use crate::linalg::{dot, first_non_finite, norm2};
+use crate::linalg::{first_non_finite, norm2};
 use crate::oracle::adapters::{eval_parts, PassDeadline};
-use crate::oracle::{MaxOracle, PartitionedRisk};
+use crate::oracle::{MaxOracle, PartitionedRisk, Subgradient};
 use crate::qp::QpOptions;
 use crate::vocab::{Exit, Info, Settings};
 
@@ -39,9 +39,9 @@ pub struct Evaluation {
 impl Evaluation {
     /// The subgradient of the whole risk (sum of the parts', in part order).
     pub fn subgradient(&self) -> Vec<f64> {
-        let mut g = vec![0.0; self.planes[0].a.len()];
+        let mut g = vec![0.0; self.planes[0].a.dim()];
         for p in &self.planes {
-            crate::linalg::axpy(1.0, &p.a, &mut g);
+            p.a.add_block_to(1.0, 0, &mut g);
         }
         g
     }
@@ -172,13 +172,17 @@ impl<'a> Context<'a> {
                     "risk is {r} at iteration {iteration}{part}"
                 )));
             }
-            if let Some((j, v)) = first_non_finite(&a) {
+            if let Some((j, v)) = a.first_non_finite() {
                 return Err(Error::non_finite(format!(
                     "subgradient[{j}] is {v} at iteration {iteration}{part}"
                 )));
             }
             risk += r;
-            let b = r - dot(&a, w);
+            let b = r - a.dot(w);
+            let a = match a {
+                Subgradient::Dense(a) => Slope::new(a),
+                Subgradient::Sparse(a) => Slope::from_sparse(w.len(), a),
+            };
             planes.push(Plane { part: p, a, b });
         }
         let objective = self.objective(w, risk);

@@ -24,7 +24,7 @@
 //! `F(w_t) - ||g_t||^2 / (2 lambda)`, valid whatever the ball.
 
 use super::reduced::solve_lower;
-use crate::bundle::{Bundle, Plane};
+use crate::bundle::{Bundle, Plane, Slope};
 use crate::error::{Error, Result};
 use crate::exec::{Context, Evaluation, Method};
 use crate::linalg::{axpy, dist, dot, norm2};
@@ -80,7 +80,7 @@ fn at_point(lambda: f64, w: &[f64], eval: &Evaluation, nonneg: bool) -> AtPoint 
     for p in &eval.planes {
         b_risk += p.b;
         // |R_p| <= |b_p| + ||a_p|| ||w||: both terms of b_p's computation.
-        offset_error += p.b.abs() + 2.0 * norm2(&p.a).sqrt() * w_norm;
+        offset_error += p.b.abs() + 2.0 * p.a.norm2().sqrt() * w_norm;
     }
     let b_risk_low = b_risk - gamma * offset_error;
     let g_risk2 = norm2(&risk_grad);
@@ -102,7 +102,11 @@ fn at_point(lambda: f64, w: &[f64], eval: &Evaluation, nonneg: bool) -> AtPoint 
             proven_radius.min((2.0 * eval.objective.max(0.0) / lambda).sqrt() * (1.0 + gamma));
     }
     AtPoint {
-        plane: Plane { part: 0, a, b },
+        plane: Plane {
+            part: 0,
+            a: Slope::new(a),
+            b,
+        },
         slope_rounding: gamma * a_norm,
         w_norm,
         bound,

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::sparse::{CornerScratch, SparseVec};
-use super::{Corner, FullRisk, MaxOracle, PartValues, PartitionedRisk};
+use super::sparse::{merge, CornerScratch, SparseVec};
+use super::{Corner, FullRisk, MaxOracle, PartValues, PartitionedRisk, Subgradient};
 use crate::error::{Error, Result};
 
 /// A partitioned risk with exactly one part.
@@ -49,7 +49,7 @@ impl PartitionedRisk for SinglePart {
                 let mut total = 0.0;
                 for (risk, grad) in risks.iter().zip(&grads) {
                     total += risk;
-                    crate::linalg::axpy(1.0, grad, subgrad);
+                    grad.add_to(subgrad);
                 }
                 Ok(total)
             }
@@ -74,20 +74,25 @@ pub fn eval_parts(r: &dyn PartitionedRisk, w: &[f64], parts: usize) -> Result<Pa
         return Ok((risks, grads));
     }
     let dim = r.dim();
-    let one = |p: usize| -> Result<(f64, Vec<f64>)> {
-        let mut g = vec![0.0; dim];
+    let one = |p: usize| -> Result<(f64, Subgradient)> {
         // A one-part risk (a full risk, or the sum of a partitioned one whose
         // own parts already name themselves) has no part worth naming.
-        let risk = r.partial_risk(p, w, &mut g).map_err(|e| {
+        let name = |e: Error| {
             if parts > 1 {
                 e.context(format!("(part {p})"))
             } else {
                 e
             }
-        })?;
-        Ok((risk, g))
+        };
+        if let Some(sparse) = r.partial_risk_sparse(p, w) {
+            let (risk, g) = sparse.map_err(name)?;
+            return Ok((risk, Subgradient::Sparse(g)));
+        }
+        let mut g = vec![0.0; dim];
+        let risk = r.partial_risk(p, w, &mut g).map_err(name)?;
+        Ok((risk, Subgradient::Dense(g)))
     };
-    let results: Vec<Result<(f64, Vec<f64>)>> = if r.thread_safe() && parts > 1 {
+    let results: Vec<Result<(f64, Subgradient)>> = if r.thread_safe() && parts > 1 {
         (0..parts).into_par_iter().map(one).collect()
     } else {
         (0..parts).map(one).collect()
@@ -379,20 +384,11 @@ thread_local! {
     static CHUNK_SUMS: RefCell<CornerScratch> = RefCell::new(CornerScratch::default());
 }
 
-impl PartitionedRisk for ExampleParts {
-    fn dim(&self) -> usize {
-        self.oracle.dim()
-    }
-    fn num_parts(&self) -> usize {
-        self.num_parts
-    }
-    fn thread_safe(&self) -> bool {
-        self.oracle.thread_safe()
-    }
-
-    fn partial_risk(&self, part: usize, w: &[f64], subgrad: &mut [f64]) -> Result<f64> {
+impl ExampleParts {
+    /// Part `part`'s chunks at `w`, in example order: each the sum of its
+    /// hinges and of its `-psi` (not yet divided by `m`).
+    fn part_chunks(&self, part: usize, w: &[f64]) -> Result<Vec<(f64, ChunkSums)>> {
         let dim = self.oracle.dim();
-        let m = self.total_examples as f64;
         let offset = self.offset();
         let block = self.block(part);
         let chunk = self.chunk_len(block.len());
@@ -461,10 +457,27 @@ impl PartitionedRisk for ExampleParts {
         } else {
             starts.iter().map(run_chunk).collect()
         };
+        chunks.into_iter().collect()
+    }
+}
+
+impl PartitionedRisk for ExampleParts {
+    fn dim(&self) -> usize {
+        self.oracle.dim()
+    }
+    fn num_parts(&self) -> usize {
+        self.num_parts
+    }
+    fn thread_safe(&self) -> bool {
+        self.oracle.thread_safe()
+    }
+
+    fn partial_risk(&self, part: usize, w: &[f64], subgrad: &mut [f64]) -> Result<f64> {
+        let m = self.total_examples as f64;
+        let chunks = self.part_chunks(part, w)?;
         subgrad.iter_mut().for_each(|g| *g = 0.0);
         let mut risk = 0.0;
-        for c in chunks {
-            let (r, sums) = c?;
+        for (r, sums) in chunks {
             risk += r;
             // A dense sum first, then the corners' (an oracle answers
             // `block_risk` for every block or for none, so one of the two
@@ -480,5 +493,47 @@ impl PartitionedRisk for ExampleParts {
         }
         subgrad.iter_mut().for_each(|g| *g /= m);
         Ok(risk / m)
+    }
+
+    fn partial_risk_sparse(&self, part: usize, w: &[f64]) -> Option<Result<(f64, SparseVec)>> {
+        // Known only once the oracle has declined `block_risk`.
+        if !self.corners_only.load(Ordering::Relaxed) {
+            return None;
+        }
+        let m = self.total_examples as f64;
+        let chunks = match self.part_chunks(part, w) {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut risk = 0.0;
+        let mut sum = SparseVec::default();
+        let mut merged = SparseVec::default();
+        for (r, sums) in chunks {
+            risk += r;
+            // The sums of `partial_risk`, coordinate by coordinate: 1 x and
+            // x + y are its `0 + x` and `x + y`.
+            let sparse = match (sums.dense, sums.sparse) {
+                (None, Some(sparse)) => sparse,
+                // (Not met: `corners_only` is set once no block is answered.)
+                (dense, sparse) => {
+                    let mut acc = dense.unwrap_or_else(|| vec![0.0; self.dim()]);
+                    for (&j, &v) in sparse.iter().flat_map(|s| s.idx.iter().zip(&s.val)) {
+                        acc[j as usize] += 1.0 * v;
+                    }
+                    SparseVec::from_dense(&acc)
+                }
+            };
+            merged.idx.clear();
+            merged.val.clear();
+            merge(&sum, 1.0, &sparse, 1.0, &mut merged);
+            std::mem::swap(&mut sum, &mut merged);
+        }
+        sum.val.iter_mut().for_each(|g| *g /= m);
+        // A sum so small that dividing it by m gives 0 is dropped, as the
+        // dense vector's zeros are when it becomes a plane.
+        if sum.val.contains(&0.0) {
+            sum = SparseVec::from_dense(&Subgradient::Sparse(sum).into_dense(self.dim()));
+        }
+        Some(Ok((risk / m, sum)))
     }
 }

@@ -64,10 +64,78 @@ pub trait PartitionedRisk: Send + Sync {
     fn eval_all(&self, _w: &[f64]) -> Option<Result<PartValues>> {
         None
     }
+    /// Part `part`'s risk and subgradient with the subgradient sparse, for a
+    /// risk that can form it without a dense vector (the adapter of a
+    /// max-oracle without `block_risk`), with the bits `partial_risk` would
+    /// give. `None`, the default: the caller uses `partial_risk`.
+    fn partial_risk_sparse(&self, _part: usize, _w: &[f64]) -> Option<Result<(f64, SparseVec)>> {
+        None
+    }
 }
 
 /// The risks and subgradients of all parts at one point, in part order.
-pub type PartValues = (Vec<f64>, Vec<Vec<f64>>);
+pub type PartValues = (Vec<f64>, Vec<Subgradient>);
+
+/// A part's subgradient: every entry, or the non-zero entries of a vector
+/// of the risk's dimension (a max-oracle's part: its corners touch a few
+/// thousand of 1.7 million weights on CoNLL).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Subgradient {
+    /// Every entry.
+    Dense(Vec<f64>),
+    /// The non-zero entries, coordinates increasing.
+    Sparse(SparseVec),
+}
+
+impl Subgradient {
+    /// The first non-finite entry, as (coordinate, value).
+    pub fn first_non_finite(&self) -> Option<(usize, f64)> {
+        match self {
+            Subgradient::Dense(a) => crate::linalg::first_non_finite(a),
+            Subgradient::Sparse(s) => s
+                .idx
+                .iter()
+                .zip(&s.val)
+                .find(|(_, v)| !v.is_finite())
+                .map(|(&j, &v)| (j as usize, v)),
+        }
+    }
+
+    /// `<a, w>` for a finite `w`, with the bits of the dense
+    /// [`crate::linalg::dot`] either way.
+    pub fn dot(&self, w: &[f64]) -> f64 {
+        match self {
+            Subgradient::Dense(a) => crate::linalg::dot(a, w),
+            Subgradient::Sparse(s) => crate::linalg::sparse_dot(&s.idx, &s.val, w),
+        }
+    }
+
+    /// `y += a`, with the bits of `linalg::axpy(1.0, a, y)` either way.
+    pub fn add_to(&self, y: &mut [f64]) {
+        match self {
+            Subgradient::Dense(a) => crate::linalg::axpy(1.0, a, y),
+            Subgradient::Sparse(s) => {
+                for (&j, &v) in s.idx.iter().zip(&s.val) {
+                    y[j as usize] += 1.0 * v;
+                }
+            }
+        }
+    }
+
+    /// Every entry, for a vector of dimension `dim`.
+    pub fn into_dense(self, dim: usize) -> Vec<f64> {
+        match self {
+            Subgradient::Dense(a) => a,
+            Subgradient::Sparse(s) => {
+                let mut a = vec![0.0; dim];
+                for (&j, &v) in s.idx.iter().zip(&s.val) {
+                    a[j as usize] = v;
+                }
+                a
+            }
+        }
+    }
+}
 
 /// The loss-augmented decoder of a structured-output SVM over `m` examples.
 ///

@@ -68,6 +68,18 @@ impl SparseVec {
         scratch.drain_into(self);
     }
 
+    /// The non-zero entries of `a`.
+    pub fn from_dense(a: &[f64]) -> SparseVec {
+        let mut out = SparseVec::default();
+        for (j, &v) in a.iter().enumerate() {
+            if v != 0.0 {
+                out.idx.push(j as u32);
+                out.val.push(v);
+            }
+        }
+        out
+    }
+
     /// `<self, w>` for a dense `w`.
     pub fn dot_dense(&self, w: &[f64]) -> f64 {
         self.idx
