@@ -10,6 +10,7 @@ mod slope;
 
 use rayon::prelude::*;
 
+pub(crate) use slope::release_thread_scratch;
 pub use slope::Slope;
 
 use crate::qp::Gram;

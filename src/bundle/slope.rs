@@ -19,6 +19,11 @@ thread_local! {
 /// fraction of the dense vector's bytes.
 const SPARSE_SHARE: f64 = 0.5;
 
+/// Frees this thread's scatter vector (the next use allocates one).
+pub(crate) fn release_thread_scratch() {
+    SCATTER.with(|cell| drop(cell.take()));
+}
+
 /// A plane's slope `a`.
 #[derive(Debug, Clone)]
 pub enum Slope {

@@ -384,6 +384,11 @@ thread_local! {
     static CHUNK_SUMS: RefCell<CornerScratch> = RefCell::new(CornerScratch::default());
 }
 
+/// Frees this thread's chunk accumulator (the next chunk allocates one).
+pub(crate) fn release_thread_scratch() {
+    CHUNK_SUMS.with(|cell| drop(cell.take()));
+}
+
 impl ExampleParts {
     /// Part `part`'s chunks at `w`, in example order: each the sum of its
     /// hinges and of its `-psi` (not yet divided by `m`).

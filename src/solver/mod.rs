@@ -287,7 +287,13 @@ impl Solver {
         } else {
             // Oracles that are not thread-safe (MATLAB's among them) run on
             // this thread; the bundle enters the pool for its own work.
-            self.run_in_pool(w)
+            let out = self.run_in_pool(w);
+            // The per-thread accumulators of `dim` numbers the run left on
+            // the caller's thread (a MATLAB session's) go with the run; the
+            // pool's go with the solver.
+            crate::oracle::adapters::release_thread_scratch();
+            crate::bundle::release_thread_scratch();
+            out
         }
     }
 
