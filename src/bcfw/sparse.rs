@@ -125,11 +125,7 @@ impl BlockVec {
     /// `y += alpha * self`.
     pub fn add_to(&self, alpha: f64, y: &mut [f64]) {
         match self {
-            BlockVec::Sparse(s) => {
-                for (&j, &v) in s.idx.iter().zip(&s.val) {
-                    y[j as usize] += alpha * v;
-                }
-            }
+            BlockVec::Sparse(s) => s.add_to(alpha, y),
             BlockVec::Dense(d) => crate::linalg::axpy(alpha * d.c, &d.u, y),
         }
     }
@@ -198,16 +194,7 @@ impl BlockVec {
                 debug_assert_eq!(q, x.nnz(), "x has a coordinate outside the block");
                 if zeros {
                     // The merge drops exact zeros (all of them when gamma = 1).
-                    let mut k = 0;
-                    for r in 0..s.idx.len() {
-                        if s.val[r] != 0.0 {
-                            s.idx[k] = s.idx[r];
-                            s.val[k] = s.val[r];
-                            k += 1;
-                        }
-                    }
-                    s.idx.truncate(k);
-                    s.val.truncate(k);
+                    s.drop_zeros();
                 }
                 self.densify_if_full(dim);
             }
@@ -224,9 +211,7 @@ impl BlockVec {
             }
             BlockVec::Dense(_) => {
                 self.add_to(-gamma, v);
-                for (&j, &xj) in x.idx.iter().zip(&x.val) {
-                    v[j as usize] += b * xj;
-                }
+                x.add_to(b, v);
                 self.combine(keep, b, x, dim, merged);
             }
         }

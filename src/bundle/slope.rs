@@ -7,6 +7,7 @@
 use std::cell::RefCell;
 
 use crate::linalg;
+use crate::oracle::sparse::scatter;
 use crate::oracle::SparseVec;
 
 thread_local! {
@@ -54,11 +55,7 @@ impl Slope {
                 value: sparse.val,
             }
         } else {
-            let mut a = vec![0.0; dim];
-            for (&j, &v) in sparse.idx.iter().zip(&sparse.val) {
-                a[j as usize] = v;
-            }
-            Slope::Dense(a)
+            Slope::Dense(sparse.to_dense(dim))
         }
     }
 
@@ -66,19 +63,7 @@ impl Slope {
     pub fn new(a: Vec<f64>) -> Self {
         let nnz = a.iter().filter(|v| **v != 0.0).count();
         if Self::keeps_sparse(nnz, a.len()) {
-            let mut index = Vec::with_capacity(nnz);
-            let mut value = Vec::with_capacity(nnz);
-            for (j, &v) in a.iter().enumerate() {
-                if v != 0.0 {
-                    index.push(j as u32);
-                    value.push(v);
-                }
-            }
-            Slope::Sparse {
-                dim: a.len(),
-                index,
-                value,
-            }
+            Self::from_sparse(a.len(), SparseVec::from_dense(&a))
         } else {
             Slope::Dense(a)
         }
@@ -112,13 +97,7 @@ impl Slope {
     pub fn to_dense(&self) -> Vec<f64> {
         match self {
             Slope::Dense(a) => a.clone(),
-            Slope::Sparse { dim, index, value } => {
-                let mut a = vec![0.0; *dim];
-                for (&j, &v) in index.iter().zip(value) {
-                    a[j as usize] = v;
-                }
-                a
-            }
+            Slope::Sparse { dim, index, value } => scatter(index, value, *dim),
         }
     }
 

@@ -464,6 +464,28 @@ impl ExampleParts {
         };
         chunks.into_iter().collect()
     }
+
+    /// The part's mean risk from its chunks, and its subgradient into
+    /// `subgrad`: the chunks' sums added in order, then divided by `m`.
+    fn sum_dense(&self, chunks: Vec<(f64, ChunkSums)>, subgrad: &mut [f64]) -> f64 {
+        let m = self.total_examples as f64;
+        subgrad.iter_mut().for_each(|g| *g = 0.0);
+        let mut risk = 0.0;
+        for (r, sums) in chunks {
+            risk += r;
+            // A dense sum first, then the corners' (an oracle answers
+            // `block_risk` for every block or for none, so one of the two
+            // is empty); a coordinate the corners lack adds nothing.
+            if let Some(acc) = &sums.dense {
+                crate::linalg::axpy(1.0, acc, subgrad);
+            }
+            if let Some(sparse) = &sums.sparse {
+                sparse.add_to(1.0, subgrad);
+            }
+        }
+        subgrad.iter_mut().for_each(|g| *g /= m);
+        risk / m
+    }
 }
 
 impl PartitionedRisk for ExampleParts {
@@ -478,26 +500,8 @@ impl PartitionedRisk for ExampleParts {
     }
 
     fn partial_risk(&self, part: usize, w: &[f64], subgrad: &mut [f64]) -> Result<f64> {
-        let m = self.total_examples as f64;
         let chunks = self.part_chunks(part, w)?;
-        subgrad.iter_mut().for_each(|g| *g = 0.0);
-        let mut risk = 0.0;
-        for (r, sums) in chunks {
-            risk += r;
-            // A dense sum first, then the corners' (an oracle answers
-            // `block_risk` for every block or for none, so one of the two
-            // is empty); a coordinate the corners lack adds nothing.
-            if let Some(acc) = &sums.dense {
-                crate::linalg::axpy(1.0, acc, subgrad);
-            }
-            if let Some(sparse) = &sums.sparse {
-                for (&j, &v) in sparse.idx.iter().zip(&sparse.val) {
-                    subgrad[j as usize] += 1.0 * v;
-                }
-            }
-        }
-        subgrad.iter_mut().for_each(|g| *g /= m);
-        Ok(risk / m)
+        Ok(self.sum_dense(chunks, subgrad))
     }
 
     fn partial_risk_sparse(&self, part: usize, w: &[f64]) -> Option<Result<(f64, SparseVec)>> {
@@ -505,40 +509,35 @@ impl PartitionedRisk for ExampleParts {
         if !self.corners_only.load(Ordering::Relaxed) {
             return None;
         }
-        let m = self.total_examples as f64;
         let chunks = match self.part_chunks(part, w) {
             Ok(c) => c,
             Err(e) => return Some(Err(e)),
         };
+        if chunks.iter().any(|(_, sums)| sums.dense.is_some()) {
+            // (Not met: `corners_only` is set once no block is answered.)
+            let mut g = vec![0.0; self.dim()];
+            let risk = self.sum_dense(chunks, &mut g);
+            return Some(Ok((risk, SparseVec::from_dense(&g))));
+        }
+        let m = self.total_examples as f64;
         let mut risk = 0.0;
         let mut sum = SparseVec::default();
         let mut merged = SparseVec::default();
         for (r, sums) in chunks {
             risk += r;
-            // The sums of `partial_risk`, coordinate by coordinate: 1 x and
+            // The sums of `sum_dense`, coordinate by coordinate: 1 x and
             // x + y are its `0 + x` and `x + y`.
-            let sparse = match (sums.dense, sums.sparse) {
-                (None, Some(sparse)) => sparse,
-                // (Not met: `corners_only` is set once no block is answered.)
-                (dense, sparse) => {
-                    let mut acc = dense.unwrap_or_else(|| vec![0.0; self.dim()]);
-                    for (&j, &v) in sparse.iter().flat_map(|s| s.idx.iter().zip(&s.val)) {
-                        acc[j as usize] += 1.0 * v;
-                    }
-                    SparseVec::from_dense(&acc)
-                }
-            };
-            merged.idx.clear();
-            merged.val.clear();
-            merge(&sum, 1.0, &sparse, 1.0, &mut merged);
-            std::mem::swap(&mut sum, &mut merged);
+            if let Some(sparse) = sums.sparse {
+                merged.idx.clear();
+                merged.val.clear();
+                merge(&sum, 1.0, &sparse, 1.0, &mut merged);
+                std::mem::swap(&mut sum, &mut merged);
+            }
         }
         sum.val.iter_mut().for_each(|g| *g /= m);
         // A sum so small that dividing it by m gives 0 is dropped, as the
         // dense vector's zeros are when it becomes a plane.
-        if sum.val.contains(&0.0) {
-            sum = SparseVec::from_dense(&Subgradient::Sparse(sum).into_dense(self.dim()));
-        }
+        sum.drop_zeros();
         Some(Ok((risk / m, sum)))
     }
 }

@@ -114,11 +114,7 @@ impl Subgradient {
     pub fn add_to(&self, y: &mut [f64]) {
         match self {
             Subgradient::Dense(a) => crate::linalg::axpy(1.0, a, y),
-            Subgradient::Sparse(s) => {
-                for (&j, &v) in s.idx.iter().zip(&s.val) {
-                    y[j as usize] += 1.0 * v;
-                }
-            }
+            Subgradient::Sparse(s) => s.add_to(1.0, y),
         }
     }
 
@@ -126,13 +122,7 @@ impl Subgradient {
     pub fn into_dense(self, dim: usize) -> Vec<f64> {
         match self {
             Subgradient::Dense(a) => a,
-            Subgradient::Sparse(s) => {
-                let mut a = vec![0.0; dim];
-                for (&j, &v) in s.idx.iter().zip(&s.val) {
-                    a[j as usize] = v;
-                }
-                a
-            }
+            Subgradient::Sparse(s) => s.to_dense(dim),
         }
     }
 }

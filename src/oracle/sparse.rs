@@ -51,17 +51,8 @@ impl SparseVec {
         scratch: &mut CornerScratch,
         psi_dense: impl FnOnce(&[f64]),
     ) {
-        scratch.fit(c.dim());
-        if let Some(d) = c.dense() {
-            for (j, &v) in d.iter().enumerate() {
-                if v != 0.0 {
-                    scratch.add(j, v);
-                }
-            }
-        }
-        for (j, v) in c.sparse_entries() {
-            scratch.add(j, v);
-        }
+        // 1 v is v: the sums of `add_corner` with alpha = 1 are psi's.
+        scratch.add_corner(c, 1.0);
         psi_dense(&scratch.sums[..c.dim()]);
         self.idx.clear();
         self.val.clear();
@@ -78,6 +69,34 @@ impl SparseVec {
             }
         }
         out
+    }
+
+    /// Every entry of the vector of dimension `dim` (at least one past the
+    /// last coordinate).
+    pub fn to_dense(&self, dim: usize) -> Vec<f64> {
+        scatter(&self.idx, &self.val, dim)
+    }
+
+    /// `y += alpha * self` (a multiply and an add per stored coordinate).
+    pub fn add_to(&self, alpha: f64, y: &mut [f64]) {
+        for (&j, &v) in self.idx.iter().zip(&self.val) {
+            y[j as usize] += alpha * v;
+        }
+    }
+
+    /// Drops the stored coordinates whose value is exactly zero, keeping
+    /// the others in order.
+    pub fn drop_zeros(&mut self) {
+        let mut k = 0;
+        for r in 0..self.idx.len() {
+            if self.val[r] != 0.0 {
+                self.idx[k] = self.idx[r];
+                self.val[k] = self.val[r];
+                k += 1;
+            }
+        }
+        self.idx.truncate(k);
+        self.val.truncate(k);
     }
 
     /// `<self, w>` for a dense `w`.
@@ -188,6 +207,15 @@ impl CornerScratch {
             }
         }
     }
+}
+
+/// The dense vector of dimension `dim` with `value[k]` at `index[k]`.
+pub fn scatter(index: &[u32], value: &[f64], dim: usize) -> Vec<f64> {
+    let mut a = vec![0.0; dim];
+    for (&j, &v) in index.iter().zip(value) {
+        a[j as usize] = v;
+    }
+    a
 }
 
 /// `out += a * p + b * q` (appended) for sorted sparse vectors, zeros dropped.
