@@ -88,7 +88,11 @@ fn check_variants_against_bmrm(problem: Problem, lambda: f64, tol: f64) {
             for cache in [false, true] {
                 let mut s = bcfw_settings(lambda);
                 // gapBCFW's gapDegree: gap sampling by the squared gaps.
-                s.gap_degree = if cache { 2.0 } else { 1.0 };
+                s.gap_degree = if cache && sampling == Sampling::Gap {
+                    2.0
+                } else {
+                    1.0
+                };
                 s.tol_rel = tol;
                 s.sampling = sampling;
                 s.step_type = step;

@@ -521,6 +521,62 @@ fn bcfw_trains_and_its_regularisation_path_reports_breakpoints() {
         1,
         &["--mp-inactive-passes must be >= 1"],
     );
+    // An option the algorithm would not use is an error naming the flag.
+    fails(
+        &[
+            "train",
+            s(&train),
+            "--lambda",
+            "1e-2",
+            "-a",
+            "bmrm",
+            "--cache",
+        ],
+        1,
+        &["--cache is not used by BMRM"],
+    );
+    fails(
+        &[
+            "train",
+            s(&train),
+            "--lambda",
+            "1e-2",
+            "-a",
+            "bcfw",
+            "--parts",
+            "4",
+        ],
+        1,
+        &["--parts is 4 but BCFW does not split"],
+    );
+    // --early-exact-factor and --gap-degree are honoured: each changes the run.
+    let summary = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "train",
+            s(&train),
+            "--lambda",
+            "1e-2",
+            "-a",
+            "bcfw",
+            "--tol-rel",
+            "0",
+            "--tol-abs",
+            "1e-3",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = ok(&args);
+        serde_json::from_str(out.lines().last().unwrap()).unwrap()
+    };
+    let plain = summary(&[]);
+    let early = summary(&["--early-exact-factor", "0.9"]);
+    let degree = summary(&["--gap-degree", "3"]);
+    assert_eq!(plain["exit"], "ConvergedAbs", "{plain}");
+    assert!(
+        early["iterations"].as_u64() < plain["iterations"].as_u64(),
+        "{early}"
+    );
+    assert_ne!(degree["primal"], plain["primal"], "{degree}");
 
     let out = ok(&[
         "path",

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use bmrm::models::{synthetic, BinaryHinge, Multiclass};
 use bmrm::oracle::{Corner, ExampleParts, FullRisk, MaxOracle, PartitionedRisk};
-use bmrm::{Algorithm, Error, Exit, Problem, Settings, Solver};
+use bmrm::{Algorithm, Error, Exit, Problem, Sampling, Settings, Solver, StepType};
 
 const ALL_BUNDLE: [Algorithm; 4] = [
     Algorithm::Bmrm,
@@ -164,7 +164,9 @@ fn tiny_binary_svm_matches_an_exact_two_dimensional_search() {
         let mut s = Settings::new(alg, lambda);
         s.tol_rel = 0.0;
         s.tol_abs = 1e-9;
-        s.num_parts = 3;
+        if alg.is_partitioned() {
+            s.num_parts = 3;
+        }
         s.max_iterations = 3000;
         let (w, info, _) = solve(problem.clone(), s);
         assert!(
@@ -197,7 +199,9 @@ fn cross_check(problem: Problem, lambda: f64, tol_rel: f64, extra: &[Algorithm])
         let mut s = Settings::new(alg, lambda);
         s.tol_rel = tol_rel;
         s.max_iterations = 20_000;
-        s.num_parts = 4;
+        if alg.is_partitioned() {
+            s.num_parts = 4;
+        }
         if alg == Algorithm::Sgd {
             s.sgd_passes = 30;
         }
@@ -657,4 +661,128 @@ fn an_oracle_that_is_not_thread_safe_runs_on_the_callers_thread() {
         assert!(info.iterations > 1);
     }
     assert_eq!(oracle.foreign_calls.load(Ordering::Relaxed), 0);
+}
+
+/// A setting an algorithm would not read is refused, naming it, and the
+/// same setting is accepted (and runs) where it applies.
+#[test]
+fn settings_an_algorithm_does_not_use_are_refused_by_name() {
+    let model = Arc::new(multiclass(60, 4, 3, 5));
+    let examples = Problem::Examples(model);
+    type Change = fn(&mut Settings);
+    let cases: [(&str, Change, Algorithm, Algorithm); 12] = [
+        (
+            "use_cache",
+            |s| s.use_cache = true,
+            Algorithm::Bmrm,
+            Algorithm::Bcfw,
+        ),
+        (
+            "step_type",
+            |s| s.step_type = StepType::Pairwise,
+            Algorithm::PBmrm,
+            Algorithm::Bcfw,
+        ),
+        (
+            "gap_check",
+            |s| s.gap_check = 3,
+            Algorithm::Sgd,
+            Algorithm::Bcfw,
+        ),
+        (
+            "multi_plane",
+            |s| s.multi_plane = true,
+            Algorithm::ProxBmrm,
+            Algorithm::Bcfw,
+        ),
+        (
+            "mini_batch",
+            |s| s.mini_batch = 8,
+            Algorithm::CuttingPlane,
+            Algorithm::Bcfw,
+        ),
+        (
+            "buffer_size",
+            |s| s.buffer_size = 50,
+            Algorithm::Bcfw,
+            Algorithm::Bmrm,
+        ),
+        (
+            "clean_after",
+            |s| s.clean_after = 3,
+            Algorithm::Sgd,
+            Algorithm::CuttingPlane,
+        ),
+        (
+            "reuse_planes",
+            |s| s.reuse_planes = false,
+            Algorithm::CuttingPlane,
+            Algorithm::PBmrm,
+        ),
+        (
+            "prox_t",
+            |s| s.prox_t = 10.0,
+            Algorithm::Bmrm,
+            Algorithm::ProxBmrm,
+        ),
+        (
+            "cp_radius",
+            |s| s.cp_radius = 5.0,
+            Algorithm::Bmrm,
+            Algorithm::CuttingPlane,
+        ),
+        (
+            "sgd_passes",
+            |s| s.sgd_passes = 2,
+            Algorithm::Bcfw,
+            Algorithm::ProxPBmrm,
+        ),
+        (
+            "num_parts",
+            |s| s.num_parts = 4,
+            Algorithm::Bmrm,
+            Algorithm::PBmrm,
+        ),
+    ];
+    for (field, change, refused, accepted) in cases {
+        let mut s = Settings::new(refused, 0.1);
+        change(&mut s);
+        let err = Solver::new(examples.clone(), s).err().expect("refused");
+        assert_eq!(err.kind, bmrm::ErrorKind::InvalidArgument, "{field}");
+        assert!(err.message.starts_with(field), "{field}: {}", err.message);
+        assert!(
+            err.message.contains(refused.name()),
+            "{field}: {}",
+            err.message
+        );
+        let mut s = Settings::new(accepted, 0.1);
+        s.tol_rel = 1e-2;
+        change(&mut s);
+        let (_, info, _) = solve(examples.clone(), s);
+        assert!(info.iterations > 0, "{field} with {}", accepted.name());
+    }
+    // Every algorithm's own defaults are valid.
+    for alg in (0..7).map(|a| Algorithm::from_i32(a).expect("an algorithm")) {
+        Settings::new(alg, 0.1)
+            .validate()
+            .expect("defaults are valid");
+    }
+    // Settings BCFW would not act on are refused too.
+    let mut s = Settings::new(Algorithm::Bcfw, 0.1);
+    s.early_exact_factor = 0.8;
+    let err = Solver::new(examples.clone(), s.clone())
+        .err()
+        .expect("no tol_abs");
+    assert!(err.message.contains("tol_abs"), "{}", err.message);
+    s.tol_abs = 1e-3;
+    Solver::new(examples.clone(), s).expect("with tol_abs");
+    let mut s = Settings::new(Algorithm::Bcfw, 0.1);
+    s.gap_degree = 2.0;
+    s.sampling = Sampling::Uniform;
+    let err = Solver::new(examples.clone(), s.clone())
+        .err()
+        .expect("not gap sampling");
+    assert!(err.message.starts_with("gap_degree"), "{}", err.message);
+    s.sampling = Sampling::Gap;
+    Solver::new(examples, s).expect("with gap sampling");
 }

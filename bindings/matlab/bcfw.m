@@ -138,39 +138,64 @@ if ~isnumeric(step) || ~isscalar(step) || ~any(step == [0 1 2 3])
         '2 (pairwise) or 3 (FW and away)']);
 end
 
+% Options of BCFW and options of the bundle methods: one given to the other
+% kind of algorithm would not be used, so it is an error.
+bcfw_only = {'num_passes', 'gap_threshold', 'gap_check', 'sample', 'stepType', ...
+             'do_line_search', 'do_weighted_averaging', 'useCache', 'cacheNu', ...
+             'cacheFactor', 'maxCacheSize', 'gapDegree', 'quit_passes_heuristic_gap', ...
+             'quit_passes_heuristic_gap_eps_multiplyer', 'multiPlane', 'mpApproxPasses', ...
+             'mpTimed', 'mpInactivePasses', 'mpBlockSteps', 'miniBatch'};
+bundle_only = {'TolRel', 'TolAbs', 'MaxIter', 'num_parts'};
+is_bcfw = strcmp(algorithm, 'bcfw');
+if is_bcfw
+  unused = intersect(names, bundle_only);
+else
+  unused = intersect(names, bcfw_only);
+end
+if ~isempty(unused)
+  error('bmrm:badArgument', 'bcfw: options.%s is not used by options.algorithm ''%s''', ...
+        unused{1}, algorithm);
+end
+
 o = struct();
 o.algorithm = algorithm;
 o.dim = numel(phi);
 o.lambda = opt('lambda', 1 / n);
-o.num_passes = opt('num_passes', 200);
-o.gap_check = opt('gap_check', 10);
-o.sampling = sampling;
-o.step_type = mod(step - 1, 4);  % 1 FW -> 0, 2 pairwise -> 1, 3 away -> 2, 0 all -> 3
-o.gap_degree = opt('gapDegree', 1);
-if logical(opt('quit_passes_heuristic_gap', true))
-  o.early_exact_factor = opt('quit_passes_heuristic_gap_eps_multiplyer', 0.8);
-else
-  o.early_exact_factor = 0;
-end
-o.line_search = opt('do_line_search', 1);
-o.weighted_averaging = opt('do_weighted_averaging', 0);
-o.use_cache = opt('useCache', 1);
-o.cache_nu = opt('cacheNu', 0.01);
-o.cache_factor = opt('cacheFactor', 0.25);
-o.cache_size = opt('maxCacheSize', 100);
-o.multi_plane = opt('multiPlane', 0);
-o.mp_approx_passes = opt('mpApproxPasses', 10);
-o.mp_timed = opt('mpTimed', 0);
-o.mp_inactive_passes = opt('mpInactivePasses', 10);
-o.mp_block_steps = opt('mpBlockSteps', 0);
-o.mini_batch = opt('miniBatch', 0);
 o.seed = opt('rand_seed', 1);
 o.time_limit = 60 * opt('time_budget', inf);
 o.verb = opt('verb', 0);
-if strcmp(algorithm, 'bcfw')
+if is_bcfw
+  o.num_passes = opt('num_passes', 200);
+  o.gap_check = opt('gap_check', 10);
+  o.sampling = sampling;
+  o.step_type = mod(step - 1, 4);  % 1 FW -> 0, 2 pairwise -> 1, 3 away -> 2, 0 all -> 3
+  o.gap_degree = opt('gapDegree', 1);
+  if logical(opt('quit_passes_heuristic_gap', true))
+    o.early_exact_factor = opt('quit_passes_heuristic_gap_eps_multiplyer', 0.8);
+  else
+    o.early_exact_factor = 0;
+  end
+  o.line_search = opt('do_line_search', 1);
+  o.weighted_averaging = opt('do_weighted_averaging', 0);
+  o.use_cache = opt('useCache', 1);
+  o.cache_nu = opt('cacheNu', 0.01);
+  o.cache_factor = opt('cacheFactor', 0.25);
+  o.cache_size = opt('maxCacheSize', 100);
+  o.multi_plane = opt('multiPlane', 0);
+  o.mp_approx_passes = opt('mpApproxPasses', 10);
+  o.mp_timed = opt('mpTimed', 0);
+  o.mp_inactive_passes = opt('mpInactivePasses', 10);
+  o.mp_block_steps = opt('mpBlockSteps', 0);
+  o.mini_batch = opt('miniBatch', 0);
   o.tol_rel = 0;
   o.tol_abs = opt('gap_threshold', 0.1);
   o.max_iterations = inf;           % the engine counts passes (num_passes)
+  if o.tol_abs == 0
+    o.early_exact_factor = 0;       % its threshold, multiplier * gap_threshold, is 0
+  end
+  if sampling ~= 2 && ~isfield(options, 'gapDegree')
+    o.gap_degree = 1;               % gap^degree matters only to gap sampling
+  end
 else
   o.tol_rel = opt('TolRel', 1e-3);
   o.tol_abs = opt('TolAbs', 0);
@@ -180,16 +205,18 @@ end
 if isfield(param, 'positivity') && ~isempty(param.positivity) && any(param.positivity(:))
   o.positivity = param.positivity;
 end
-mp = {'mpApproxPasses', 'mp_approx_passes', 0; 'mpInactivePasses', 'mp_inactive_passes', 1; ...
-      'mpBlockSteps', 'mp_block_steps', 0; 'miniBatch', 'mini_batch', 0};
-for k = 1:size(mp, 1)
-  v = o.(mp{k, 2});
-  if ~isscalar(v) || ~isnumeric(v) || ~isreal(v) || v ~= round(v) || v < mp{k, 3} || v >= 2^32
-    error('bmrm:badArgument', 'bcfw: options.%s must be an integer >= %d below 2^32', mp{k, 1}, mp{k, 3});
+if is_bcfw
+  mp = {'mpApproxPasses', 'mp_approx_passes', 0; 'mpInactivePasses', 'mp_inactive_passes', 1; ...
+        'mpBlockSteps', 'mp_block_steps', 0; 'miniBatch', 'mini_batch', 0};
+  for k = 1:size(mp, 1)
+    v = o.(mp{k, 2});
+    if ~isscalar(v) || ~isnumeric(v) || ~isreal(v) || v ~= round(v) || v < mp{k, 3} || v >= 2^32
+      error('bmrm:badArgument', 'bcfw: options.%s must be an integer >= %d below 2^32', mp{k, 1}, mp{k, 3});
+    end
   end
-end
-if o.mini_batch > 1 && logical(o.use_cache)
-  error('bmrm:badArgument', 'bcfw: options.miniBatch > 1 needs useCache = 0 (the cache is not used in batches)');
+  if o.mini_batch > 1 && logical(o.use_cache)
+    error('bmrm:badArgument', 'bcfw: options.miniBatch > 1 needs useCache = 0 (the cache is not used in batches)');
+  end
 end
 fields = setdiff(fieldnames(o), {'positivity'});
 for k = 1:numel(fields)
@@ -198,7 +225,7 @@ for k = 1:numel(fields)
     error('bmrm:badArgument', 'bcfw: the option behind %s must be a non-negative real scalar', fields{k});
   end
 end
-if ~(o.gap_degree > 0) || ~isfinite(o.gap_degree)
+if is_bcfw && (~(o.gap_degree > 0) || ~isfinite(o.gap_degree))
   error('bmrm:badArgument', 'bcfw: options.gapDegree must be positive and finite');
 end
 if ~(o.lambda > 0) || ~isfinite(o.lambda)

@@ -228,7 +228,10 @@ pub type bmrm_bcfw_iterate_fn = Option<
 /// fields you need (at least `lambda`, which has no default), and pass a
 /// pointer to `bmrm_solver_new`, which validates every field and copies the
 /// struct (the caller keeps ownership; it may be freed or reused at once).
-/// Flags are `uint8_t`: 0 is off, any other value is on.
+/// Flags are `uint8_t`: 0 is off, any other value is on. A field that the
+/// chosen algorithm would not read (a BCFW field under a bundle method, a
+/// bundle field under BCFW, ...) must keep its default: otherwise
+/// `bmrm_solver_new` fails with BMRM_ERROR_INVALID_ARGUMENT naming it.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct bmrm_settings {

@@ -355,6 +355,19 @@ impl Settings {
                 self.gap_degree
             ));
         }
+        if self.early_exact_factor > 0.0 && self.tol_abs == 0.0 {
+            return bad(
+                "early_exact_factor needs tol_abs > 0 (the early exact pass comes once the gap \
+                 estimates sum below early_exact_factor * tol_abs)"
+                    .into(),
+            );
+        }
+        if self.gap_degree != 1.0 && self.sampling != Sampling::Gap {
+            return bad(format!(
+                "gap_degree is used by gap sampling only, but sampling is {:?}",
+                self.sampling
+            ));
+        }
         if self.mini_batch > 1 && self.use_cache {
             return bad(
                 "mini_batch > 1 does not combine with use_cache (every block of a batch calls \
@@ -376,6 +389,12 @@ impl Settings {
         if self.algorithm == Algorithm::Sgd && self.sgd_passes == 0 {
             return bad("the SGD algorithm needs sgd_passes >= 1".into());
         }
+        if let Some((field, users)) = self.unused_setting() {
+            return bad(format!(
+                "{field} is not used by {} (it applies to {users}): leave it at its default",
+                self.algorithm.name()
+            ));
+        }
         let stops = self.tol_rel > 0.0
             || self.tol_abs > 0.0
             || self.max_iterations > 0
@@ -390,5 +409,89 @@ impl Settings {
             );
         }
         Ok(())
+    }
+
+    /// The first setting that differs from its default although
+    /// `self.algorithm` does not read it, with the algorithms that do: a
+    /// setting that is accepted is honoured, one that would not be is an
+    /// error naming it. (`num_parts` is checked by the solver, which knows
+    /// whether the parts come from the problem.)
+    fn unused_setting(&self) -> Option<(&'static str, &'static str)> {
+        use Algorithm::*;
+        const BCFW: (&[Algorithm], &str) = (&[Bcfw], "BCFW");
+        const PLANES: (&[Algorithm], &str) = (
+            &[Bmrm, ProxBmrm, PBmrm, ProxPBmrm, CuttingPlane],
+            "the bundle methods and the cutting-plane method",
+        );
+        const BUNDLE: (&[Algorithm], &str) = (
+            &[Bmrm, ProxBmrm, PBmrm, ProxPBmrm],
+            "BMRM, Prox-BMRM, P-BMRM and Prox-P-BMRM",
+        );
+        const PROX: (&[Algorithm], &str) = (&[ProxBmrm, ProxPBmrm], "Prox-BMRM and Prox-P-BMRM");
+        const CP: (&[Algorithm], &str) = (&[CuttingPlane], "the cutting-plane method");
+        const SGD: (&[Algorithm], &str) = (
+            &[Sgd, Bmrm, ProxBmrm, PBmrm, ProxPBmrm],
+            "SGD and, as their start, the bundle methods",
+        );
+        let d = Settings::new(self.algorithm, self.lambda);
+        let changed = [
+            ("sampling", self.sampling != d.sampling, BCFW),
+            ("step_type", self.step_type != d.step_type, BCFW),
+            ("line_search", self.line_search != d.line_search, BCFW),
+            (
+                "weighted_averaging",
+                self.weighted_averaging != d.weighted_averaging,
+                BCFW,
+            ),
+            ("gap_check", self.gap_check != d.gap_check, BCFW),
+            ("use_cache", self.use_cache != d.use_cache, BCFW),
+            ("cache_size", self.cache_size != d.cache_size, BCFW),
+            ("cache_nu", self.cache_nu != d.cache_nu, BCFW),
+            ("cache_factor", self.cache_factor != d.cache_factor, BCFW),
+            ("num_passes", self.num_passes != d.num_passes, BCFW),
+            ("path_a", self.path_a != d.path_a, BCFW),
+            ("trace_gap", self.trace_gap != d.trace_gap, BCFW),
+            ("iterate_hook", self.iterate_hook.is_some(), BCFW),
+            ("gap_degree", self.gap_degree != d.gap_degree, BCFW),
+            (
+                "early_exact_factor",
+                self.early_exact_factor != d.early_exact_factor,
+                BCFW,
+            ),
+            ("multi_plane", self.multi_plane != d.multi_plane, BCFW),
+            (
+                "mp_approx_passes",
+                self.mp_approx_passes != d.mp_approx_passes,
+                BCFW,
+            ),
+            ("mp_timed", self.mp_timed != d.mp_timed, BCFW),
+            (
+                "mp_inactive_passes",
+                self.mp_inactive_passes != d.mp_inactive_passes,
+                BCFW,
+            ),
+            (
+                "mp_block_steps",
+                self.mp_block_steps != d.mp_block_steps,
+                BCFW,
+            ),
+            ("mini_batch", self.mini_batch != d.mini_batch, BCFW),
+            ("buffer_size", self.buffer_size != d.buffer_size, PLANES),
+            ("clean_after", self.clean_after != d.clean_after, PLANES),
+            (
+                "qp_max_updates",
+                self.qp_max_updates != d.qp_max_updates,
+                PLANES,
+            ),
+            ("reuse_planes", self.reuse_planes != d.reuse_planes, BUNDLE),
+            ("prox_t", self.prox_t != d.prox_t, PROX),
+            ("prox_k", self.prox_k != d.prox_k, PROX),
+            ("cp_radius", self.cp_radius != d.cp_radius, CP),
+            ("sgd_passes", self.sgd_passes != d.sgd_passes, SGD),
+        ];
+        changed
+            .into_iter()
+            .find(|(_, differs, (users, _))| *differs && !users.contains(&self.algorithm))
+            .map(|(field, _, (_, names))| (field, names))
     }
 }

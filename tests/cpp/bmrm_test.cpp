@@ -605,8 +605,10 @@ static void test_callback_threads() {
         bmrm::Settings s(a, 1e-2);
         s.num_threads = 4;
         s.max_iterations = 25;
-        s.gap_check = 2;
-        s.weighted_averaging = true;
+        if (a == bmrm::Algorithm::bcfw) {
+            s.gap_check = 2;
+            s.weighted_averaging = true;
+        }
         bmrm::Solver solver(p, s);
         std::vector<double> w(p.dim(), 0.0);
         solver.run(w);

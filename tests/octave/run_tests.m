@@ -200,6 +200,10 @@ check(numel(pb.primal) == 4 && all(isfinite(pb.primal)), 'miniBatch is honoured:
 expect_error(@() bcfw(param, struct('miniBatch', -1)), 'bmrm:badArgument', 'miniBatch');
 expect_error(@() bcfw(param, struct('miniBatch', 8)), 'bmrm:badArgument', 'useCache = 0');
 expect_error(@() bcfw(param, struct('mpApproxPasses', 1.5)), 'bmrm:badArgument', 'mpApproxPasses');
+% An option the chosen algorithm would not use is an error naming it.
+expect_error(@() bcfw(param, struct('algorithm', 'bmrm', 'useCache', 0)), 'bmrm:badArgument', 'useCache');
+expect_error(@() bcfw(param, struct('TolRel', 1e-3)), 'bmrm:badArgument', 'TolRel');
+expect_error(@() bcfw(param, struct('sample', 'uniform', 'gapDegree', 2)), 'bmrm:badArgument', 'gap_degree');
 % The same seed gives the same w; num_passes and time_budget stop it.
 [m1, p1] = bcfw(param, struct('lambda', lam, 'num_passes', 7, 'gap_threshold', 0, 'rand_seed', 3));
 [m2, p2] = bcfw(param, struct('lambda', lam, 'num_passes', 7, 'gap_threshold', 0, 'rand_seed', 3));

@@ -94,7 +94,9 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
         let mut s = Settings::new(alg, a.lambda);
         s.tol_rel = a.tol_rel;
         s.num_threads = a.threads;
-        s.num_parts = a.parts;
+        if alg.is_partitioned() {
+            s.num_parts = a.parts;
+        }
         let mut solver = Solver::new(Problem::Examples(train.clone()), s).map_err(err)?;
         let progress = Progress::attach(
             &mut solver,

@@ -303,6 +303,13 @@ pub struct SolverArgs {
     /// BCFW: an exact pass (all gaps, the certificate, the stopping test) every N passes.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub gap_check: u32,
+    /// BCFW: an exact pass as soon as every example's gap estimate is known and their sum is
+    /// <= this times --tol-abs, not only every --gap-check passes (0: off; needs --tol-abs).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub early_exact_factor: f64,
+    /// BCFW gap sampling: examples drawn with probability proportional to gap^degree.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub gap_degree: f64,
     /// BCFW: keep a cache of oracle answers per example.
     #[arg(long)]
     pub cache: bool,
@@ -378,6 +385,8 @@ impl SolverArgs {
         s.line_search = !self.no_line_search;
         s.weighted_averaging = self.weighted_averaging;
         s.gap_check = self.gap_check;
+        s.early_exact_factor = self.early_exact_factor;
+        s.gap_degree = self.gap_degree;
         s.use_cache = self.cache;
         s.cache_size = self.cache_size;
         s.cache_nu = self.cache_nu;
@@ -395,32 +404,60 @@ impl SolverArgs {
     }
 }
 
-/// The library's setting names in a message, as the command line spells them.
-fn option_names(msg: &str) -> String {
-    let mut m = msg.to_string();
-    for (field, flag) in [
+/// The library's setting names in a message, as the command line spells them
+/// (whole names only: `cache_size` is not `--cache` followed by `_size`).
+pub fn option_names(msg: &str) -> String {
+    const FLAGS: [(&str, &str); 32] = [
         ("time_limit_seconds", "--time-limit"),
         ("tol_rel", "--tol-rel"),
         ("tol_abs", "--tol-abs"),
         ("max_iterations", "--max-iterations"),
+        ("num_parts", "--parts"),
+        ("buffer_size", "--buffer-size"),
+        ("clean_after", "--clean-after"),
         ("prox_t", "--prox-t"),
         ("prox_k", "--prox-k"),
         ("cp_radius", "--cp-radius"),
-        ("buffer_size", "--buffer-size"),
+        ("qp_max_updates", "--qp-max-updates"),
         ("sgd_passes", "--sgd-passes"),
+        ("sampling", "--sampling"),
+        ("step_type", "--step-type"),
+        ("line_search", "--no-line-search"),
+        ("weighted_averaging", "--weighted-averaging"),
         ("gap_check", "--gap-check"),
+        ("early_exact_factor", "--early-exact-factor"),
+        ("gap_degree", "--gap-degree"),
+        ("use_cache", "--cache"),
         ("cache_size", "--cache-size"),
         ("cache_nu", "--cache-nu"),
         ("cache_factor", "--cache-factor"),
+        ("num_passes", "--num-passes"),
         ("path_a", "--path-a"),
-        ("mp_inactive_passes", "--mp-inactive-passes"),
         ("multi_plane", "--multi-plane"),
+        ("mp_approx_passes", "--mp-approx-passes"),
+        ("mp_timed", "--mp-timed"),
+        ("mp_inactive_passes", "--mp-inactive-passes"),
+        ("mp_block_steps", "--mp-block-steps"),
         ("mini_batch", "--mini-batch"),
-        ("use_cache", "--cache"),
-    ] {
-        m = m.replace(field, flag);
+        ("num_threads", "--threads"),
+    ];
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(start) = rest.find(|c: char| ident(c)) {
+        out.push_str(&rest[..start]);
+        let word_len = rest[start..]
+            .find(|c: char| !ident(c))
+            .unwrap_or(rest.len() - start);
+        let word = &rest[start..start + word_len];
+        match FLAGS.iter().find(|(field, _)| *field == word) {
+            Some((_, flag)) => out.push_str(flag),
+            None => out.push_str(word),
+        }
+        rest = &rest[start + word_len..];
     }
-    m
+    out.push_str(rest);
+    out
 }
 
 /// --lambda or --c, checked.

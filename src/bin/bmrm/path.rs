@@ -12,7 +12,7 @@ use crate::data;
 use crate::model::{Provenance, Task};
 use crate::progress::{emit, info_json, rel_gap, short, Mode, Progress};
 use crate::train::other_folds;
-use crate::{say, DataArgs, OutputArgs, SolverArgs};
+use crate::{option_names, say, DataArgs, OutputArgs, SolverArgs};
 
 #[derive(Args, Debug)]
 pub struct PathArgs {
@@ -141,7 +141,8 @@ pub fn run(a: PathArgs) -> Result<(), String> {
     let settings = a.solver.settings(lambdas[0])?;
     let alg = settings.algorithm;
     let tol_rel = settings.tol_rel;
-    let mut solver = Solver::new(train.problem(), settings).map_err(|e| e.to_string())?;
+    let mut solver =
+        Solver::new(train.problem(), settings).map_err(|e| option_names(&e.to_string()))?;
     say!(
         mode,
         "{m} training examples from {}, validation on {val_what}; {}",

@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::data;
 use crate::model::{Errors, Provenance, Task};
 use crate::progress::{emit, info_json, rel_gap, short, Mode, Progress};
-use crate::{say, DataArgs, OutputArgs, RegArgs, SolverArgs};
+use crate::{option_names, say, DataArgs, OutputArgs, RegArgs, SolverArgs};
 
 #[derive(Args, Debug)]
 pub struct TrainArgs {
@@ -83,7 +83,8 @@ fn train_here(
 ) -> Result<(Vec<f64>, bmrm::Info), String> {
     let alg = settings.algorithm;
     let m = task.num_examples();
-    let mut solver = Solver::new(task.problem(), settings).map_err(|e| e.to_string())?;
+    let mut solver =
+        Solver::new(task.problem(), settings).map_err(|e| option_names(&e.to_string()))?;
     say!(
         mode,
         "training a {} with {} at lambda = {} (C = 1/(m lambda) = {}, m = {m})",
