@@ -114,7 +114,9 @@ fn main() -> bmrm::Result<()> {
     for &alg in &algs {
         let mut s = Settings::new(alg, args.lambdas[0] * 10.0 / m as f64);
         s.tol_rel = args.tol_rel;
-        s.num_parts = args.parts;
+        if alg.is_partitioned() {
+            s.num_parts = args.parts;
+        }
         s.num_threads = args.threads;
         s.max_iterations = args.max_iterations;
         s.reuse_planes = args.reuse_planes;

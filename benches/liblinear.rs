@@ -286,7 +286,9 @@ fn main() -> bmrm::Result<()> {
                 // Stopped by the observer once both figures are in.
                 s.tol_rel = 0.0;
                 s.num_threads = args.threads;
-                s.num_parts = args.parts;
+                if alg.is_partitioned() {
+                    s.num_parts = args.parts;
+                }
                 s.max_iterations = 100_000;
                 s.time_limit_seconds = 1800.0;
                 let mut solver = Solver::new(Problem::Examples(model.clone()), s)?;

@@ -618,9 +618,14 @@ fn child(scenario: &str) {
                     ),
                 );
                 if a == Algorithm::Bmrm {
-                    // Against plain BMRM over the max-oracle: one block of examples.
+                    // Against plain BMRM over the max-oracle: one block of
+                    // examples (num_parts is the distributed layout's).
+                    let one_block = Settings {
+                        num_parts: 0,
+                        ..s.clone()
+                    };
                     let mut plain =
-                        Solver::new(Problem::Examples(full.clone()), s.clone()).unwrap();
+                        Solver::new(Problem::Examples(full.clone()), one_block).unwrap();
                     let mut wp = vec![0.0; full.dim()];
                     let ip = plain.run(&mut wp).unwrap();
                     let mut w_dist = vec![0.0; full.dim()];
