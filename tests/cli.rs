@@ -522,33 +522,18 @@ fn bcfw_trains_and_its_regularisation_path_reports_breakpoints() {
         &["--mp-inactive-passes must be >= 1"],
     );
     // An option the algorithm would not use is an error naming the flag.
-    fails(
-        &[
-            "train",
-            s(&train),
-            "--lambda",
-            "1e-2",
-            "-a",
-            "bmrm",
-            "--cache",
-        ],
-        1,
-        &["--cache is not used by BMRM"],
-    );
-    fails(
-        &[
-            "train",
-            s(&train),
-            "--lambda",
-            "1e-2",
-            "-a",
+    for (alg, extra, said) in [
+        ("bmrm", &["--cache"][..], "--cache is not used by BMRM"),
+        (
             "bcfw",
-            "--parts",
-            "4",
-        ],
-        1,
-        &["--parts is 4 but BCFW does not split"],
-    );
+            &["--parts", "4"][..],
+            "--parts is 4 but BCFW does not split",
+        ),
+    ] {
+        let mut args = vec!["train", s(&train), "--lambda", "1e-2", "-a", alg];
+        args.extend_from_slice(extra);
+        fails(&args, 1, &[said]);
+    }
     // --early-exact-factor and --gap-degree are honoured: each changes the run.
     let summary = |extra: &[&str]| -> serde_json::Value {
         let mut args = vec![
