@@ -193,9 +193,6 @@ if is_bcfw
   if o.tol_abs == 0
     o.early_exact_factor = 0;       % its threshold, multiplier * gap_threshold, is 0
   end
-  if sampling ~= 2 && ~isfield(options, 'gapDegree')
-    o.gap_degree = 1;               % gap^degree matters only to gap sampling
-  end
 else
   o.tol_rel = opt('TolRel', 1e-3);
   o.tol_abs = opt('TolAbs', 0);

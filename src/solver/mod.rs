@@ -79,21 +79,6 @@ impl Solver {
                 problem.level_name()
             )));
         }
-        // The other algorithms take the parts a partitioned risk has and
-        // split nothing themselves: another count would not be honoured.
-        let own_parts = match &problem {
-            Problem::Partitioned(r) => r.num_parts(),
-            _ => 1,
-        };
-        if !algorithm.is_partitioned() && settings.num_parts > 1 && settings.num_parts != own_parts
-        {
-            return Err(Error::invalid_argument(format!(
-                "num_parts is {} but {} does not split the problem (P-BMRM and Prox-P-BMRM \
-                 do): leave it 0",
-                settings.num_parts,
-                algorithm.name()
-            )));
-        }
         let num_parts = if algorithm.is_partitioned() {
             match &problem {
                 Problem::Risk(_) => {
@@ -110,6 +95,20 @@ impl Solver {
                 },
             }
         } else {
+            // The other algorithms take the parts a partitioned risk has and
+            // split nothing themselves: another count would not be honoured.
+            let own_parts = match &problem {
+                Problem::Partitioned(r) => r.num_parts(),
+                _ => 1,
+            };
+            if settings.num_parts > 1 && settings.num_parts != own_parts {
+                return Err(Error::invalid_argument(format!(
+                    "num_parts is {} but {} does not split the problem (P-BMRM and \
+                     Prox-P-BMRM do): leave it 0",
+                    settings.num_parts,
+                    algorithm.name()
+                )));
+            }
             1
         };
         if let Problem::Examples(o) = &problem {

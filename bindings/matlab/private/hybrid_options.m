@@ -47,9 +47,6 @@ end
 if o.tol_abs == 0
   o.early_exact_factor = 0;   % its threshold, multiplier * gap_threshold, is 0
 end
-if o.sampling ~= 2 && ~isfield(options, 'gapDegree')
-  o.gap_degree = 1;           % gap^degree matters only to gap sampling
-end
 if ~logical(opt('true_gap_when_converged', true))
   unsupported(who, 'options.true_gap_when_converged = false');
 end
