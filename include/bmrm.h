@@ -1033,6 +1033,41 @@ void bmrm_corner_set_label(struct bmrm_corner *c, uint64_t label_id);
 enum bmrm_status bmrm_corner_add(struct bmrm_corner *c, size_t index, double value);
 
 /**
+ * psi\[index\[k\]\] += values\[k\] for k < n: `n` sparse entries in one
+ * call, as `n` calls of `bmrm_corner_add` would add them but at a fraction
+ * of their cost. All of them are added or (an index >= dim:
+ * BMRM_ERROR_DIMENSION_MISMATCH) none. BMRM_ERROR_NULL_ARGUMENT for a NULL
+ * `c`, or a NULL `index` or `values` with n > 0. A failure also fails the
+ * oracle call when it returns, as for `bmrm_corner_add`.
+ *
+ * # Safety
+ * `c` is NULL or the corner of a max-oracle call in progress on this thread;
+ * `index` and `values` are NULL or valid for reading `n` items.
+ */
+enum bmrm_status bmrm_corner_add_many(struct bmrm_corner *c,
+                                      const size_t *index,
+                                      const double *values,
+                                      size_t n);
+
+/**
+ * psi\[start + j\] += scale * values\[j\] for j < n, skipping the zeros of
+ * `values`: a dense run of psi (a feature vector placed in a label's block,
+ * e.g. +x at block y_i and -x at block y^ with scale -1) in one call. All
+ * of it is added or (start + n > dim: BMRM_ERROR_DIMENSION_MISMATCH) none.
+ * BMRM_ERROR_NULL_ARGUMENT for a NULL `c`, or a NULL `values` with n > 0. A
+ * failure also fails the oracle call when it returns.
+ *
+ * # Safety
+ * `c` is NULL or the corner of a max-oracle call in progress on this thread;
+ * `values` is NULL or valid for reading `n` items.
+ */
+enum bmrm_status bmrm_corner_add_row(struct bmrm_corner *c,
+                                     size_t start,
+                                     const double *values,
+                                     size_t n,
+                                     double scale);
+
+/**
  * A zeroed dense psi buffer of `dim` doubles, owned by the library, to be
  * filled by the oracle; valid until the oracle call returns. Calling it
  * again in the same call returns the same buffer with its contents. Returns

@@ -484,14 +484,21 @@ class Corner {
     void add_sparse(const Range &pairs) {
         for (const auto &p : pairs) add(static_cast<std::size_t>(p.first), p.second);
     }
-    /// Parallel arrays of indices and values.
+    /// Parallel arrays of indices and values, in one call
+    /// (bmrm_corner_add_many): all added, or none and bmrm::error.
     void add_sparse(span<const std::size_t> index, span<const double> value) {
         if (index.size() != value.size())
             throw error(Status::dimension_mismatch, "Corner::add_sparse: " +
                                                         std::to_string(index.size()) +
                                                         " indices but " +
                                                         std::to_string(value.size()) + " values");
-        for (std::size_t k = 0; k < index.size(); k++) add(index[k], value[k]);
+        detail::check(bmrm_corner_add_many(c_, index.data(), value.data(), index.size()));
+    }
+    /// psi[start + j] += scale * values[j], the zeros of values skipped: a
+    /// feature vector placed in a label's block, in one call
+    /// (bmrm_corner_add_row): all added, or none and bmrm::error.
+    void add_row(std::size_t start, span<const double> values, double scale = 1.0) {
+        detail::check(bmrm_corner_add_row(c_, start, values.data(), values.size(), scale));
     }
     /// The zeroed dense psi buffer (dim doubles), owned by the library.
     span<double> dense() {

@@ -185,11 +185,9 @@ int32_t bcfw_oracle_cb(void *user, size_t i, const double *w, size_t dim,
         if (ok && !g->truth[i].done) ok = features_sparse(g, x, y, dim, &g->truth[i]);
         if (ok) {
             const sparse_vec *t = &g->truth[i];
-            for (size_t k = 0; k < t->nnz && ok; k++) {
-                if (bmrm_corner_add(out, t->index[k], t->value[k]) != BMRM_OK) {
-                    fail(g, "bmrm:internal", "%s", bmrm_last_error());
-                    ok = false;
-                }
+            if (bmrm_corner_add_many(out, t->index, t->value, t->nnz) != BMRM_OK) {
+                fail(g, "bmrm:internal", "%s", bmrm_last_error());
+                ok = false;
             }
         }
         if (ok) {

@@ -1,6 +1,6 @@
 /*
  * A multiclass SVM (Crammer-Singer, 0/1 loss) trained from C through the
- * max-oracle, psi given sparsely with bmrm_corner_add. The data are
+ * max-oracle, psi given as two rows with bmrm_corner_add_row. The data are
  * generated here: K Gaussian blobs in D dimensions.
  *
  * Build against an installed bmrm (see scripts/install.sh):
@@ -71,12 +71,9 @@ static int32_t oracle(void *user, size_t i, const double *w, size_t dim, bmrm_co
     bmrm_corner_set_label(out, (uint64_t)best);
     if (best == yi) return 0; /* loss 0, psi 0 */
     bmrm_corner_set_loss(out, 1.0);
-    for (int j = 0; j < DP; j++) {
-        if (x[j] == 0.0) continue;
-        if (bmrm_corner_add(out, (size_t)(yi * DP + j), x[j]) != BMRM_OK) return 1;
-        if (bmrm_corner_add(out, (size_t)(best * DP + j), -x[j]) != BMRM_OK) return 1;
-    }
-    return 0;
+    /* psi = +x in block y_i, -x in block y^ (zeros skipped), a row each */
+    if (bmrm_corner_add_row(out, (size_t)yi * DP, x, DP, 1.0) != BMRM_OK) return 1;
+    return bmrm_corner_add_row(out, (size_t)best * DP, x, DP, -1.0) != BMRM_OK;
 }
 
 static int32_t progress(void *user, const bmrm_info *info) {

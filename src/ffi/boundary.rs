@@ -67,22 +67,41 @@ fn wrap_panic_hook() {
 }
 
 /// Counts one exported call on this thread for as long as it lives.
-struct InCall;
+///
+/// The global count is touched only by calls that a panic could not
+/// otherwise be traced to: not by a call nested in another on this thread,
+/// nor by a call on one of the library's pool threads while a call is
+/// running (an oracle's `bmrm_corner_add` calls, hundreds per oracle call on
+/// every thread: an atomic add on one cache line shared by all threads cost
+/// more than the oracle's own arithmetic). Those are covered by `DEPTH`.
+struct InCall {
+    counted: bool,
+}
 
 impl InCall {
     fn enter() -> Self {
         static HOOK: Once = Once::new();
         HOOK.call_once(wrap_panic_hook);
-        let _ = DEPTH.try_with(|d| d.set(d.get() + 1));
-        ACTIVE_CALLS.fetch_add(1, Ordering::Relaxed);
-        InCall
+        let depth = DEPTH.try_with(|d| {
+            d.set(d.get() + 1);
+            d.get() - 1
+        });
+        let counted = depth.unwrap_or(0) == 0
+            && !(rayon::current_thread_index().is_some()
+                && ACTIVE_CALLS.load(Ordering::Relaxed) > 0);
+        if counted {
+            ACTIVE_CALLS.fetch_add(1, Ordering::Relaxed);
+        }
+        InCall { counted }
     }
 }
 
 impl Drop for InCall {
     fn drop(&mut self) {
         let _ = DEPTH.try_with(|d| d.set(d.get().saturating_sub(1)));
-        ACTIVE_CALLS.fetch_sub(1, Ordering::Relaxed);
+        if self.counted {
+            ACTIVE_CALLS.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -130,6 +149,26 @@ pub(crate) fn non_null<T>(ptr: *const T, what: &str) -> Result<()> {
     } else {
         Ok(())
     }
+}
+
+/// Borrows `len` items at `ptr` as a slice, checking for NULL (allowed only
+/// when `len == 0`) and for a length too large for memory.
+///
+/// # Safety
+/// `ptr` is NULL or valid for reading `len` items during the borrow.
+pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Result<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    non_null(ptr, what)?;
+    if len > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
+        return Err(Error::invalid_argument(format!(
+            "{what}: {len} items do not fit in memory"
+        )));
+    }
+    // SAFETY: not NULL, `len` items readable by the caller's contract, and
+    // the total size fits in isize (checked above).
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
 #[cfg(test)]
@@ -194,9 +233,25 @@ mod tests {
             .num_threads(1)
             .build()
             .unwrap();
+        let printed_on_pool = || pool.install(|| PRINTED.with(Cell::get));
         let got = status("bmrm_test", || pool.install(|| panic!("in the pool")));
         assert_eq!(got, bmrm_status::BMRM_ERROR_INTERNAL);
         assert!(last_error().contains("in the pool"));
+        // A call on a pool thread inside a call (an oracle's corner calls)
+        // is not counted globally; a panic there after it is still quiet.
+        let got = status("bmrm_test", || {
+            pool.install(|| {
+                assert_eq!(status("bmrm_inner", || Ok(())), bmrm_status::BMRM_OK);
+                panic!("after a nested call")
+            })
+        });
+        assert_eq!(got, bmrm_status::BMRM_ERROR_INTERNAL);
+        assert!(last_error().contains("after a nested call"));
+        assert_eq!(
+            printed_on_pool(),
+            0,
+            "a pool thread's panic reached the hook"
+        );
         // Outside the boundary the host's hook still sees it.
         let outside = std::panic::catch_unwind(|| panic!("not ours"));
         assert!(outside.is_err());

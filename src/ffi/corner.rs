@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::oracle::Corner;
 
-use super::boundary::{catch, non_null, status};
+use super::boundary::{catch, non_null, slice, status};
 use super::types::bmrm_status;
 
 /// The output of one max-oracle call: the loss, psi and the label id of the
@@ -111,6 +111,65 @@ pub unsafe extern "C" fn bmrm_corner_add(
     status("bmrm_corner_add", || {
         // SAFETY: forwarded from this function's contract.
         unsafe { bmrm_corner::with(c, |corner| corner.add(index, value)) }
+    })
+}
+
+/// psi\[index\[k\]\] += values\[k\] for k < n: `n` sparse entries in one
+/// call, as `n` calls of `bmrm_corner_add` would add them but at a fraction
+/// of their cost. All of them are added or (an index >= dim:
+/// BMRM_ERROR_DIMENSION_MISMATCH) none. BMRM_ERROR_NULL_ARGUMENT for a NULL
+/// `c`, or a NULL `index` or `values` with n > 0. A failure also fails the
+/// oracle call when it returns, as for `bmrm_corner_add`.
+///
+/// # Safety
+/// `c` is NULL or the corner of a max-oracle call in progress on this thread;
+/// `index` and `values` are NULL or valid for reading `n` items.
+#[no_mangle]
+pub unsafe extern "C" fn bmrm_corner_add_many(
+    c: *mut bmrm_corner,
+    index: *const usize,
+    values: *const f64,
+    n: usize,
+) -> bmrm_status {
+    status("bmrm_corner_add_many", || {
+        // SAFETY: forwarded from this function's contract: `c` is a live
+        // handle, and non-NULL `index` and `values` are valid for `n` items.
+        unsafe {
+            bmrm_corner::with(c, |corner| {
+                let index = slice(index, n, "index")?;
+                let values = slice(values, n, "values")?;
+                corner.add_many(index, values)
+            })
+        }
+    })
+}
+
+/// psi\[start + j\] += scale * values\[j\] for j < n, skipping the zeros of
+/// `values`: a dense run of psi (a feature vector placed in a label's block,
+/// e.g. +x at block y_i and -x at block y^ with scale -1) in one call. All
+/// of it is added or (start + n > dim: BMRM_ERROR_DIMENSION_MISMATCH) none.
+/// BMRM_ERROR_NULL_ARGUMENT for a NULL `c`, or a NULL `values` with n > 0. A
+/// failure also fails the oracle call when it returns.
+///
+/// # Safety
+/// `c` is NULL or the corner of a max-oracle call in progress on this thread;
+/// `values` is NULL or valid for reading `n` items.
+#[no_mangle]
+pub unsafe extern "C" fn bmrm_corner_add_row(
+    c: *mut bmrm_corner,
+    start: usize,
+    values: *const f64,
+    n: usize,
+    scale: f64,
+) -> bmrm_status {
+    status("bmrm_corner_add_row", || {
+        // SAFETY: forwarded from this function's contract: `c` is a live
+        // handle, and a non-NULL `values` is valid for `n` items.
+        unsafe {
+            bmrm_corner::with(c, |corner| {
+                corner.add_row(start, slice(values, n, "values")?, scale)
+            })
+        }
     })
 }
 

@@ -8,29 +8,9 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::models::{Chain, Multiclass, SparseRows};
 
-use super::boundary::{non_null, status};
+use super::boundary::{non_null, slice, status};
 use super::problem::{bmrm_problem, Builtin};
 use super::types::bmrm_status;
-
-/// Borrows `len` items at `ptr` as a slice, checking for NULL (allowed only
-/// when `len == 0`) and for a length too large for memory.
-///
-/// # Safety
-/// `ptr` is NULL or valid for reading `len` items during the borrow.
-unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Result<&'a [T]> {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    non_null(ptr, what)?;
-    if len > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
-        return Err(Error::invalid_argument(format!(
-            "{what}: {len} items do not fit in memory"
-        )));
-    }
-    // SAFETY: not NULL, `len` items readable by the caller's contract, and
-    // the total size fits in isize (checked above).
-    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
-}
 
 /// `a * b`, or an error naming `what` when it overflows.
 fn mul(a: usize, b: usize, what: &str) -> Result<usize> {

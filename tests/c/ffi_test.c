@@ -683,7 +683,8 @@ static void test_failing_parts(void) {
 
 typedef struct {
     const mc_data *data;
-    int mode;  /* 0 return 3, 1 NaN psi (dense), 2 Inf loss, 3 bad index ignored, 4 Inf psi (sparse) */
+    int mode;  /* 0 return 3, 1 NaN psi (dense), 2 Inf loss, 3 bad index ignored, 4 Inf psi (sparse),
+                  5 a row past the end ignored, 6 a bad index in a list ignored */
     size_t example;
     int calls_of_example, fail_at;
 } failing_oracle;
@@ -699,19 +700,33 @@ static int32_t mc_failing(void *user, size_t i, const double *w, size_t dim, bmr
     case 3:
         CHECK_STATUS(bmrm_corner_add(out, dim, 1.0), BMRM_ERROR_DIMENSION_MISMATCH);
         return rc; /* the failure is ignored here, and still fails the solve */
-    default: bmrm_corner_add(out, 5, -INFINITY); return rc;
+    case 4: bmrm_corner_add(out, 5, -INFINITY); return rc;
+    case 5: {
+        const double row[3] = {1.0, 2.0, 3.0};
+        CHECK_STATUS(bmrm_corner_add_row(out, dim - 2, row, 3, 1.0),
+                     BMRM_ERROR_DIMENSION_MISMATCH);
+        return rc;
+    }
+    default: {
+        const size_t index[3] = {0, dim + 4, 1};
+        const double value[3] = {1.0, 2.0, 3.0};
+        CHECK_STATUS(bmrm_corner_add_many(out, index, value, 3), BMRM_ERROR_DIMENSION_MISMATCH);
+        return rc;
+    }
     }
 }
 
 static void test_failing_oracle(const mc_data *data) {
     const char *wanted[] = {"max-oracle returned 3", "psi[2] is NaN", "loss is inf",
-                            "out of range", "psi[5] is -inf"};
+                            "out of range", "psi[5] is -inf", "entries 16..19 are out of range",
+                            "index 22 (entry 1) is out of range"};
     const bmrm_status statuses[] = {BMRM_ERROR_ORACLE_FAILED, BMRM_ERROR_NON_FINITE,
                                     BMRM_ERROR_NON_FINITE, BMRM_ERROR_DIMENSION_MISMATCH,
-                                    BMRM_ERROR_NON_FINITE};
+                                    BMRM_ERROR_NON_FINITE, BMRM_ERROR_DIMENSION_MISMATCH,
+                                    BMRM_ERROR_DIMENSION_MISMATCH};
     size_t dim = data->k * data->d;
     double *w = calloc(dim, sizeof(double));
-    for (int mode = 0; mode < 5; mode++) {
+    for (int mode = 0; mode < 7; mode++) {
         failing_oracle f = {data, mode, 41, 0, 7};
         bmrm_problem *p = NULL;
         CHECK_STATUS(bmrm_problem_new(dim, &p), BMRM_OK);
@@ -746,6 +761,14 @@ static void test_corner_null(void) {
     bmrm_corner_set_label(NULL, 7);
     CHECK(last_error_has("bmrm_corner_set_label"), "'%s'", bmrm_last_error());
     CHECK_STATUS(bmrm_corner_add(NULL, 0, 1.0), BMRM_ERROR_NULL_ARGUMENT);
+    const size_t index[1] = {0};
+    const double value[1] = {1.0};
+    CHECK_STATUS(bmrm_corner_add_many(NULL, index, value, 1), BMRM_ERROR_NULL_ARGUMENT);
+    CHECK(last_error_has("bmrm_corner_add_many") && last_error_has("NULL"), "'%s'",
+          bmrm_last_error());
+    CHECK_STATUS(bmrm_corner_add_row(NULL, 0, value, 1, 1.0), BMRM_ERROR_NULL_ARGUMENT);
+    CHECK(last_error_has("bmrm_corner_add_row") && last_error_has("NULL"), "'%s'",
+          bmrm_last_error());
     CHECK(bmrm_corner_dense(NULL) == NULL, "dense(NULL)");
     CHECK(last_error_has("bmrm_corner_dense"), "'%s'", bmrm_last_error());
 }
@@ -953,6 +976,91 @@ static void test_dense_and_warm_start(const mc_data *data) {
     free(ww);
 }
 
+/* ---------------------------------------------------------------------- */
+/* psi by rows (bmrm_corner_add_row) or as one list (bmrm_corner_add_many) */
+/* gives the solves of the entry-by-entry oracle, to the bit.              */
+
+/* The same oracle giving psi's two rows by bmrm_corner_add_row. */
+static int32_t mc_oracle_rows(void *user, size_t i, const double *w, size_t dim,
+                              bmrm_corner *out) {
+    const mc_data *data = user;
+    (void)dim;
+    const double *x = data->x + i * data->d;
+    size_t yi = data->y[i], best = mc_argmax(data, i, w);
+    bmrm_corner_set_label(out, best);
+    if (best == yi) {
+        bmrm_corner_set_loss(out, 0.0);
+        return 0;
+    }
+    bmrm_corner_set_loss(out, 1.0);
+    if (bmrm_corner_add_row(out, yi * data->d, x, data->d, 1.0) != BMRM_OK) return 1;
+    return bmrm_corner_add_row(out, best * data->d, x, data->d, -1.0) != BMRM_OK;
+}
+
+/* The same oracle giving psi as one list by bmrm_corner_add_many. */
+static int32_t mc_oracle_many(void *user, size_t i, const double *w, size_t dim,
+                              bmrm_corner *out) {
+    const mc_data *data = user;
+    (void)dim;
+    const double *x = data->x + i * data->d;
+    size_t yi = data->y[i], best = mc_argmax(data, i, w);
+    bmrm_corner_set_label(out, best);
+    if (best == yi) {
+        bmrm_corner_set_loss(out, 0.0);
+        return 0;
+    }
+    bmrm_corner_set_loss(out, 1.0);
+    size_t *index = malloc(2 * data->d * sizeof(size_t));
+    double *value = malloc(2 * data->d * sizeof(double));
+    if (index == NULL || value == NULL) {
+        free(index);
+        free(value);
+        return 1;
+    }
+    for (size_t j = 0; j < data->d; j++) {
+        index[j] = yi * data->d + j;
+        value[j] = x[j];
+        index[data->d + j] = best * data->d + j;
+        value[data->d + j] = -x[j];
+    }
+    bmrm_status st = bmrm_corner_add_many(out, index, value, 2 * data->d);
+    free(index);
+    free(value);
+    return st != BMRM_OK;
+}
+
+static void test_rows_and_lists(const mc_data *data) {
+    size_t dim = data->k * data->d;
+    bmrm_max_oracle_fn oracles[3] = {mc_oracle, mc_oracle_rows, mc_oracle_many};
+    const bmrm_algorithm algorithms[2] = {BMRM_ALGORITHM_PROX_P_BMRM, BMRM_ALGORITHM_BCFW};
+    for (int a = 0; a < 2; a++) {
+        double *w[3];
+        bmrm_info info[3];
+        for (int o = 0; o < 3; o++) {
+            w[o] = calloc(dim, sizeof(double));
+            bmrm_problem *p = problem_with_oracle(data, oracles[o], 1);
+            bmrm_settings s = settings_for(algorithms[a], 1e-2);
+            s.tol_rel = 1e-6;
+            s.num_threads = 2;
+            CHECK_STATUS(solve(p, &s, w[o], dim, &info[o]), BMRM_OK);
+            bmrm_problem_free(p);
+        }
+        for (int o = 1; o < 3; o++) {
+            CHECK(info[o].primal == info[0].primal && info[o].lower_bound == info[0].lower_bound &&
+                      info[o].iterations == info[0].iterations,
+                  "algorithm %d oracle %d: F %.17g LB %.17g (%llu iterations) against %.17g %.17g "
+                  "(%llu)",
+                  a, o, info[o].primal, info[o].lower_bound,
+                  (unsigned long long)info[o].iterations, info[0].primal, info[0].lower_bound,
+                  (unsigned long long)info[0].iterations);
+            CHECK(memcmp(w[o], w[0], dim * sizeof(double)) == 0, "algorithm %d oracle %d: w differs",
+                  a, o);
+        }
+        CHECK(info[0].primal - info[0].lower_bound <= 1e-6 * info[0].primal, "not converged");
+        for (int o = 0; o < 3; o++) free(w[o]);
+    }
+}
+
 /* Runs one group of checks and prints its wall time. */
 /* BCFW through the C ABI: every step type against BMRM's certificate,
  * its own figures and per-pass rows, box constraints, the regularisation
@@ -1088,6 +1196,7 @@ int main(void) {
     timed("run_info_history", run_info_history, &data);
     timed("failing_risk", failing_risk_, &data);
     timed("corner_null", corner_null, &data);
+    timed("rows_and_lists", test_rows_and_lists, &data);
     timed("failing_parts", failing_parts_, &data);
     timed("failing_oracle", test_failing_oracle, &data);
     timed("progress", test_progress, &data);

@@ -165,8 +165,9 @@ extern "C" std::int32_t mc_c_oracle(void *user, std::size_t i, const double *w, 
     return 0;
 }
 
-// The three C++ corner writers: sparse pairs, the dense span, add_dense.
-enum class Writer { pairs, dense_span, add_dense, parallel_arrays };
+// The C++ corner writers: sparse pairs, the dense span, add_dense, parallel
+// arrays, rows.
+enum class Writer { pairs, dense_span, add_dense, parallel_arrays, rows };
 
 static bmrm::MaxOracleFn mc_oracle(const Mc &mc, Writer how) {
     return [&mc, how](std::size_t i, span<const double> w, bmrm::Corner &out) {
@@ -210,6 +211,11 @@ static bmrm::MaxOracleFn mc_oracle(const Mc &mc, Writer how) {
                 val.push_back(-x[j]);
             }
             out.add_sparse(idx, val);
+            break;
+        }
+        case Writer::rows: {
+            out.add_row(yi * mc.d, span<const double>(x, mc.d));
+            out.add_row(best * mc.d, span<const double>(x, mc.d), -1.0);
             break;
         }
         }
@@ -315,8 +321,8 @@ static void test_max_oracle_writers() {
     std::vector<std::vector<double>> ws;
     std::vector<bmrm::Info> infos;
     const double lambda = 1e-3;
-    for (Writer how :
-         {Writer::pairs, Writer::dense_span, Writer::add_dense, Writer::parallel_arrays}) {
+    for (Writer how : {Writer::pairs, Writer::dense_span, Writer::add_dense,
+                       Writer::parallel_arrays, Writer::rows}) {
         bmrm::Problem p(mc.dim());
         p.set_max_oracle(mc.m, mc_oracle(mc, how), true);
         bmrm::Settings s(bmrm::Algorithm::p_bmrm, lambda);
@@ -340,7 +346,9 @@ static void test_max_oracle_writers() {
               tol_w);
         identical += ws[k] == ws[0];
     }
-    std::printf("WRITERS 4 corner writers agree (F = %.12g; %d of 3 bit-identical to pairs)\n",
+    // Rows add the entries of pairs in the same order: the same bits.
+    CHECK(ws[4] == ws[0] && infos[4].primal == infos[0].primal, "rows differ from pairs");
+    std::printf("WRITERS 5 corner writers agree (F = %.12g; %d of 4 bit-identical to pairs)\n",
                 infos[0].primal, identical);
 
     // A bad index is a bmrm::error thrown inside the oracle, rethrown by run().
@@ -364,6 +372,24 @@ static void test_max_oracle_writers() {
     bmrm::Solver solver2(bad2, bmrm::Settings(bmrm::Algorithm::bmrm, 1e-2));
     CHECK_THROWS(bmrm::error, solver2.run(w),
                  CHECK(e.status() == bmrm::Status::dimension_mismatch, "add_dense length"));
+    // A row past the end and a list with an index out of range.
+    for (int list = 0; list < 2; list++) {
+        bmrm::Problem bad3(mc.dim());
+        bad3.set_max_oracle(mc.m, [&mc, list](std::size_t, span<const double>, bmrm::Corner &out) {
+            std::vector<double> v(3, 1.0);
+            std::vector<std::size_t> idx = {0, mc.dim(), 1};
+            if (list)
+                out.add_sparse(idx, v);
+            else
+                out.add_row(mc.dim() - 2, v);
+        });
+        bmrm::Solver solver3(bad3, bmrm::Settings(bmrm::Algorithm::bmrm, 1e-2));
+        CHECK_THROWS(bmrm::error, solver3.run(w), {
+            CHECK(e.status() == bmrm::Status::dimension_mismatch, "status %d", (int)e.status());
+            CHECK(std::string(e.what()).find("out of range") != std::string::npos, "'%s'",
+                  e.what());
+        });
+    }
 }
 
 static void test_progress() {
