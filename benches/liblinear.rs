@@ -32,6 +32,13 @@
 //!   primal is `<= LB (1 + within)` (for BCFW, whose primal is evaluated at
 //!   its exact passes, the first such exact pass). The time until our own
 //!   certificate says `gap <= within * F` is printed too.
+//! - Through the C ABI (`--c-abi`): benches/c/fashion_abi.c, compiled here
+//!   against libbmrm.a with `-O3 -march=native`, reads the same features and
+//!   labels from raw files, builds the problem with
+//!   `bmrm_problem_new_multiclass` or with its own max-oracle behind
+//!   `bmrm_problem_set_max_oracle` (`callback:`, `callback-row:`), and stops
+//!   from its progress callback by the same rule, printing the times from
+//!   the `bmrm_info` it is given; its `w` is read back and checked as ours.
 //!
 //! A benchmark program, not a test:
 //!     cargo bench --bench liblinear -- --help
@@ -46,6 +53,9 @@ use std::time::Instant;
 use bmrm::models::Multiclass;
 use bmrm::{Algorithm, Problem, Settings, Solver, StepType};
 use clap::Parser;
+
+#[path = "../tests/support/mod.rs"]
+mod support;
 
 #[derive(Parser)]
 #[command(about = "Time to the same primal value: our solvers against LIBLINEAR -s 4")]
@@ -74,6 +84,16 @@ struct Args {
     /// mp-bcpfw-cache: the same with multi-plane passes).
     #[arg(long, value_delimiter = ',', default_value = "proxp,p")]
     algorithms: Vec<String>,
+    /// Runs through the C ABI (benches/c/fashion_abi.c, compiled here with
+    /// the system C compiler against libbmrm.a): `proxp`, `p`, `bmrm`,
+    /// `bcfw` or `bcpfw-cache` on the built-in model
+    /// (`bmrm_problem_new_multiclass`), or the same names after `callback:`
+    /// on a max-oracle written in C (`bmrm_problem_set_max_oracle`, one
+    /// `bmrm_corner_add` per non-zero of psi) or after `callback-row:` (the
+    /// same oracle, psi's two rows by `bmrm_corner_add_row`); `none` for no
+    /// run.
+    #[arg(long, value_delimiter = ',', default_value = "proxp")]
+    c_abi: Vec<String>,
     /// Parts of P-BMRM and Prox-P-BMRM.
     #[arg(long, default_value_t = 16)]
     parts: usize,
@@ -202,6 +222,186 @@ struct Row {
     note: String,
 }
 
+/// What one run of ours gives: the seconds to the target and to our own
+/// certificate (when reached), and where it stopped.
+struct Run {
+    to_target: Option<f64>,
+    certified: Option<f64>,
+    iterations: u64,
+    primal: f64,
+    w: Vec<f64>,
+    note: String,
+}
+
+/// A row's name: the algorithm (with its parts), and how it was called.
+fn row_name(name: &str, through_c: bool, parts: usize) -> String {
+    let (mode, alg_name) = match name.split_once(':') {
+        Some((mode, n)) => (mode, n),
+        None => ("builtin", name),
+    };
+    let alg = algorithm(alg_name);
+    let base = if alg.is_partitioned() {
+        format!("{} (P={parts})", alg.name())
+    } else if alg_name != "bcfw" && alg == Algorithm::Bcfw {
+        format!("BCFW {alg_name}")
+    } else {
+        alg.name().to_string()
+    };
+    match (through_c, mode) {
+        (false, _) => base,
+        (true, "builtin") => format!("C ABI: {base}"),
+        (true, "callback") => format!("C oracle: {base}"),
+        (true, "callback-row") => format!("C oracle, rows: {base}"),
+        (true, other) => panic!("unknown way to call the C ABI: {other}"),
+    }
+}
+
+/// One run of ours through the Rust API, from `w = 0`, stopped by the
+/// observer once both figures are in.
+fn run_ours(args: &Args, model: &Arc<Multiclass>, name: &str, lambda: f64, target: f64) -> Run {
+    let alg = algorithm(name);
+    let mut s = Settings::new(alg, lambda);
+    if alg == Algorithm::Bcfw {
+        bcfw_variant(name, &mut s);
+    }
+    s.tol_rel = 0.0;
+    s.num_threads = args.threads;
+    if alg.is_partitioned() {
+        s.num_parts = args.parts;
+    }
+    s.max_iterations = 100_000;
+    s.time_limit_seconds = 1800.0;
+    let mut solver = Solver::new(Problem::Examples(model.clone()), s).expect("the solver");
+    let within = args.within;
+    solver.set_observer(move |i: &bmrm::Info| {
+        if i.primal <= target && i.gap <= within * i.primal.abs() {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    });
+    let mut w = vec![0.0; solver.dim()];
+    let info = solver.run(&mut w).expect("the run");
+    let hist = solver.history();
+    Run {
+        to_target: hist
+            .iter()
+            .find(|r| r.primal <= target)
+            .map(|r| r.elapsed_seconds),
+        certified: hist
+            .iter()
+            .find(|r| r.primal.is_finite() && r.primal - r.lower_bound <= within * r.primal.abs())
+            .map(|r| r.elapsed_seconds),
+        iterations: info.iterations,
+        primal: info.primal,
+        w,
+        note: format!("{:?}", info.exit),
+    }
+}
+
+/// The C program and the data files it reads, made once per benchmark run.
+struct CData {
+    program: PathBuf,
+    x_file: PathBuf,
+    y_file: PathBuf,
+    w_file: PathBuf,
+    m: usize,
+    d: usize,
+}
+
+impl CData {
+    /// Compiles benches/c/fashion_abi.c against libbmrm.a as a C user would
+    /// (`-O3 -march=native`) and writes the features and labels raw.
+    fn new(args: &Args, x: &[f32], y: &[usize]) -> Self {
+        let m = y.len();
+        let d = x.len() / m;
+        let mut link = support::static_link_args(&["include"], "benches/c/fashion_abi.c");
+        link.push("-lm".into());
+        let program = support::compile(
+            &support::compiler("CC", "cc"),
+            &[
+                "-std=c11",
+                "-O3",
+                "-march=native",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-pedantic",
+                "-pthread",
+            ],
+            &link,
+            &support::work_dir("bench-c"),
+            "fashion_abi",
+        );
+        let x_file = args.out.join(format!("fashion_mnist_{m}.f32"));
+        let y_file = args.out.join(format!("fashion_mnist_{m}.u32"));
+        let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        std::fs::write(&x_file, bytes).expect("the features file");
+        let bytes: Vec<u8> = y.iter().flat_map(|&v| (v as u32).to_ne_bytes()).collect();
+        std::fs::write(&y_file, bytes).expect("the labels file");
+        CData {
+            program,
+            x_file,
+            y_file,
+            w_file: args.out.join("fashion_abi_w.f64"),
+            m,
+            d,
+        }
+    }
+
+    /// One run of the C program: `name` is an algorithm, after `callback:`
+    /// or `callback-row:` for the C oracle.
+    fn run(&self, args: &Args, name: &str, lambda: f64, target: f64) -> Run {
+        let (mode, alg) = match name.split_once(':') {
+            Some((mode, a)) => (mode, a),
+            None => ("builtin", name),
+        };
+        let out = support::run_ok(
+            Command::new(&self.program)
+                .arg(&self.x_file)
+                .arg(&self.y_file)
+                .args([
+                    self.m.to_string(),
+                    self.d.to_string(),
+                    "10".into(),
+                    format!("{lambda:e}"),
+                    format!("{target:.17e}"),
+                    format!("{:e}", args.within),
+                    args.threads.to_string(),
+                    args.parts.to_string(),
+                    alg.into(),
+                    mode.into(),
+                ])
+                .arg(&self.w_file),
+            "fashion_abi",
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let f: Vec<&str> = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("result "))
+            .expect("a result line")
+            .split_whitespace()
+            .collect();
+        let secs = |v: &str| v.parse::<f64>().ok();
+        let w: Vec<f64> = std::fs::read(&self.w_file)
+            .expect("w from the C program")
+            .chunks_exact(8)
+            .map(|b| f64::from_ne_bytes(b.try_into().expect("8 bytes")))
+            .collect();
+        Run {
+            to_target: secs(f[0]),
+            certified: secs(f[1]),
+            iterations: f[2].parse().expect("iterations"),
+            primal: f[4].parse().expect("primal"),
+            w,
+            note: format!(
+                "{} oracle calls, {} s in bmrm_solver_run, {} s in the oracle",
+                f[3], f[5], f[6]
+            ),
+        }
+    }
+}
+
 /// The median, fastest and slowest of `v`.
 fn spread(v: &[f64]) -> Option<(f64, f64, f64)> {
     if v.is_empty() {
@@ -241,6 +441,7 @@ fn main() -> bmrm::Result<()> {
     let load_model = args.out.join("liblinear_load.model");
     let load = run_liblinear(&args, &data_file, 1.0, 1e9, &load_model);
     println!("LIBLINEAR reads the data file in {load:.2} s (subtracted from its times)");
+    let mut c_data: Option<CData> = None;
     let mut csv = String::from(
         "lambda_sum,C,solver,seconds_to_target (each run),seconds_certified (each run),iterations,primal,target,note\n",
     );
@@ -262,16 +463,15 @@ fn main() -> bmrm::Result<()> {
             reference.primal
         );
         let mut rows = vec![];
-        for name in &args.algorithms {
-            let alg = algorithm(name);
+        let runs = args.algorithms.iter().map(|n| (n.clone(), false)).chain(
+            args.c_abi
+                .iter()
+                .filter(|n| n.as_str() != "none")
+                .map(|n| (n.clone(), true)),
+        );
+        for (name, through_c) in runs {
             let mut row = Row {
-                name: if alg.is_partitioned() {
-                    format!("{} (P={})", alg.name(), args.parts)
-                } else if name != "bcfw" && alg == Algorithm::Bcfw {
-                    format!("BCFW {name}")
-                } else {
-                    alg.name().to_string()
-                },
+                name: row_name(&name, through_c, args.parts),
                 to_target: vec![],
                 certified: vec![],
                 iterations: 0,
@@ -279,59 +479,31 @@ fn main() -> bmrm::Result<()> {
                 note: String::new(),
             };
             for _ in 0..args.repeats.max(1) {
-                let mut s = Settings::new(alg, lambda);
-                if alg == Algorithm::Bcfw {
-                    bcfw_variant(name, &mut s);
-                }
-                // Stopped by the observer once both figures are in.
-                s.tol_rel = 0.0;
-                s.num_threads = args.threads;
-                if alg.is_partitioned() {
-                    s.num_parts = args.parts;
-                }
-                s.max_iterations = 100_000;
-                s.time_limit_seconds = 1800.0;
-                let mut solver = Solver::new(Problem::Examples(model.clone()), s)?;
-                let within = args.within;
-                solver.set_observer(move |i: &bmrm::Info| {
-                    if i.primal <= target && i.gap <= within * i.primal.abs() {
-                        std::ops::ControlFlow::Break(())
-                    } else {
-                        std::ops::ControlFlow::Continue(())
-                    }
-                });
-                let mut w = vec![0.0; solver.dim()];
-                let info = solver.run(&mut w)?;
-                let hist = solver.history();
-                let to_target = hist
-                    .iter()
-                    .find(|r| r.primal <= target)
-                    .map(|r| r.elapsed_seconds);
-                let certified = hist
-                    .iter()
-                    .find(|r| {
-                        r.primal.is_finite()
-                            && r.primal - r.lower_bound <= args.within * r.primal.abs()
-                    })
-                    .map(|r| r.elapsed_seconds);
-                let check = primal(&x, &y, d, k, lambda, &w);
+                let run = if through_c {
+                    let c = c_data.get_or_insert_with(|| CData::new(&args, &x, &y));
+                    c.run(&args, &name, lambda, target)
+                } else {
+                    run_ours(&args, &model, &name, lambda, target)
+                };
+                let check = primal(&x, &y, d, k, lambda, &run.w);
                 assert!(
-                    (check - info.primal).abs() <= 1e-9 * info.primal.abs().max(1.0),
-                    "our primal {} vs recomputed {check}",
-                    info.primal
+                    (check - run.primal).abs() <= 1e-9 * run.primal.abs().max(1.0),
+                    "{}: primal {} vs recomputed {check}",
+                    row.name,
+                    run.primal
                 );
                 assert!(
                     check >= lb,
                     "a primal value {check} below the certified bound {lb}"
                 );
-                row.to_target.extend(to_target);
-                row.certified.extend(certified);
-                row.iterations = info.iterations;
-                row.primal = info.primal;
-                row.note = format!("{:?}", info.exit);
+                row.to_target.extend(run.to_target);
+                row.certified.extend(run.certified);
+                row.iterations = run.iterations;
+                row.primal = run.primal;
+                row.note = run.note;
                 eprintln!(
                     "{:<12} to target {:?} s, certified {:?} s, {} iterations",
-                    row.name, to_target, certified, info.iterations
+                    row.name, run.to_target, run.certified, run.iterations
                 );
             }
             rows.push(row);
