@@ -45,14 +45,12 @@ static double score(const data *s, const double *w, size_t c, const float *x) {
     return v;
 }
 
-/* y^ = argmax_c [c != y_i] + <w_c, (x_i, 1)>; loss [y^ != y_i], psi = +(x_i, 1)
- * in block y_i and -(x_i, 1) in block y^, label id y^. */
-static int32_t oracle(void *user, size_t i, const double *w, size_t dim, bmrm_corner *out) {
-    const data *s = user;
+/* y^ = argmax_c [c != y_i] + <w_c, (x_i, 1)>, set as the corner's label with
+ * its loss [y^ != y_i]. */
+static size_t answer(const data *s, size_t i, const double *w, bmrm_corner *out) {
     const float *x = s->x + i * s->d;
-    size_t yi = s->y[i], best = yi, dp = s->d + 1;
+    size_t yi = s->y[i], best = yi;
     double best_score = score(s, w, yi, x);
-    (void)dim;
     for (size_t c = 0; c < s->k; c++) {
         if (c == yi) continue;
         double v = 1.0 + score(s, w, c, x);
@@ -62,8 +60,18 @@ static int32_t oracle(void *user, size_t i, const double *w, size_t dim, bmrm_co
         }
     }
     bmrm_corner_set_label(out, (uint64_t)best);
+    if (best != yi) bmrm_corner_set_loss(out, 1.0);
+    return best;
+}
+
+/* The oracle: psi = +(x_i, 1) in block y_i and -(x_i, 1) in block y^, one
+ * bmrm_corner_add per non-zero. */
+static int32_t oracle(void *user, size_t i, const double *w, size_t dim, bmrm_corner *out) {
+    const data *s = user;
+    const float *x = s->x + i * s->d;
+    size_t yi = s->y[i], best = answer(s, i, w, out), dp = s->d + 1;
+    (void)dim;
     if (best == yi) return 0;
-    bmrm_corner_set_loss(out, 1.0);
     for (size_t j = 0; j <= s->d; j++) {
         double v = j < s->d ? (double)x[j] : 1.0;
         if (v == 0.0) continue;
@@ -73,24 +81,13 @@ static int32_t oracle(void *user, size_t i, const double *w, size_t dim, bmrm_co
     return 0;
 }
 
-/* The same oracle, the corner's rows in two bmrm_corner_add_row calls. */
+/* The same oracle, psi's two rows in two bmrm_corner_add_row calls. */
 static int32_t oracle_rows(void *user, size_t i, const double *w, size_t dim, bmrm_corner *out) {
     const data *s = user;
     const float *x = s->x + i * s->d;
-    size_t yi = s->y[i], best = yi, dp = s->d + 1;
-    double best_score = score(s, w, yi, x);
+    size_t yi = s->y[i], best = answer(s, i, w, out), dp = s->d + 1;
     (void)dim;
-    for (size_t c = 0; c < s->k; c++) {
-        if (c == yi) continue;
-        double v = 1.0 + score(s, w, c, x);
-        if (v > best_score) {
-            best = c;
-            best_score = v;
-        }
-    }
-    bmrm_corner_set_label(out, (uint64_t)best);
     if (best == yi) return 0;
-    bmrm_corner_set_loss(out, 1.0);
     double row[1024];
     if (dp > sizeof row / sizeof row[0]) return 1;
     for (size_t j = 0; j < s->d; j++) row[j] = (double)x[j];

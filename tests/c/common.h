@@ -134,18 +134,23 @@ static size_t mc_argmax(const mc_data *data, size_t i, const double *w) {
     return best;
 }
 
+/* Example i's loss-augmented argmax y^ at w, set as the corner's label with
+ * its loss [y^ != y_i]. */
+static inline size_t mc_answer(const mc_data *data, size_t i, const double *w,
+                               bmrm_corner *out) {
+    size_t best = mc_argmax(data, i, w);
+    bmrm_corner_set_label(out, best);
+    bmrm_corner_set_loss(out, best == data->y[i] ? 0.0 : 1.0);
+    return best;
+}
+
 /* The max-oracle: psi = +x in block y_i, -x in block y^, by bmrm_corner_add. */
 static int32_t mc_oracle(void *user, size_t i, const double *w, size_t dim, bmrm_corner *out) {
     const mc_data *data = user;
     (void)dim;
     const double *x = data->x + i * data->d;
-    size_t yi = data->y[i], best = mc_argmax(data, i, w);
-    bmrm_corner_set_label(out, best);
-    if (best == yi) {
-        bmrm_corner_set_loss(out, 0.0);
-        return 0;
-    }
-    bmrm_corner_set_loss(out, 1.0);
+    size_t yi = data->y[i], best = mc_answer(data, i, w, out);
+    if (best == yi) return 0;
     for (size_t j = 0; j < data->d; j++) {
         if (bmrm_corner_add(out, yi * data->d + j, x[j]) != BMRM_OK) return 1;
     }

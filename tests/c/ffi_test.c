@@ -986,13 +986,8 @@ static int32_t mc_oracle_rows(void *user, size_t i, const double *w, size_t dim,
     const mc_data *data = user;
     (void)dim;
     const double *x = data->x + i * data->d;
-    size_t yi = data->y[i], best = mc_argmax(data, i, w);
-    bmrm_corner_set_label(out, best);
-    if (best == yi) {
-        bmrm_corner_set_loss(out, 0.0);
-        return 0;
-    }
-    bmrm_corner_set_loss(out, 1.0);
+    size_t yi = data->y[i], best = mc_answer(data, i, w, out);
+    if (best == yi) return 0;
     if (bmrm_corner_add_row(out, yi * data->d, x, data->d, 1.0) != BMRM_OK) return 1;
     return bmrm_corner_add_row(out, best * data->d, x, data->d, -1.0) != BMRM_OK;
 }
@@ -1003,13 +998,8 @@ static int32_t mc_oracle_many(void *user, size_t i, const double *w, size_t dim,
     const mc_data *data = user;
     (void)dim;
     const double *x = data->x + i * data->d;
-    size_t yi = data->y[i], best = mc_argmax(data, i, w);
-    bmrm_corner_set_label(out, best);
-    if (best == yi) {
-        bmrm_corner_set_loss(out, 0.0);
-        return 0;
-    }
-    bmrm_corner_set_loss(out, 1.0);
+    size_t yi = data->y[i], best = mc_answer(data, i, w, out);
+    if (best == yi) return 0;
     size_t *index = malloc(2 * data->d * sizeof(size_t));
     double *value = malloc(2 * data->d * sizeof(double));
     if (index == NULL || value == NULL) {
