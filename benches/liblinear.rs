@@ -233,12 +233,15 @@ struct Run {
     note: String,
 }
 
+/// A `--c-abi` name split into how the C program makes the problem
+/// (`builtin`, `callback`, `callback-row`) and the algorithm.
+fn c_mode(name: &str) -> (&str, &str) {
+    name.split_once(':').unwrap_or(("builtin", name))
+}
+
 /// A row's name: the algorithm (with its parts), and how it was called.
 fn row_name(name: &str, through_c: bool, parts: usize) -> String {
-    let (mode, alg_name) = match name.split_once(':') {
-        Some((mode, n)) => (mode, n),
-        None => ("builtin", name),
-    };
+    let (mode, alg_name) = c_mode(name);
     let alg = algorithm(alg_name);
     let base = if alg.is_partitioned() {
         format!("{} (P={parts})", alg.name())
@@ -352,10 +355,7 @@ impl CData {
     /// One run of the C program: `name` is an algorithm, after `callback:`
     /// or `callback-row:` for the C oracle.
     fn run(&self, args: &Args, name: &str, lambda: f64, target: f64) -> Run {
-        let (mode, alg) = match name.split_once(':') {
-            Some((mode, a)) => (mode, a),
-            None => ("builtin", name),
-        };
+        let (mode, alg) = c_mode(name);
         let out = support::run_ok(
             Command::new(&self.program)
                 .arg(&self.x_file)

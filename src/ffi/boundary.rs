@@ -82,13 +82,9 @@ impl InCall {
     fn enter() -> Self {
         static HOOK: Once = Once::new();
         HOOK.call_once(wrap_panic_hook);
-        let depth = DEPTH.try_with(|d| {
-            d.set(d.get() + 1);
-            d.get() - 1
-        });
-        let counted = depth.unwrap_or(0) == 0
-            && !(rayon::current_thread_index().is_some()
-                && ACTIVE_CALLS.load(Ordering::Relaxed) > 0);
+        // Counted only if a panic here would not already be the library's.
+        let counted = !panic_is_ours();
+        let _ = DEPTH.try_with(|d| d.set(d.get() + 1));
         if counted {
             ACTIVE_CALLS.fetch_add(1, Ordering::Relaxed);
         }

@@ -164,6 +164,7 @@ impl Corner {
 
     /// `<w, psi>`.
     pub fn dot(&self, w: &[f64]) -> f64 {
+        // `0.0 +` as the sum started from 0 before: the same bits for -0.0.
         let s = match self.dense() {
             Some(d) => 0.0 + crate::linalg::dot(d, w),
             None => 0.0,
