@@ -32,6 +32,7 @@
 
 pub mod binary;
 pub mod chain;
+pub mod graph;
 pub mod multiclass;
 pub mod sparse;
 pub mod synthetic;

@@ -1,0 +1,11 @@
+//! Factor-graph linear models: an example is a graph whose nodes each take
+//! one of a few states; the library computes the potentials, the loss
+//! augmentation and the joint-feature difference, and an inference engine
+//! ([`Engine`]) only maximises over labellings.
+
+mod engine;
+pub mod engines;
+mod potentials;
+
+pub use engine::{Engine, EngineKind};
+pub use potentials::{GraphShape, Grid, Pairwise, Potentials};
