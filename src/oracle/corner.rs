@@ -16,6 +16,8 @@ pub struct Corner {
     sparse_value: Vec<f64>,
     dense: Vec<f64>,
     dense_used: bool,
+    /// Whether the oracle knows its answer to be a maximiser.
+    exact: bool,
 }
 
 impl Corner {
@@ -29,6 +31,7 @@ impl Corner {
             sparse_value: Vec::new(),
             dense: Vec::new(),
             dense_used: false,
+            exact: true,
         }
     }
 
@@ -36,6 +39,7 @@ impl Corner {
     pub fn clear(&mut self) {
         self.loss = 0.0;
         self.label = 0;
+        self.exact = true;
         self.sparse_index.clear();
         self.sparse_value.clear();
         if self.dense_used {
@@ -63,6 +67,18 @@ impl Corner {
     /// Sets the answer's 64-bit label id (equal ids mean equal labels).
     pub fn set_label(&mut self, label: u64) {
         self.label = label;
+    }
+
+    /// Marks the answer as possibly not a maximiser (an approximate
+    /// inference engine): a run that sees such an answer does not certify
+    /// its gap.
+    pub fn mark_inexact(&mut self) {
+        self.exact = false;
+    }
+    /// Whether the oracle knows its answer to be a maximiser (`true` unless
+    /// [`Corner::mark_inexact`] was called since the last clear).
+    pub fn is_exact(&self) -> bool {
+        self.exact
     }
 
     /// `psi[index] += value`.
