@@ -177,6 +177,7 @@ impl GraphModel {
             },
         };
         let potentials = Potentials {
+            example: i,
             shape,
             unary: &s.unary,
             unary_start: &s.unary_start,
@@ -476,6 +477,10 @@ impl MaxOracle for GraphModel {
         self.ex.num_examples()
     }
 
+    fn thread_safe(&self) -> bool {
+        self.engines.thread_safe()
+    }
+
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
         check_w_len(NAME, w, self.layout.dim)?;
         check_example(NAME, example, self.ex.num_examples())?;
@@ -498,6 +503,7 @@ impl MaxOracle for GraphModel {
                 },
             };
             let p = Potentials {
+                example,
                 shape,
                 unary: &s.unary,
                 unary_start: &s.unary_start,

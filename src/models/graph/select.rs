@@ -71,6 +71,11 @@ impl Engines {
         self.list[self.of_example[i] as usize].1.as_ref()
     }
 
+    /// Whether every engine may run on several threads at once.
+    pub(crate) fn thread_safe(&self) -> bool {
+        self.list.iter().all(|(_, e)| e.thread_safe())
+    }
+
     /// Whether every built-in engine in use is exact (the caller's engine
     /// says so call by call).
     pub(crate) fn all_exact(&self) -> bool {
