@@ -66,6 +66,25 @@ def test_chain_crf_refuses_sparse_words_by_name():
         OneSlackSSVM(ChainCRF()).fit(X, Y)
 
 
+def test_chain_model_lays_sparse_tokens_out_feature_major():
+    # What the refusal above rests on (and docs/python.md states): the same
+    # risk at w with the emission block transposed.
+    X, Y = chain_data()
+    k, d = 3, X[0].shape[1]
+    feats, lengths, labels = np.concatenate(X), [len(x) for x in X], np.concatenate(Y)
+    dense = bmrm.ChainModel(feats, lengths, labels, num_labels=k)
+    sparse = bmrm.ChainModel(sp.csr_matrix(feats), lengths, labels, num_labels=k)
+    w = np.random.RandomState(4).randn(dense.dim)
+    w_feature_major = w.copy()
+    w_feature_major[:k * d] = w[:k * d].reshape(k, d).T.ravel()
+    r_dense, g_dense = dense.risk(w)
+    r_sparse, g_sparse = sparse.risk(w_feature_major)
+    assert r_sparse == pytest.approx(r_dense, rel=1e-12)
+    g = g_sparse.copy()
+    g[:k * d] = g_sparse[:k * d].reshape(d, k).T.ravel()
+    np.testing.assert_allclose(g, g_dense, rtol=1e-12, atol=1e-14)
+
+
 def test_chain_crf_refuses_swapped_word_lengths():
     X, Y = chain_data()
     i = next(i for i in range(len(X) - 1) if len(X[i]) != len(X[i + 1]))
