@@ -19,7 +19,7 @@ from typing import Any, List, Optional, Sequence
 import numpy as np
 
 from ._bmrm import Info, Solver
-from ._protocol import problem_for
+from ._protocol import num_examples, problem_for
 
 
 def _require(learner: str, name: str, value: Any, allowed: Sequence[Any], why: str) -> None:
@@ -103,7 +103,7 @@ class BaseSSVM:
             raise ValueError(f"{name}: constraints are not supported by bmrm")
         if initialize:
             self.model.initialize(X, Y)
-        n = len(X)
+        n = num_examples(X)
         if n == 0:
             raise ValueError(f"{name}: no training examples")
         if len(Y) != n:
