@@ -273,6 +273,12 @@ typedef enum bmrm_edge_features {
      * `(dx, dy)` the displacement from `u`'s position to `v`'s.
      */
     BMRM_EDGE_FEATURES_DISPLACEMENT = 2,
+    /**
+     * `edge_dim` floats per edge in `edge_values` scoring disagreement:
+     * edge `e = (u, v)` of type `r` scores `-[y_u != y_v] <w_r, x_e>`
+     * (submodular when the features and `w_r` are non-negative).
+     */
+    BMRM_EDGE_FEATURES_POTTS = 3,
 } bmrm_edge_features;
 
 /**
@@ -599,11 +605,11 @@ typedef struct bmrm_graph_data {
      */
     bmrm_edge_features edge_features;
     /**
-     * DENSE edge features: features per edge.
+     * DENSE and POTTS edge features: features per edge.
      */
     size_t edge_dim;
     /**
-     * DENSE edge features: `E * edge_dim` floats.
+     * DENSE and POTTS edge features: `E * edge_dim` floats.
      */
     const float *edge_values;
     /**

@@ -21,6 +21,8 @@ enum Form {
     SparseEdgeFeatures,
     /// Per-state node features on grids, displacement edges, a loss table.
     Displacement,
+    /// Dense class-form node features, Potts edges with two features.
+    Potts,
 }
 
 /// A random problem of `m` examples with up to 4 nodes each.
@@ -36,7 +38,7 @@ fn random_examples(rng: &mut ChaCha8Rng, m: usize, form: Form) -> (GraphExamples
         for _ in 0..n {
             let t = if typed { rng.gen_range(0..2u32) } else { 0 };
             let k = match form {
-                Form::ClassConstant => 3,
+                Form::ClassConstant | Form::Potts => 3,
                 Form::SparseEdgeFeatures => 2 + t,
                 Form::Displacement => {
                     let g = Grid {
@@ -92,6 +94,21 @@ fn random_examples(rng: &mut ChaCha8Rng, m: usize, form: Form) -> (GraphExamples
                 normalise: true,
             },
             true,
+        ),
+        Form::Potts => (
+            NodeFeatures::Dense {
+                values: x(rng, n_nodes * 3),
+                d: 3,
+            },
+            EdgeFeatures::Potts {
+                values: x(rng, edges.len() * 2),
+                f: 2,
+            },
+            GraphLoss::Hamming {
+                class_weight: vec![],
+                normalise: false,
+            },
+            false,
         ),
         Form::SparseEdgeFeatures => {
             let dense = x(rng, n_nodes * 4);
@@ -262,6 +279,13 @@ fn phi(model: &GraphModel, bias: bool, i: usize, y: &[u32]) -> Vec<f64> {
                     }
                 }
             }
+            EdgeFeatures::Potts { values, f } => {
+                if a != b {
+                    for k in 0..*f {
+                        out[off + k] -= f64::from(values[e * f + k]);
+                    }
+                }
+            }
             EdgeFeatures::Displacement { grids } => {
                 let pu = grids[first + u as usize].position(a as u32);
                 let pv = grids[first + v as usize].position(b as u32);
@@ -353,6 +377,7 @@ fn corners_are_the_enumerated_loss_augmented_argmax() {
         Form::ClassConstant,
         Form::SparseEdgeFeatures,
         Form::Displacement,
+        Form::Potts,
     ] {
         for _ in 0..40 {
             let (ex, bias) = random_examples(&mut rng, 5, form);
@@ -419,6 +444,7 @@ fn every_solver_certifies_a_bound_below_the_enumerated_primal() {
         Form::ClassConstant,
         Form::SparseEdgeFeatures,
         Form::Displacement,
+        Form::Potts,
     ] {
         let (ex, bias) = random_examples(&mut rng, 8, form);
         let ex = square_edges_only(ex);

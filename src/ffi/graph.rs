@@ -49,6 +49,10 @@ pub enum bmrm_edge_features {
     /// `e = (u, v)` of type `r` scores `-<w_r, (dx, dy, dx^2, dy^2)>` with
     /// `(dx, dy)` the displacement from `u`'s position to `v`'s.
     BMRM_EDGE_FEATURES_DISPLACEMENT = 2,
+    /// `edge_dim` floats per edge in `edge_values` scoring disagreement:
+    /// edge `e = (u, v)` of type `r` scores `-[y_u != y_v] <w_r, x_e>`
+    /// (submodular when the features and `w_r` are non-negative).
+    BMRM_EDGE_FEATURES_POTTS = 3,
 }
 
 /// The loss of a labelling.
@@ -147,9 +151,9 @@ pub struct bmrm_graph_data {
     pub edge_types: *const u32,
     /// A `bmrm_edge_features`.
     pub edge_features: RawEdgeFeatures,
-    /// DENSE edge features: features per edge.
+    /// DENSE and POTTS edge features: features per edge.
     pub edge_dim: usize,
-    /// DENSE edge features: `E * edge_dim` floats.
+    /// DENSE and POTTS edge features: `E * edge_dim` floats.
     pub edge_values: *const f32,
     /// DENSE edge features: the features with symmetric tables.
     pub symmetric: *const usize,
@@ -459,9 +463,25 @@ unsafe fn examples(g: &bmrm_graph_data) -> Result<(GraphExamples, bool)> {
                     .collect(),
             }
         }
+        3 => {
+            unused(!g.grids.is_null(), "grids", "POTTS edge features")?;
+            unused(!g.symmetric.is_null(), "symmetric", "POTTS edge features")?;
+            unused(
+                !g.antisymmetric.is_null(),
+                "antisymmetric",
+                "POTTS edge features",
+            )?;
+            let len = num_edges
+                .checked_mul(g.edge_dim)
+                .ok_or_else(|| Error::invalid_argument("edge features: the size overflows"))?;
+            EdgeFeatures::Potts {
+                values: unsafe { slice(g.edge_values, len, "edge_values") }?.to_vec(),
+                f: g.edge_dim,
+            }
+        }
         k => {
             return Err(Error::invalid_argument(format!(
-                "edge_features = {k} is not a bmrm_edge_features (0..=2)"
+                "edge_features = {k} is not a bmrm_edge_features (0..=3)"
             )))
         }
     };

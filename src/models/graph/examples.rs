@@ -52,6 +52,17 @@ pub enum EdgeFeatures {
         /// Features whose tables are antisymmetric.
         antisymmetric: Vec<usize>,
     },
+    /// `f` features per edge scoring disagreement (a Potts term): edge `e =
+    /// (u, v)` of type `r` scores `-[y_u != y_v] <w_r, x_e>`. With
+    /// non-negative features and `w_r >= 0` (a box constraint) every
+    /// pairwise term is submodular, so graph cut stays exact (HorseSeg's
+    /// positivity constraints).
+    Potts {
+        /// The features, `num_edges * f` values, edge after edge.
+        values: Vec<f32>,
+        /// Features per edge.
+        f: usize,
+    },
     /// Nodes choose a position on their grid (`grids[i]`, one per node,
     /// `width * height = states_i`); edge `e = (u, v)` of type `r` scores
     /// `-<w_r, (dx, dy, dx^2, dy^2)>` with `(dx, dy)` the displacement from
@@ -214,6 +225,9 @@ impl GraphExamples {
                         "graph model: edge feature {k} is listed as both symmetric and antisymmetric"
                     )));
                 }
+            }
+            EdgeFeatures::Potts { values, f } => {
+                rows("Potts edge features", values, *f, self.edges.len())?
             }
             EdgeFeatures::Displacement { grids } => {
                 same_len("grids", grids.len(), "nodes", n)?;

@@ -19,7 +19,7 @@ pub(crate) struct Layout {
     /// (tables only).
     pub pair_states: Vec<[u32; 2]>,
     /// Weights per state pair of a table (the edge features, 1 when
-    /// constant), or 4 for a displacement block.
+    /// constant); for Potts and displacement blocks, the block's length.
     pub pair_width: usize,
     /// The dimension of `w`.
     pub dim: usize,
@@ -76,9 +76,11 @@ impl Layout {
             .map(|e| ex.edge_type(e) + 1)
             .max()
             .unwrap_or(0);
-        let (pair_width, displacement) = match &ex.edge_features {
+        // Potts and displacement blocks do not depend on the state counts.
+        let (pair_width, fixed_block) = match &ex.edge_features {
             EdgeFeatures::Constant => (1, false),
             EdgeFeatures::Dense { f, .. } => (*f, false),
+            EdgeFeatures::Potts { f, .. } => (*f, true),
             EdgeFeatures::Displacement { .. } => (4, true),
         };
         let mut pair_states = vec![[0u32; 2]; edge_types];
@@ -88,7 +90,7 @@ impl Layout {
             let [u, v] = ex.edges[e];
             let ends = [ex.states[base + u as usize], ex.states[base + v as usize]];
             let r = ex.edge_type(e);
-            if displacement {
+            if fixed_block {
                 continue;
             }
             if pair_states[r] == [0, 0] {
@@ -118,8 +120,8 @@ impl Layout {
         let start = *unary_offset.last().unwrap_or(&0);
         let mut pair_offset = vec![start];
         for ends in &pair_states {
-            let len = if displacement {
-                4
+            let len = if fixed_block {
+                pair_width
             } else {
                 mul(mul(ends[0] as usize, ends[1] as usize)?, pair_width)?
             };

@@ -323,6 +323,26 @@ impl GraphModel {
             }
             return;
         }
+        if let EdgeFeatures::Potts { values, f } = &self.ex.edge_features {
+            for e in first..last {
+                s.table_start.push(s.tables.len());
+                let off = self.layout.pair_offset[self.ex.edge_type(e)];
+                let c = dot_f32(&w[off..off + f], &values[e * f..(e + 1) * f]);
+                let [u, v] = self.ex.edges[e];
+                let node = self.ex.node_start[i];
+                let (ka, kb) = (
+                    self.ex.states[node + u as usize],
+                    self.ex.states[node + v as usize],
+                );
+                for a in 0..ka {
+                    for b in 0..kb {
+                        s.tables.push(if a == b { 0.0 } else { -c });
+                    }
+                }
+            }
+            s.table_start.push(s.tables.len());
+            return;
+        }
         self.effective_pair_weights(w, s);
         let width = self.layout.pair_width;
         for e in first..last {
@@ -422,6 +442,12 @@ impl GraphModel {
                             out.add(ab + k, -h)?;
                             out.add(ba + k, -h)?;
                         }
+                    }
+                }
+                EdgeFeatures::Potts { values, f } => {
+                    if a != b {
+                        let off = self.layout.pair_offset[r];
+                        out.add_row(off, &values[e * f..(e + 1) * f], -sign)?;
                     }
                 }
                 EdgeFeatures::Displacement { grids } => {
