@@ -96,13 +96,11 @@ fn parts_on_grids(
                 height: side,
             };
             // Keep the truth inside the window.
-            for k in 0..2 {
-                let lo = g.origin[k];
-                let hi = lo + side as i32 - 1;
-                if pos[p][k] < lo {
-                    g.origin[k] = pos[p][k];
-                } else if pos[p][k] > hi {
-                    g.origin[k] = pos[p][k] - side as i32 + 1;
+            for (origin, &at) in g.origin.iter_mut().zip(&pos[p]) {
+                if at < *origin {
+                    *origin = at;
+                } else if at > *origin + side as i32 - 1 {
+                    *origin = at - side as i32 + 1;
                 }
             }
             let truth =
