@@ -356,7 +356,10 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let mut envelope = Envelope::default();
         for round in 0..20_000 {
-            let (n, m) = (rng.gen_range(1..10), rng.gen_range(1..10));
+            // Mostly short arrays (many ties, every branch of the envelope),
+            // some long ones (long envelopes).
+            let longest = if rng.gen_bool(0.1) { 60 } else { 10 };
+            let (n, m) = (rng.gen_range(1..longest), rng.gen_range(1..longest));
             let integer = rng.gen_bool(0.5);
             let f: Vec<f64> = (0..n).map(|_| testing::draw(&mut rng, integer)).collect();
             let shift = f64::from(rng.gen_range(-12i32..=12));
@@ -387,10 +390,14 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(2);
         let mut work = Work::default();
         for round in 0..5_000 {
-            let (from, to) = (
+            let (mut from, to) = (
                 testing::random_grid(&mut rng),
                 testing::random_grid(&mut rng),
             );
+            if round % 10 == 0 {
+                // Far apart: displacements of about 1e9.
+                from.origin = [rng.gen_range(-1 << 30..1 << 30), 1 << 30];
+            }
             let integer = rng.gen_bool(0.5);
             let f: Vec<f64> = (0..from.width * from.height)
                 .map(|_| testing::draw(&mut rng, integer))
@@ -418,6 +425,25 @@ mod tests {
                 assert!(close(got, best), "{what}: {got} against {best}");
                 assert_eq!(value(a, arg[a as usize]), got, "{what}");
             }
+        }
+    }
+
+    #[test]
+    fn matches_tree_max_sum_on_larger_grids() {
+        // Tree max-sum's quadratic messages are an exact reference where
+        // exhaustive search is out of reach.
+        let mut rng = ChaCha8Rng::seed_from_u64(2005);
+        for round in 0..200 {
+            let structure = Structure::ALL[round % 4];
+            let mut g = testing::random_grids(&mut rng, structure);
+            g.enlarge_grids(&mut rng, 12, 10);
+            let p = g.potentials();
+            let n = p.shape.num_nodes();
+            let (mut got, mut want) = (vec![0; n], vec![0; n]);
+            assert!(DistanceTransform.maximize(&p, &mut got).unwrap());
+            super::super::TreeMaxSum.maximize(&p, &mut want).unwrap();
+            let (a, b) = (p.score(&got), p.score(&want));
+            assert!(close(a, b), "round {round}: {a} against {b}");
         }
     }
 

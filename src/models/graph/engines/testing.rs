@@ -208,6 +208,21 @@ pub fn random_grids(rng: &mut ChaCha8Rng, structure: Structure) -> Owned {
     }
 }
 
+impl Owned {
+    /// Redraws every grid with up to `width x height` positions (beyond
+    /// exhaustive search) and the unary scores to match.
+    pub fn enlarge_grids(&mut self, rng: &mut ChaCha8Rng, width: u32, height: u32) {
+        let grids = self.grids.as_mut().expect("a displacement example");
+        for g in grids.iter_mut() {
+            g.width = rng.gen_range(1..=width);
+            g.height = rng.gen_range(1..=height);
+        }
+        self.states = grids.iter().map(|g| g.width * g.height).collect();
+        let integer = rng.gen_bool(0.5);
+        (self.unary, self.unary_start) = random_unary(rng, &self.states, integer);
+    }
+}
+
 /// Asserts that `engine` accepts `p`'s shape, calls its answer exact, gives
 /// the same labelling twice, and that the labelling's score is exhaustive
 /// search's optimum (to 1e-9, relative).
