@@ -32,6 +32,8 @@ pub struct TreeMaxSum;
 struct Scratch {
     max_sum: MaxSum,
     table: Vec<f64>,
+    /// The parent's grid positions (displacement edges).
+    positions: Vec<[i64; 2]>,
 }
 
 thread_local! {
@@ -66,9 +68,9 @@ impl Engine for TreeMaxSum {
         p.shape.check()?;
         check_potentials(p, labels)?;
         with_scratch(|s| {
-            let table = &mut s.table;
+            let (table, positions) = (&mut s.table, &mut s.positions);
             s.max_sum.run(p, labels, NAME, |edge, message, best| {
-                table_message(p, edge, table, message, best);
+                table_message(p, edge, table, positions, message, best);
                 Ok(())
             })
         })?;
@@ -82,6 +84,7 @@ fn table_message(
     p: &Potentials,
     edge: &Edge,
     table: &mut Vec<f64>,
+    positions: &mut Vec<[i64; 2]>,
     message: &mut [f64],
     best: &mut [u32],
 ) {
@@ -103,16 +106,24 @@ fn table_message(
             }
             table
         }
-        Pairwise::Displacement { .. } => {
+        Pairwise::Displacement { grids, cost } => {
+            // `Potentials::pair`'s formula, with the parent's positions
+            // found once rather than per entry.
+            let c = cost[e];
+            let grid = &grids[edge.parent];
+            positions.clear();
+            positions.extend((0..parent_states as u32).map(|a| grid.position(a)));
             table.clear();
             for b in 0..child_states as u32 {
-                for a in 0..parent_states as u32 {
-                    let v = if edge.child_first {
-                        p.pair(e, b, a)
+                let [xb, yb] = grids[edge.child].position(b);
+                for &[xa, ya] in positions.iter() {
+                    // The edge's (dx, dy): second end minus first end.
+                    let (dx, dy) = if edge.child_first {
+                        ((xa - xb) as f64, (ya - yb) as f64)
                     } else {
-                        p.pair(e, a, b)
+                        ((xb - xa) as f64, (yb - ya) as f64)
                     };
-                    table.push(v);
+                    table.push(-(c[0] * dx + c[1] * dy + c[2] * dx * dx + c[3] * dy * dy));
                 }
             }
             table
@@ -177,6 +188,52 @@ mod tests {
                 let g = testing::random_grids(&mut rng, structure);
                 let p = g.potentials();
                 testing::assert_optimal(&TreeMaxSum, &p, &format!("{structure:?} {round}"));
+            }
+        }
+    }
+
+    #[test]
+    fn displacement_messages_use_the_models_scores() {
+        // With a zero belief a message is the best pairwise score for each
+        // parent state: the same bits as the maximum of `Potentials::pair`.
+        let mut rng = ChaCha8Rng::seed_from_u64(29);
+        let (mut table, mut positions) = (Vec::new(), Vec::new());
+        for _ in 0..300 {
+            let g = testing::random_grids(&mut rng, Structure::Tree);
+            let p = g.potentials();
+            for (e, &[u, v]) in p.shape.edges.iter().enumerate() {
+                for (child, parent) in [(u, v), (v, u)] {
+                    let (child, parent) = (child as usize, parent as usize);
+                    let zeros = vec![0.0; p.shape.states[child] as usize];
+                    let edge = Edge {
+                        edge: e,
+                        child,
+                        parent,
+                        child_first: child == u as usize,
+                        belief: &zeros,
+                    };
+                    let k = p.shape.states[parent] as usize;
+                    let (mut message, mut best) = (vec![0.0; k], vec![0; k]);
+                    table_message(
+                        &p,
+                        &edge,
+                        &mut table,
+                        &mut positions,
+                        &mut message,
+                        &mut best,
+                    );
+                    for a in 0..k as u32 {
+                        let pair = |b: u32| match child == u as usize {
+                            true => p.pair(e, b, a),
+                            false => p.pair(e, a, b),
+                        };
+                        let want = (0..zeros.len() as u32)
+                            .map(pair)
+                            .fold(f64::NEG_INFINITY, f64::max);
+                        assert_eq!(message[a as usize], want);
+                        assert_eq!(pair(best[a as usize]), want);
+                    }
+                }
             }
         }
     }
