@@ -304,9 +304,11 @@ class FrankWolfeSSVM(BaseSSVM):
         if neg.size and self.batch_mode:
             raise ValueError("FrankWolfeSSVM: negativity_constraint needs batch_mode=False "
                              "(BCFW's box constraints)")
-        self._seed()
+        self._seed(draw=False)
 
-    def _seed(self) -> int:
+    def _seed(self, draw: bool = True) -> int:
+        """The engine's seed from ``random_state`` (a RandomState is drawn
+        from only when ``draw``: checking it does not advance it)."""
         rs = self.random_state
         if rs is None:
             return 0
@@ -315,7 +317,7 @@ class FrankWolfeSSVM(BaseSSVM):
                 raise ValueError(f"FrankWolfeSSVM: random_state must be >= 0, got {rs}")
             return int(rs)
         if hasattr(rs, "randint"):
-            return int(rs.randint(0, 2**31 - 1))
+            return int(rs.randint(0, 2**31 - 1)) if draw else 0
         raise ValueError(f"FrankWolfeSSVM: random_state must be None, an int or a RandomState, got {rs!r}")
 
     def _settings(self, n: int) -> dict:
