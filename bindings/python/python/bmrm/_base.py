@@ -237,7 +237,7 @@ class BaseSSVM:
         """One run of the engine from ``w0``; appends to the curves."""
         n = len(X)
         scale = self.C * n
-        problem, _ = problem_for(self.model, X, Y, self._level())
+        problem = self._problem(X, Y)
         solver = Solver(problem, self._algorithm, lambda_=1.0 / scale, progress=self._progress(),
                         **self._settings(n))
         self._prepare(solver)
@@ -250,6 +250,10 @@ class BaseSSVM:
         self.primal_objective_curve_ += list(h["primal"] * scale)
         self.objective_curve_ += list(h["lower_bound"] * scale)
         self.timestamps_ += list(h["elapsed_seconds"] + offset)
+
+    def _problem(self, X: Sequence[Any], Y: Sequence[Any]) -> Any:
+        """The engine's problem for the model on ``(X, Y)``."""
+        return problem_for(self.model, X, Y, self._level())[0]
 
     def _prepare(self, solver: Solver) -> None:
         """Hook for the solver's extra calls (FrankWolfeSSVM's box constraints)."""

