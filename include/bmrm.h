@@ -231,6 +231,99 @@ typedef enum bmrm_step_type {
 } bmrm_step_type;
 
 /**
+ * How the nodes' features give their unary scores.
+ */
+typedef enum bmrm_node_features {
+    /**
+     * `node_dim` floats per node in `node_values`; node `i` in state `s`
+     * scores `<W_t[s], x_i>` (a `states x (node_dim + bias)` block per node
+     * type `t`).
+     */
+    BMRM_NODE_FEATURES_DENSE = 0,
+    /**
+     * One CSR row per node over `node_dim` columns (`node_indptr`,
+     * `node_indices`, `node_values` or NULL for all 1), scored as DENSE.
+     */
+    BMRM_NODE_FEATURES_CSR = 1,
+    /**
+     * `node_dim` floats per node **and state** in `node_values` (node after
+     * node, a node's states in order); node `i` in state `s` scores
+     * `<w_t, x_{i,s}>` (`node_dim` weights per node type).
+     */
+    BMRM_NODE_FEATURES_PER_STATE = 2,
+} bmrm_node_features;
+
+/**
+ * What the edges score.
+ */
+typedef enum bmrm_edge_features {
+    /**
+     * A `states_u x states_v` table per edge type, the same for all its edges.
+     */
+    BMRM_EDGE_FEATURES_CONSTANT = 0,
+    /**
+     * `edge_dim` floats per edge in `edge_values`: edge `e` of type `r`
+     * scores `sum_k x_{e,k} W_r[a, b, k]`; the features listed in
+     * `symmetric` / `antisymmetric` get symmetric / antisymmetric tables.
+     */
+    BMRM_EDGE_FEATURES_DENSE = 1,
+    /**
+     * Nodes choose a position on their grid (`grids`, one per node); edge
+     * `e = (u, v)` of type `r` scores `-<w_r, (dx, dy, dx^2, dy^2)>` with
+     * `(dx, dy)` the displacement from `u`'s position to `v`'s.
+     */
+    BMRM_EDGE_FEATURES_DISPLACEMENT = 2,
+} bmrm_edge_features;
+
+/**
+ * The loss of a labelling.
+ */
+typedef enum bmrm_graph_loss {
+    /**
+     * Hamming: `sum_i class_weight[y_i] [y_i != y^_i]` (`class_weight` NULL:
+     * all 1), divided by the example's node count when `normalise`.
+     */
+    BMRM_GRAPH_LOSS_HAMMING = 0,
+    /**
+     * `loss_table`: one value per node and state (laid out like per-state
+     * features), 0 at the true state, non-negative.
+     */
+    BMRM_GRAPH_LOSS_TABLE = 1,
+} bmrm_graph_loss;
+
+/**
+ * The built-in inference engines.
+ */
+typedef enum bmrm_engine {
+    /**
+     * The best exact engine for each example's graph.
+     */
+    BMRM_ENGINE_AUTO = 0,
+    /**
+     * Every labelling (at most 2^24): exact.
+     */
+    BMRM_ENGINE_EXHAUSTIVE = 1,
+    /**
+     * Max-sum dynamic programming on trees and forests: exact.
+     */
+    BMRM_ENGINE_TREE_MAX_SUM = 2,
+    /**
+     * Tree max-sum with generalised distance transforms (displacement
+     * edges): exact.
+     */
+    BMRM_ENGINE_DISTANCE_TRANSFORM = 3,
+    /**
+     * s-t minimum cut, binary nodes, submodular pairwise terms: exact.
+     */
+    BMRM_ENGINE_GRAPH_CUT = 4,
+    /**
+     * Alpha-expansion, metric pairwise terms: approximate (the run's gap is
+     * then not certified).
+     */
+    BMRM_ENGINE_ALPHA_EXPANSION = 5,
+} bmrm_engine;
+
+/**
  * The output of one max-oracle call: the loss, psi and the label id of the
  * loss-augmented argmax. Opaque; created by the library for each call of a
  * `bmrm_max_oracle_fn` and valid only inside that call (do not keep the
@@ -411,6 +504,222 @@ typedef struct bmrm_bcfw_block {
      */
     double gap_estimate;
 } bmrm_bcfw_block;
+
+/**
+ * A node's grid of candidate positions: state `s` is the position
+ * `(origin_x + s % width, origin_y + s / width)`.
+ */
+typedef struct bmrm_grid {
+    /**
+     * The x coordinate of state 0.
+     */
+    int32_t origin_x;
+    /**
+     * The y coordinate of state 0.
+     */
+    int32_t origin_y;
+    /**
+     * Positions along x.
+     */
+    uint32_t width;
+    /**
+     * Positions along y.
+     */
+    uint32_t height;
+} bmrm_grid;
+
+/**
+ * The examples of a graph problem as flat arrays, example after example
+ * (`n` nodes and `E` edges in all). Start from
+ * `bmrm_graph_data_default()`; a pointer that the chosen kinds do not read
+ * must stay NULL (a set one is an error naming it, never ignored). The
+ * arrays are copied by the constructor.
+ */
+typedef struct bmrm_graph_data {
+    /**
+     * The number of examples `m`.
+     */
+    size_t num_examples;
+    /**
+     * `m + 1` offsets: example `i`'s nodes are `node_start[i]..node_start[i + 1]`.
+     */
+    const size_t *node_start;
+    /**
+     * `n` state counts.
+     */
+    const uint32_t *states;
+    /**
+     * `n` true states.
+     */
+    const uint32_t *labels;
+    /**
+     * `n` node types, or NULL for all 0.
+     */
+    const uint32_t *node_types;
+    /**
+     * A `bmrm_node_features`.
+     */
+    bmrm_node_features node_features;
+    /**
+     * Features per node (per node state for PER_STATE; columns for CSR).
+     */
+    size_t node_dim;
+    /**
+     * The node features (DENSE: `n * node_dim`; PER_STATE: `sum(states) *
+     * node_dim`; CSR: `node_indptr[n]` values, or NULL for all 1).
+     */
+    const float *node_values;
+    /**
+     * CSR only: `n + 1` row offsets.
+     */
+    const size_t *node_indptr;
+    /**
+     * CSR only: `node_indptr[n]` column indices.
+     */
+    const uint32_t *node_indices;
+    /**
+     * A constant 1 appended to DENSE and CSR node features.
+     */
+    bool bias;
+    /**
+     * `m + 1` offsets: example `i`'s edges are `edge_start[i]..edge_start[i + 1]`.
+     */
+    const size_t *edge_start;
+    /**
+     * `2 E` node indices, local to each example: edge `e` joins
+     * `edges[2e]` to `edges[2e + 1]`.
+     */
+    const uint32_t *edges;
+    /**
+     * `E` edge types, or NULL for all 0.
+     */
+    const uint32_t *edge_types;
+    /**
+     * A `bmrm_edge_features`.
+     */
+    bmrm_edge_features edge_features;
+    /**
+     * DENSE edge features: features per edge.
+     */
+    size_t edge_dim;
+    /**
+     * DENSE edge features: `E * edge_dim` floats.
+     */
+    const float *edge_values;
+    /**
+     * DENSE edge features: the features with symmetric tables.
+     */
+    const size_t *symmetric;
+    /**
+     * Entries of `symmetric`.
+     */
+    size_t num_symmetric;
+    /**
+     * DENSE edge features: the features with antisymmetric tables.
+     */
+    const size_t *antisymmetric;
+    /**
+     * Entries of `antisymmetric`.
+     */
+    size_t num_antisymmetric;
+    /**
+     * DISPLACEMENT: `n` grids, one per node.
+     */
+    const struct bmrm_grid *grids;
+    /**
+     * A `bmrm_graph_loss`.
+     */
+    bmrm_graph_loss loss;
+    /**
+     * HAMMING: the weight of each true state, or NULL for all 1.
+     */
+    const double *class_weight;
+    /**
+     * Entries of `class_weight`.
+     */
+    size_t num_class_weights;
+    /**
+     * HAMMING: divide by the example's node count.
+     */
+    bool normalise;
+    /**
+     * TABLE: `sum(states)` losses.
+     */
+    const double *loss_table;
+    /**
+     * A `bmrm_engine` (ignored by bmrm_problem_new_graph_decoder, which
+     * refuses anything but BMRM_ENGINE_AUTO there).
+     */
+    bmrm_engine engine;
+} bmrm_graph_data;
+
+/**
+ * One example's potentials, as a `bmrm_graph_decoder_fn` receives them:
+ * maximise `sum_i unary[unary_start[i] + y_i] + sum_e pair_e(y_u, y_v)`.
+ * Every array is owned by the library and valid only during the call.
+ */
+typedef struct bmrm_potentials {
+    /**
+     * The example.
+     */
+    size_t example;
+    /**
+     * Nodes of the example.
+     */
+    size_t num_nodes;
+    /**
+     * `num_nodes` state counts.
+     */
+    const uint32_t *states;
+    /**
+     * Edges of the example.
+     */
+    size_t num_edges;
+    /**
+     * `2 num_edges` node indices: edge `e` joins `edges[2e]` to `edges[2e + 1]`.
+     */
+    const uint32_t *edges;
+    /**
+     * The unary scores, loss augmentation included.
+     */
+    const double *unary;
+    /**
+     * `num_nodes + 1` offsets into `unary`.
+     */
+    const size_t *unary_start;
+    /**
+     * Tables: edge `e` scores `pairwise[pairwise_start[e] + a * states[v] + b]`
+     * for `y_u = a`, `y_v = b`; NULL for displacement edges.
+     */
+    const double *pairwise;
+    /**
+     * `num_edges + 1` offsets into `pairwise`; NULL for displacement edges.
+     */
+    const size_t *pairwise_start;
+    /**
+     * Displacement edges: `num_nodes` grids; else NULL.
+     */
+    const struct bmrm_grid *grids;
+    /**
+     * Displacement edges: 4 costs per edge, edge `e` scoring
+     * `-(c0 dx + c1 dy + c2 dx^2 + c3 dy^2)`; else NULL.
+     */
+    const double *displacement_cost;
+} bmrm_potentials;
+
+/**
+ * The caller's decoder: writes a labelling of the example (`labels`,
+ * `p->num_nodes` states) that maximises the potentials' score, sets
+ * `*exact` to false if it may not be a maximiser (it starts true), and
+ * returns 0; any other value fails the solve with
+ * BMRM_ERROR_ORACLE_FAILED. The library computes the potentials, psi and
+ * the loss; an answer that scores below the ground truth is replaced by the
+ * truth and the run's gap reported as not certified.
+ */
+typedef int32_t (*bmrm_graph_decoder_fn)(void *user,
+                                         const struct bmrm_potentials *p,
+                                         uint32_t *labels,
+                                         bool *exact);
 
 /**
  * The summary of a solve: what `bmrm_solver_info` returns and what the
@@ -1077,6 +1386,66 @@ enum bmrm_status bmrm_corner_add_row(struct bmrm_corner *c,
  * `c` is NULL or the corner of a max-oracle call in progress on this thread.
  */
 double *bmrm_corner_dense(struct bmrm_corner *c);
+
+/**
+ * A `bmrm_graph_data` with every count 0, every pointer NULL, dense node
+ * features, constant edges, the Hamming loss and the automatic engine.
+ */
+struct bmrm_graph_data bmrm_graph_data_default(void);
+
+/**
+ * Makes a problem whose max-oracle is the factor-graph model over the
+ * examples `g` describes, decoded by the built-in engine `g->engine`. The
+ * library computes the potentials, the loss augmentation and psi. The
+ * weights are the unary blocks of the node types, then the pairwise blocks
+ * of the edge types (docs/c-api.md). Writes the problem to `*out` (only on
+ * success).
+ *
+ * Errors name the example and the node or edge: an edge to a missing node,
+ * zero states, a self loop, a label out of range, features of the wrong
+ * length, a graph the engine cannot handle (BMRM_ERROR_INVALID_ARGUMENT or
+ * BMRM_ERROR_DIMENSION_MISMATCH); a pointer set that the chosen kinds do
+ * not read.
+ *
+ * # Safety
+ * `g` is NULL or valid for reading, and its pointers as their fields
+ * document; `out` is NULL or valid for writing one pointer.
+ */
+enum bmrm_status bmrm_problem_new_graph(const struct bmrm_graph_data *g, struct bmrm_problem **out);
+
+/**
+ * As bmrm_problem_new_graph, but every example is decoded by the caller's
+ * `decoder` over the potentials the library computes (`g->engine` must be
+ * BMRM_ENGINE_AUTO). With `thread_safe` the decoder may run on several of
+ * the solver's threads at once; otherwise calls never overlap.
+ *
+ * # Safety
+ * As bmrm_problem_new_graph; `user` stays valid while the problem or a
+ * solver made from it exists.
+ */
+enum bmrm_status bmrm_problem_new_graph_decoder(const struct bmrm_graph_data *g,
+                                                bmrm_graph_decoder_fn decoder,
+                                                void *user,
+                                                bool thread_safe,
+                                                struct bmrm_problem **out);
+
+/**
+ * The labelling of example `example` that maximises `<w, phi>` (no loss),
+ * written to `labels` (`num_nodes` entries, the example's node count), and
+ * in `*exact` whether the engine knows it to be a maximiser. `p` must have
+ * been made by bmrm_problem_new_graph or bmrm_problem_new_graph_decoder.
+ *
+ * # Safety
+ * `w` is NULL or valid for `dim` doubles, `labels` for writing `num_nodes`
+ * values, `exact` for writing one bool.
+ */
+enum bmrm_status bmrm_graph_predict(const struct bmrm_problem *p,
+                                    const double *w,
+                                    size_t dim,
+                                    size_t example,
+                                    uint32_t *labels,
+                                    size_t num_nodes,
+                                    bool *exact);
 
 /**
  * Makes a problem whose max-oracle is the linear multiclass SVM with 0/1

@@ -107,6 +107,7 @@ fn c_programs_under_address_and_undefined_behavior_sanitizers() {
     for (name, source) in [
         ("ffi_test_asan", "tests/c/ffi_test.c"),
         ("models_test_asan", "tests/c/models_test.c"),
+        ("graph_test_asan", "tests/c/graph_test.c"),
         ("multiclass_asan", "examples/c/multiclass.c"),
     ] {
         let program = build(name, source, &sanitize);

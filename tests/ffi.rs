@@ -474,6 +474,18 @@ fn models_test_program() -> &'static Path {
     })
 }
 
+/// `tests/c/graph_test.c` (graph problems and C decoders) linked against
+/// the static library.
+fn graph_test_program() -> &'static Path {
+    static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        compile(
+            "graph_test",
+            &static_link_args(&["include"], "tests/c/graph_test.c"),
+        )
+    })
+}
+
 /// `examples/c/multiclass.c` linked against the static library (for valgrind).
 fn example_program_static() -> PathBuf {
     compile(
@@ -820,6 +832,25 @@ fn c_models_test_passes() {
     println!("C model checks: {summary}");
 }
 
+/// Every check of tests/c/graph_test.c passes: a C decoder over the
+/// library's potentials gives the built-in engine's solves bit for bit, a
+/// decoder returning non-maximisers keeps the bound below the optimum, and
+/// bad graphs are refused with messages naming the example and node or edge.
+#[test]
+fn c_graph_test_passes() {
+    let out = run_ok(
+        &mut Command::new(graph_test_program()),
+        "tests/c/graph_test.c",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let summary = stdout.lines().last().unwrap_or_default();
+    assert!(
+        summary.ends_with(" passed, 0 failed"),
+        "C checks: {summary}\n{stdout}"
+    );
+    println!("C graph checks: {summary}");
+}
+
 /// scripts/install.sh puts the library, the header and bmrm.pc into a
 /// prefix, and the C example builds against them with pkg-config (linked
 /// to the shared library, and statically) and runs.
@@ -942,8 +973,8 @@ fn c_example_builds_against_the_installed_library() {
             .collect();
         declared.sort();
         // 25 core functions, 9 of BCFW (src/ffi/bcfw.rs), 7 of the built-in
-        // models (src/ffi/models.rs).
-        assert_eq!(declared.len(), 41, "functions in bmrm.h: {declared:?}");
+        // models (src/ffi/models.rs), 4 of graph problems (src/ffi/graph.rs).
+        assert_eq!(declared.len(), 45, "functions in bmrm.h: {declared:?}");
         assert_eq!(
             exported, declared,
             "exported symbols vs the header's functions"
@@ -1016,6 +1047,7 @@ fn c_programs_under_valgrind() {
     let programs = [
         ffi_test_program().to_path_buf(),
         models_test_program().to_path_buf(),
+        graph_test_program().to_path_buf(),
         example_program_static(),
     ];
     for program in programs {

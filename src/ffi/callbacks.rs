@@ -109,8 +109,12 @@ fn iterate_hook(
 pub(crate) struct UserPtr(*mut c_void);
 
 impl UserPtr {
+    /// Wraps the caller's pointer.
+    pub(crate) fn new(user: *mut c_void) -> Self {
+        UserPtr(user)
+    }
     /// The pointer (a method, so that closures capture the whole `UserPtr`).
-    fn get(self) -> *mut c_void {
+    pub(crate) fn get(self) -> *mut c_void {
         self.0
     }
 }

@@ -4,6 +4,7 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
+use crate::models::graph::GraphModel;
 use crate::models::{Chain, Multiclass};
 use crate::oracle::{MaxOracle, Problem};
 
@@ -28,6 +29,7 @@ pub struct bmrm_problem {
 pub(crate) enum Builtin {
     Multiclass(Arc<Multiclass>),
     Chain(Arc<Chain>),
+    Graph(Arc<GraphModel>),
 }
 
 /// What a problem's mutex guards: the oracle, and the built-in model it is
@@ -69,6 +71,7 @@ impl bmrm_problem {
         let oracle: Arc<dyn MaxOracle> = match &builtin {
             Builtin::Multiclass(m) => m.clone(),
             Builtin::Chain(c) => c.clone(),
+            Builtin::Graph(g) => g.clone(),
         };
         Box::new(bmrm_problem {
             dim: oracle.dim(),

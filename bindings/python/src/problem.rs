@@ -214,8 +214,10 @@ impl MulticlassModel {
 }
 
 /// The linear chain model (Viterbi, normalised Hamming loss) at Rust speed.
-/// `w` holds the `K x (d (+1))` emission weights, the `K x K` transitions,
-/// then `K` start and `K` end weights.
+/// `w` holds the emission weights, the `K x K` transitions, then `K` start
+/// and `K` end weights. The emission weights are `K x (d (+1))` (label-major)
+/// for dense tokens but `(d (+1)) x K` (feature-major) for `scipy.sparse`
+/// tokens, as the Rust chain model lays them out.
 #[pyclass(name = "ChainModel", module = "bmrm._bmrm", frozen)]
 pub struct ChainModel {
     pub inner: Arc<Chain>,

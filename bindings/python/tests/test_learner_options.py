@@ -360,3 +360,17 @@ def test_subgradient_warm_start_continues_the_schedule():
     half.fit(X, Y, warm_start=True)
     assert half.t_ == whole.t_ == 4 * len(X)
     np.testing.assert_allclose(half.w, whole.w, rtol=1e-12, atol=1e-14)
+
+
+def test_cache_and_break_on_bad_take_sparse_X():
+    import scipy.sparse as sp
+
+    X, Y = multiclass_data()
+    dense = OneSlackSSVM(MultiClassClf(), C=1.0, tol=1e-6, inference_cache=5).fit(X, Y)
+    coo = OneSlackSSVM(MultiClassClf(), C=1.0, tol=1e-6, inference_cache=5).fit(
+        sp.coo_matrix(X), Y)
+    np.testing.assert_array_equal(coo.w, dense.w)
+    checked = OneSlackSSVM(MultiClassClf(), C=1.0, tol=1e-6, break_on_bad=True).fit(
+        sp.csc_matrix(X), Y)
+    F = objective_of(dense.model, X, Y, 1.0)
+    assert abs(F(checked.w) - F(dense.w)) <= 2e-6

@@ -24,6 +24,12 @@ pub trait Engine: Send + Sync {
     /// run's gap is not certified). Ties go to the lowest labelling the
     /// engine meets first; the same potentials give the same labelling.
     fn maximize(&self, potentials: &Potentials, labels: &mut [u32]) -> Result<bool>;
+
+    /// Whether `maximize` may run on several threads at once (a caller's
+    /// decoder may say no; then the model's oracle is not thread-safe).
+    fn thread_safe(&self) -> bool {
+        true
+    }
 }
 
 /// The built-in engines, by name (the C ABI's enum and the CLI's

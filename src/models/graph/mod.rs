@@ -5,7 +5,14 @@
 
 mod engine;
 pub mod engines;
+mod examples;
+mod layout;
+mod model;
 mod potentials;
+mod select;
 
 pub use engine::{Engine, EngineKind};
+pub use examples::{EdgeFeatures, GraphExamples, GraphLoss, NodeFeatures};
+pub use model::GraphModel;
 pub use potentials::{GraphShape, Grid, Pairwise, Potentials};
+pub use select::EngineChoice;

@@ -112,6 +112,9 @@ pub enum Pairwise<'a> {
 /// One example's scores: what [`super::Engine::maximize`] maximises.
 #[derive(Debug, Clone, Copy)]
 pub struct Potentials<'a> {
+    /// The example they are of (for a caller's decoder that keeps data of
+    /// its own per example).
+    pub example: usize,
     /// The graph.
     pub shape: GraphShape<'a>,
     /// `unary[unary_start[i] + s]`: the score of node `i` in state `s`

@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from ._bmrm import Info, Solver
-from ._protocol import problem_for
+from ._protocol import num_examples, problem_for
 
 
 def _require(learner: str, name: str, value: Any, allowed: Sequence[Any], why: str) -> None:
@@ -193,7 +193,7 @@ class BaseSSVM:
             raise ValueError(f"{name}: constraints are not supported by bmrm")
         if initialize:
             self.model.initialize(X, Y)
-        n = len(X)
+        n = num_examples(X)
         if n == 0:
             raise ValueError(f"{name}: no training examples")
         if len(Y) != n:
@@ -235,7 +235,7 @@ class BaseSSVM:
     def _run(self, X: Sequence[Any], Y: Sequence[Any], w0: Optional[np.ndarray],
              start: float) -> None:
         """One run of the engine from ``w0``; appends to the curves."""
-        n = len(X)
+        n = num_examples(X)
         scale = self.C * n
         problem = self._problem(X, Y)
         solver = Solver(problem, self._algorithm, lambda_=1.0 / scale, progress=self._progress(),

@@ -21,7 +21,7 @@ from typing import Any, List, Sequence
 import numpy as np
 
 from ._bmrm import FullRisk
-from ._protocol import ProtocolOracle, _dense, label_id
+from ._protocol import ProtocolOracle, _dense, is_sparse, label_id, num_examples
 
 
 class InferenceCache:
@@ -31,12 +31,13 @@ class InferenceCache:
                  check: bool = False) -> None:
         self.model = model
         self.check = check
-        self.X = X
+        # Rows of a sparse matrix are the examples (CSR: indexable by row).
+        self.X = X.tocsr() if is_sparse(X) else X
         self.Y = Y
-        self.n = len(X)
+        self.n = num_examples(X)
         self.size = int(size)
         self.dim = int(model.size_joint_feature)
-        self.truth = [_dense(model.joint_feature(x, y)) for x, y in zip(X, Y)]
+        self.truth = [_dense(model.joint_feature(x, y)) for x, y in zip(self.X, self.Y)]
         # Per example, oldest first: (label id, answer, psi, loss).
         self.entries: List[List[tuple]] = [[] for _ in range(self.n)]
         self.inference_calls = 0

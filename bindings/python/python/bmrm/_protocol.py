@@ -19,6 +19,19 @@ def label_id(y: Any) -> int:
     return int.from_bytes(h.digest(), "little")
 
 
+def is_sparse(x: Any) -> bool:
+    """A ``scipy.sparse`` matrix or array (duck-typed: scipy is optional)."""
+    return hasattr(x, "tocsr") and hasattr(x, "nnz")
+
+
+def num_examples(X: Any) -> int:
+    """The number of examples (rows) of ``X``: ``len`` is ambiguous for a
+    ``scipy.sparse`` matrix, whose rows are the examples."""
+    if is_sparse(X):
+        return int(X.shape[0])
+    return len(X)
+
+
 def _dense(v: Any) -> np.ndarray:
     if hasattr(v, "toarray"):
         v = v.toarray()
@@ -31,9 +44,10 @@ class ProtocolOracle:
 
     def __init__(self, model: Any, X: Sequence[Any], Y: Sequence[Any]) -> None:
         self.model = model
-        self.X = X
+        # COO and some other sparse formats cannot be indexed by row.
+        self.X = X.tocsr() if is_sparse(X) else X
         self.Y = Y
-        self.n = len(X)
+        self.n = num_examples(X)
         self.dim = int(model.size_joint_feature)
         self._truth: List[Any] = [None] * self.n
 

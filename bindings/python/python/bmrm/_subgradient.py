@@ -10,7 +10,7 @@ from typing import Any, List, Optional
 import numpy as np
 
 from ._base import BaseSSVM, _indices, _threads
-from ._protocol import ProtocolOracle, problem_for
+from ._protocol import ProtocolOracle, num_examples, problem_for
 
 
 class _SgdState:
@@ -188,7 +188,7 @@ class SubgradientSSVM(BaseSSVM):
 
     # -- fitting -------------------------------------------------------------
     def _run(self, X, Y, w0, start) -> None:
-        n = len(X)
+        n = num_examples(X)
         scale = self.C * n
         oracle = ProtocolOracle(self.model, X, Y)
         _, risk = problem_for(self.model, X, Y)

@@ -15,7 +15,7 @@ import numpy as np
 from ._base import BaseSSVM, FitInfo, _indices, _threads
 from ._bmrm import Solver
 from ._cache import CheckedOracle, InferenceCache
-from ._protocol import problem_for
+from ._protocol import num_examples, problem_for
 from ._subgradient import SubgradientSSVM
 
 __all__ = ["BaseSSVM", "FrankWolfeSSVM", "NSlackSSVM", "OneSlackSSVM", "SubgradientSSVM"]
@@ -161,7 +161,7 @@ class OneSlackSSVM(BaseSSVM):
 
     def _run_cached(self, X, Y, w0: Optional[np.ndarray], start: float) -> None:
         """Cutting planes over the inference cache (see :mod:`bmrm._cache`)."""
-        n = len(X)
+        n = num_examples(X)
         scale = self.C * n
         lam = 1.0 / scale
         tol = self._tol_abs(self.tol, n)
@@ -373,7 +373,8 @@ class FrankWolfeSSVM(BaseSSVM):
     def _run(self, X, Y, w0, start) -> None:
         if self.batch_mode:
             _, risk = problem_for(self.model, X, Y, self._level())
-            self._fit_batch_fw(risk, int(self.model.size_joint_feature), len(X), w0, start)
+            self._fit_batch_fw(risk, int(self.model.size_joint_feature), num_examples(X), w0,
+                               start)
         else:
             super()._run(X, Y, w0, start)
 

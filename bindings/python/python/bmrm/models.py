@@ -14,10 +14,29 @@ from typing import Any, List, Optional, Sequence
 import numpy as np
 
 from ._bmrm import ChainModel, MulticlassModel
+from ._protocol import is_sparse as _is_sparse
 
 
-def _is_sparse(x: Any) -> bool:
-    return hasattr(x, "tocsr") and hasattr(x, "nnz")
+def _labels(model: str, y: Any, what: str) -> np.ndarray:
+    """``y`` as int64 labels, refused (naming ``what``) unless every entry is
+    a non-negative whole number: a float label is never truncated."""
+    a = np.asarray(y)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{model}: {what} must hold integer labels, got dtype {a.dtype}")
+    flat = a.ravel()
+    ok = np.isfinite(flat) & (flat >= 0) & (flat == np.floor(flat)) if a.dtype.kind == "f" else flat >= 0
+    if not np.all(ok):
+        j = int(np.flatnonzero(~ok)[0])
+        raise ValueError(f"{model}: {what} element {j} is {flat[j]}, expected a non-negative integer")
+    return flat.astype(np.int64)
+
+
+def _shape2d(model: str, x: Any, what: str) -> tuple:
+    """The ``(rows, columns)`` of a 2-D array or sparse matrix ``x``."""
+    shape = x.shape if _is_sparse(x) else np.shape(x)
+    if len(shape) != 2:
+        raise ValueError(f"{model}: {what} must be a 2-D array (rows, n_features), got shape {shape}")
+    return int(shape[0]), int(shape[1])
 
 
 class MultiClassClf:
@@ -64,9 +83,23 @@ class MultiClassClf:
     def __repr__(self) -> str:
         return f"MultiClassClf(n_features={self.n_features}, n_classes={self.n_classes})"
 
+    def _check(self, X: Any, Y: Sequence[int]) -> np.ndarray:
+        """Refuses an empty ``X``, a ``Y`` of another length and non-integral
+        labels (naming them); returns the labels as int64."""
+        n, _ = _shape2d("MultiClassClf", X, "X")
+        if n == 0:
+            raise ValueError("MultiClassClf: X is empty; expected a 2-D array or sparse matrix of "
+                             "shape (n_samples, n_features) with n_samples >= 1")
+        y = _labels("MultiClassClf", Y, "Y")
+        if np.ndim(Y) != 1 or len(y) != n:
+            raise ValueError(f"MultiClassClf: X has {n} rows but Y has shape {np.shape(Y)}; "
+                             f"expected Y of shape ({n},)")
+        return y
+
     def initialize(self, X: Any, Y: Sequence[int]) -> None:
         """Takes the sizes from the data when they were not given."""
-        n_features = X.shape[1]
+        y = self._check(X, Y)
+        n_features = _shape2d("MultiClassClf", X, "X")[1]
         if self.n_features is None:
             self.n_features = n_features
         elif self.n_features != n_features:
@@ -74,7 +107,7 @@ class MultiClassClf:
                 f"MultiClassClf: X has {n_features} features, the model was given n_features="
                 f"{self.n_features}"
             )
-        n_classes = int(np.max(np.asarray(Y))) + 1
+        n_classes = int(np.max(y)) + 1
         if self.n_classes is None:
             self.n_classes = n_classes
         elif self.n_classes < n_classes:
@@ -85,8 +118,9 @@ class MultiClassClf:
 
     def _native(self, X: Any, Y: Sequence[int]) -> MulticlassModel:
         """The model over ``(X, Y)`` whose oracle runs in Rust."""
+        y = self._check(X, Y)
         X = X if _is_sparse(X) else np.asarray(X)
-        return MulticlassModel(X, np.asarray(Y), num_classes=self.n_classes, bias=False)
+        return MulticlassModel(X, y, num_classes=self.n_classes, bias=False)
 
     def _weights(self, w: np.ndarray) -> np.ndarray:
         return np.asarray(w, dtype=np.float64).reshape(self.n_classes, self.n_features)
@@ -100,6 +134,7 @@ class MultiClassClf:
     def batch_joint_feature(self, X: Any, Y: Sequence[int], Y_true: Any = None) -> np.ndarray:
         out = np.zeros((self.n_classes, self.n_features))
         Y = np.asarray(Y)
+        X = X.tocsr() if _is_sparse(X) else np.asarray(X)  # COO cannot select rows
         for c in range(self.n_classes):
             rows = X[Y == c]
             out[c] = np.asarray(rows.sum(axis=0)).ravel()
@@ -197,37 +232,79 @@ class ChainCRF:
             k, d = self.n_states, self.n_features
             self.size_joint_feature = k * d + k * k + 2 * k
 
+    def _check_words(self, X: Sequence[Any]) -> int:
+        """Refuses an empty ``X``, a word that is not a non-empty 2-D array
+        and words of different widths; returns the number of features."""
+        if len(X) == 0:
+            raise ValueError("ChainCRF: X is empty; expected a list of (n_tokens, n_features) "
+                             "arrays, one per word, with at least one word")
+        d = None
+        for i, x in enumerate(X):
+            if _is_sparse(x):
+                # The native chain lays sparse tokens' weights out feature-major,
+                # not as this model's joint_feature: refused, not densified.
+                raise ValueError(f"ChainCRF: X[{i}] is a scipy.sparse matrix; ChainCRF takes dense "
+                                 f"(n_tokens, n_features) arrays (X[{i}].toarray()), "
+                                 "bmrm.ChainModel takes sparse tokens")
+            rows, cols = _shape2d("ChainCRF", x, f"X[{i}]")
+            if rows == 0:
+                raise ValueError(f"ChainCRF: X[{i}] has no tokens; expected shape "
+                                 "(n_tokens, n_features) with n_tokens >= 1")
+            if d is None:
+                d = cols
+            elif cols != d:
+                raise ValueError(f"ChainCRF: X[{i}] has {cols} features but X[0] has {d}")
+        return d
+
+    def _check(self, X: Sequence[Any], Y: Sequence[Any]) -> List[np.ndarray]:
+        """Checks the words (as ``_check_words``) and that word ``i`` has as
+        many labels as tokens, all non-negative integers; returns them."""
+        self._check_words(X)
+        if len(Y) != len(X):
+            raise ValueError(f"ChainCRF: X has {len(X)} words but Y has {len(Y)}")
+        labels = []
+        for i, (x, y) in enumerate(zip(X, Y)):
+            if np.ndim(y) != 1:
+                raise ValueError(f"ChainCRF: Y[{i}] must be a 1-D array of labels, got shape "
+                                 f"{np.shape(y)}")
+            y = _labels("ChainCRF", y, f"Y[{i}]")
+            tokens = _shape2d("ChainCRF", x, f"X[{i}]")[0]
+            if len(y) != tokens:
+                raise ValueError(f"ChainCRF: word {i} has {tokens} tokens in X[{i}] but "
+                                 f"{len(y)} labels in Y[{i}]")
+            labels.append(y)
+        return labels
+
     def initialize(self, X: Sequence[np.ndarray], Y: Sequence[np.ndarray]) -> None:
         """Takes the sizes from the data when they were not given."""
-        d = np.asarray(X[0]).shape[1]
+        labels = self._check(X, Y)
+        d = _shape2d("ChainCRF", X[0], "X[0]")[1]
         if self.n_features is None:
             self.n_features = d
         elif self.n_features != d:
             raise ValueError(f"ChainCRF: X has {d} features, the model n_features={self.n_features}")
-        k = int(max(int(np.max(y)) for y in Y)) + 1
+        k = int(max(int(np.max(y)) for y in labels)) + 1
         if self.n_states is None:
             self.n_states = k
         elif self.n_states < k:
             raise ValueError(f"ChainCRF: Y has label {k - 1} but n_states={self.n_states}")
         self._set_size()
 
-    def _stack(self, X: Sequence[np.ndarray], Y: Optional[Sequence[np.ndarray]] = None):
-        lengths = np.array([len(x) for x in X], dtype=np.int64)
+    def _stack(self, X: Sequence[Any], Y: Optional[List[np.ndarray]] = None):
+        """The words' tokens stacked, their lengths, and the checked labels
+        ``Y`` (zeros when None)."""
+        lengths = np.array([np.shape(x)[0] for x in X], dtype=np.int64)
         feats = np.concatenate([np.asarray(x, dtype=np.float64) for x in X], axis=0)
-        labels = (
-            np.zeros(int(lengths.sum()), dtype=np.int64)
-            if Y is None
-            else np.concatenate([np.asarray(y, dtype=np.int64).ravel() for y in Y])
-        )
+        labels = np.zeros(int(lengths.sum()), dtype=np.int64) if Y is None else np.concatenate(Y)
         return feats, lengths, labels
 
     def _native(self, X: Sequence[np.ndarray], Y: Sequence[np.ndarray]) -> ChainModel:
         """The model over ``(X, Y)`` whose oracle (Viterbi) runs in Rust."""
-        feats, lengths, labels = self._stack(X, Y)
+        feats, lengths, labels = self._stack(X, self._check(X, Y))
         return ChainModel(feats, lengths, labels, num_labels=self.n_states, bias=False)
 
     def _split(self, flat: np.ndarray, X: Sequence[np.ndarray]) -> List[np.ndarray]:
-        ends = np.cumsum([len(x) for x in X])
+        ends = np.cumsum([np.shape(x)[0] for x in X])
         return np.split(flat, ends[:-1])
 
     def joint_feature(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -252,6 +329,7 @@ class ChainCRF:
         return self.batch_inference([x], w)[0]
 
     def batch_inference(self, X: Sequence[np.ndarray], w: np.ndarray, relaxed: Any = None) -> List[np.ndarray]:
+        self._check_words(X)
         feats, lengths, labels = self._stack(X)
         model = ChainModel(feats, lengths, labels, num_labels=self.n_states, bias=False)
         return self._split(model.predict(w), X)

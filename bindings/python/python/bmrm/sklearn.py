@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+import os
 import warnings
 from typing import Any, Optional
 
@@ -18,6 +20,36 @@ try:  # scikit-learn >= 1.6
 except ImportError:  # pragma: no cover - older scikit-learn
     def _validate_data(est, *args, **kwargs):
         return est._validate_data(*args, **kwargs)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
+def _cores() -> int:
+    """The cores this process may run on (its CPU affinity where known)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _threads(n_jobs: Any) -> int:
+    """scikit-learn's ``n_jobs`` as the engine's thread count (0 = all
+    cores): None or -1 all cores, ``k > 0`` k threads, ``-k`` (k > 1) all
+    cores but ``k - 1`` (at least one), as joblib reads it."""
+    if n_jobs is None or (_is_int(n_jobs) and n_jobs == -1):
+        return 0
+    if not _is_int(n_jobs) or n_jobs == 0:
+        raise ValueError(
+            f"n_jobs must be None, -1 (all cores), a positive integer, or -k for all cores but "
+            f"k-1; got {n_jobs!r}")
+    if n_jobs > 0:
+        return int(n_jobs)
+    return max(_cores() + 1 + int(n_jobs), 1)
 
 
 class LinearSSVMClassifier(ClassifierMixin, BaseEstimator):
@@ -43,10 +75,11 @@ class LinearSSVMClassifier(ClassifierMixin, BaseEstimator):
         Most iterations (a ``ConvergenceWarning`` when reached).
     algorithm : str, default='bmrm'
         Any algorithm of :class:`bmrm.Solver` that suits a max-oracle
-        ('bmrm', 'prox-bmrm', 'p-bmrm', 'prox-p-bmrm', 'bcfw').
+        ('bmrm', 'prox-bmrm', 'p-bmrm', 'prox-p-bmrm', 'bcfw', 'sgd');
+        ``max_iter`` counts passes over the data for 'bcfw' and 'sgd'.
     n_jobs : int, optional
-        Threads of the oracle (None or -1: all cores). Results do not depend
-        on it.
+        Threads of the oracle (None or -1: all cores; ``-k``: all cores but
+        ``k - 1``, as joblib; 0 is an error). Results do not depend on it.
 
     Attributes
     ----------
@@ -83,12 +116,17 @@ class LinearSSVMClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        if not (np.isscalar(self.C) and np.isfinite(self.C) and self.C > 0):
+        if not (_is_real(self.C) and np.isfinite(self.C) and self.C > 0):
             raise ValueError(f"C must be positive and finite, got {self.C!r}")
-        if not (np.isfinite(self.tol) and self.tol > 0):
-            raise ValueError(f"tol must be positive, got {self.tol!r}")
-        if int(self.max_iter) < 1:
-            raise ValueError(f"max_iter must be at least 1, got {self.max_iter!r}")
+        if not (_is_real(self.tol) and np.isfinite(self.tol) and self.tol > 0):
+            raise ValueError(f"tol must be positive and finite, got {self.tol!r}")
+        if not (_is_int(self.max_iter) and self.max_iter >= 1):
+            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
+        if not isinstance(self.algorithm, str):
+            raise ValueError(f"algorithm must be a string, got {self.algorithm!r}")
+        threads = _threads(self.n_jobs)
         X, y = _validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
         check_classification_targets(y)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
@@ -99,9 +137,11 @@ class LinearSSVMClassifier(ClassifierMixin, BaseEstimator):
         n, d = X.shape
         k = len(self.classes_)
         model = MulticlassModel(X, y_idx, num_classes=k, bias=bool(self.fit_intercept))
-        threads = 0 if self.n_jobs in (None, -1) else int(self.n_jobs)
+        limits = dict(max_iterations=int(self.max_iter))
+        if self.algorithm.lower() == "sgd":  # SGD runs sgd_passes passes (default 5)
+            limits["sgd_passes"] = int(self.max_iter)
         solver = Solver(model, self.algorithm, lambda_=1.0 / (self.C * n), tol_rel=float(self.tol),
-                        max_iterations=int(self.max_iter), num_threads=threads)
+                        num_threads=threads, **limits)
         w, info = solver.run()
         if info.exit == "max_iterations":
             warnings.warn(f"LinearSSVMClassifier stopped after max_iter={self.max_iter} iterations "

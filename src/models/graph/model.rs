@@ -1,0 +1,535 @@
+//! The graph model as a max-oracle: potentials from the weights, loss
+//! augmentation, one engine call, psi as a sparse corner.
+
+use std::cell::RefCell;
+
+use super::examples::{in_example, EdgeFeatures, GraphExamples, GraphLoss, NodeFeatures};
+use super::layout::Layout;
+use super::potentials::{Pairwise, Potentials};
+use super::select::{EngineChoice, Engines};
+use super::Engine;
+use crate::error::{Error, Result};
+use crate::models::chain::sequence_id;
+use crate::models::{check_example, check_w_len, dot_f32};
+use crate::oracle::{Corner, MaxOracle};
+
+const NAME: &str = "graph model";
+
+/// A factor-graph linear model (a structured SVM over graphs); see the
+/// module documentation of [`crate::models::graph`].
+#[derive(Clone)]
+pub struct GraphModel {
+    ex: GraphExamples,
+    bias: bool,
+    layout: Layout,
+    engines: Engines,
+    /// Where node `i`'s states start in the flat per-state arrays
+    /// (per-state features, the loss table): `num_nodes + 1` entries.
+    state_start: Vec<usize>,
+    max_states: u32,
+}
+
+impl std::fmt::Debug for GraphModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphModel")
+            .field("examples", &self.ex.num_examples())
+            .field("nodes", &self.ex.states.len())
+            .field("edges", &self.ex.edges.len())
+            .field("dim", &self.layout.dim)
+            .finish()
+    }
+}
+
+/// One thread's buffers for an oracle call.
+#[derive(Default)]
+struct Scratch {
+    unary: Vec<f64>,
+    unary_start: Vec<usize>,
+    tables: Vec<f64>,
+    table_start: Vec<usize>,
+    cost: Vec<[f64; 4]>,
+    /// The effective pairwise weights (symmetrised where asked), `w`'s
+    /// pairwise part rewritten, per call.
+    pair_w: Vec<f64>,
+    labels: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    let mut f = Some(f);
+    let r = SCRATCH.try_with(|s| {
+        s.try_borrow_mut()
+            .ok()
+            .map(|mut s| (f.take().expect("called once"))(&mut s))
+    });
+    match r {
+        Ok(Some(r)) => r,
+        _ => (f.take().expect("called once"))(&mut Scratch::default()),
+    }
+}
+
+impl GraphModel {
+    /// A graph model over `examples`, decoded by `engine`; with `bias` a
+    /// constant 1 is appended to class-form node features.
+    ///
+    /// Errors name the example and the node or edge: an edge to a missing
+    /// node, zero states, a self loop, a label out of range, features of the
+    /// wrong length, a graph the engine cannot handle (a cycle given to a
+    /// tree engine), inconsistent types.
+    pub fn new(examples: GraphExamples, bias: bool, engine: EngineChoice) -> Result<Self> {
+        examples.validate()?;
+        let layout = Layout::new(&examples, bias)?;
+        let engines = Engines::new(&examples, engine)?;
+        let mut state_start = Vec::with_capacity(examples.states.len() + 1);
+        let mut at = 0usize;
+        state_start.push(0);
+        for &s in &examples.states {
+            at += s as usize;
+            state_start.push(at);
+        }
+        let max_states = examples.states.iter().copied().max().unwrap_or(1);
+        Ok(GraphModel {
+            ex: examples,
+            bias,
+            layout,
+            engines,
+            state_start,
+            max_states,
+        })
+    }
+
+    /// The examples.
+    pub fn examples(&self) -> &GraphExamples {
+        &self.ex
+    }
+
+    /// The first weight of node type `t`'s unary block.
+    pub fn unary_offset(&self, node_type: usize) -> usize {
+        self.layout.unary_offset[node_type]
+    }
+
+    /// The first weight of edge type `r`'s pairwise block.
+    pub fn pairwise_offset(&self, edge_type: usize) -> usize {
+        self.layout.pair_offset[edge_type]
+    }
+
+    /// Whether every engine the model uses is exact.
+    pub fn exact(&self) -> bool {
+        self.engines.all_exact()
+    }
+
+    /// The labelling of example `i` that maximises `<w, phi(x_i, y)>`
+    /// (no loss), and whether the engine knows it to be a maximiser.
+    pub fn predict(&self, w: &[f64], example: usize) -> Result<(Vec<u32>, bool)> {
+        check_w_len(NAME, w, self.layout.dim)?;
+        check_example(NAME, example, self.ex.num_examples())?;
+        with_scratch(|s| {
+            let exact = self.decode(w, example, false, s)?;
+            Ok((s.labels.clone(), exact))
+        })
+    }
+
+    /// The (unweighted, unnormalised) fraction of nodes whose predicted
+    /// state differs from the truth, over all examples.
+    pub fn hamming_error(&self, w: &[f64]) -> Result<f64> {
+        let mut wrong = 0usize;
+        for i in 0..self.ex.num_examples() {
+            let (y, _) = self.predict(w, i)?;
+            let truth = &self.ex.labels[self.ex.node_start[i]..self.ex.node_start[i + 1]];
+            wrong += y.iter().zip(truth).filter(|(a, b)| a != b).count();
+        }
+        Ok(wrong as f64 / self.ex.states.len() as f64)
+    }
+
+    /// Fills the potentials of example `i` into `s` (with the loss added
+    /// when `augment`), runs the engine and leaves the labelling in
+    /// `s.labels`; returns whether the engine knows it to be a maximiser.
+    fn decode(&self, w: &[f64], i: usize, augment: bool, s: &mut Scratch) -> Result<bool> {
+        self.fill_unary(w, i, augment, s);
+        self.fill_pairwise(w, i, s);
+        if let Some(k) = s.unary.iter().position(|v| !v.is_finite()) {
+            let node = s.unary_start.partition_point(|&b| b <= k) - 1;
+            return Err(Error::non_finite(format!(
+                "{NAME}: example {i}: the score of node {node} in state {} is {}",
+                k - s.unary_start[node],
+                s.unary[k]
+            )));
+        }
+        if let Some(k) = s.tables.iter().position(|v| !v.is_finite()) {
+            let e = s.table_start.partition_point(|&b| b <= k) - 1;
+            return Err(Error::non_finite(format!(
+                "{NAME}: example {i}: a pairwise score of edge {e} is {}",
+                s.tables[k]
+            )));
+        }
+        let shape = self.ex.shape(i);
+        let pairwise = match &self.ex.edge_features {
+            EdgeFeatures::Displacement { grids } => Pairwise::Displacement {
+                grids: &grids[self.ex.node_start[i]..self.ex.node_start[i + 1]],
+                cost: &s.cost,
+            },
+            _ => Pairwise::Tables {
+                values: &s.tables,
+                start: &s.table_start,
+            },
+        };
+        let potentials = Potentials {
+            example: i,
+            shape,
+            unary: &s.unary,
+            unary_start: &s.unary_start,
+            pairwise,
+        };
+        s.labels.clear();
+        s.labels.resize(shape.num_nodes(), 0);
+        let engine: &dyn Engine = self.engines.of(i);
+        let exact = engine
+            .maximize(&potentials, &mut s.labels)
+            .map_err(|e| in_example(e, i).context(format!("({})", engine.name())))?;
+        if let Some((node, &y)) = s
+            .labels
+            .iter()
+            .enumerate()
+            .find(|(n, &y)| y >= shape.states[*n])
+        {
+            return Err(Error::oracle(format!(
+                "{NAME}: example {i}: the engine ({}) put node {node} in state {y}, but it has {} states",
+                engine.name(),
+                shape.states[node]
+            )));
+        }
+        Ok(exact)
+    }
+
+    fn fill_unary(&self, w: &[f64], i: usize, augment: bool, s: &mut Scratch) {
+        let (first, last) = (self.ex.node_start[i], self.ex.node_start[i + 1]);
+        s.unary.clear();
+        s.unary_start.clear();
+        let n = (last - first) as f64;
+        for node in first..last {
+            s.unary_start.push(s.unary.len());
+            let t = self.ex.node_type(node);
+            let k = self.ex.states[node];
+            match &self.ex.node_features {
+                NodeFeatures::Dense { values, d } => {
+                    let x = &values[node * d..(node + 1) * d];
+                    for st in 0..k {
+                        let row = self.layout.unary_row(t, st);
+                        let mut v = dot_f32(&w[row..row + d], x);
+                        if self.bias {
+                            v += w[row + d];
+                        }
+                        s.unary.push(v);
+                    }
+                }
+                NodeFeatures::Sparse(rows) => {
+                    let (idx, val) = rows.row(node);
+                    let d = rows.num_cols();
+                    for st in 0..k {
+                        let row = self.layout.unary_row(t, st);
+                        let mut v = 0.0;
+                        for (&j, &x) in idx.iter().zip(val) {
+                            v += w[row + j as usize] * f64::from(x);
+                        }
+                        if self.bias {
+                            v += w[row + d];
+                        }
+                        s.unary.push(v);
+                    }
+                }
+                NodeFeatures::PerState { values, d } => {
+                    let off = self.layout.unary_offset[t];
+                    let wt = &w[off..off + d];
+                    for st in self.state_start[node]..self.state_start[node + 1] {
+                        s.unary.push(dot_f32(wt, &values[st * d..(st + 1) * d]));
+                    }
+                }
+            }
+            if augment {
+                let at = *s.unary_start.last().unwrap_or(&0);
+                let truth = self.ex.labels[node];
+                let own = &mut s.unary[at..at + k as usize];
+                match &self.ex.loss {
+                    GraphLoss::Hamming {
+                        class_weight,
+                        normalise,
+                    } => {
+                        let mut c = class_weight.get(truth as usize).copied().unwrap_or(1.0);
+                        if *normalise {
+                            c /= n;
+                        }
+                        for (st, v) in own.iter_mut().enumerate() {
+                            if st as u32 != truth {
+                                *v += c;
+                            }
+                        }
+                    }
+                    GraphLoss::Table(table) => {
+                        let t0 = self.state_start[node];
+                        for (v, l) in own.iter_mut().zip(&table[t0..t0 + k as usize]) {
+                            *v += l;
+                        }
+                    }
+                }
+            }
+        }
+        s.unary_start.push(s.unary.len());
+    }
+
+    /// The effective weight of state pair entry `at` (symmetrised), from
+    /// `w`: `pair_w` holds it after `effective_pair_weights`.
+    fn effective_pair_weights(&self, w: &[f64], s: &mut Scratch) {
+        let base = self.layout.pair_offset[0];
+        s.pair_w.clear();
+        s.pair_w.extend_from_slice(&w[base..self.layout.dim]);
+        let EdgeFeatures::Dense {
+            symmetric,
+            antisymmetric,
+            ..
+        } = &self.ex.edge_features
+        else {
+            return;
+        };
+        for (r, ends) in self.layout.pair_states.iter().enumerate() {
+            let k = ends[0];
+            for a in 0..k {
+                for b in 0..k {
+                    let ab = self.layout.pair_entry(r, a, b);
+                    let ba = self.layout.pair_entry(r, b, a);
+                    for &f in symmetric {
+                        s.pair_w[ab + f - base] = 0.5 * (w[ab + f] + w[ba + f]);
+                    }
+                    for &f in antisymmetric {
+                        s.pair_w[ab + f - base] = 0.5 * (w[ab + f] - w[ba + f]);
+                    }
+                }
+            }
+        }
+    }
+
+    fn fill_pairwise(&self, w: &[f64], i: usize, s: &mut Scratch) {
+        let (first, last) = (self.ex.edge_start[i], self.ex.edge_start[i + 1]);
+        s.tables.clear();
+        s.table_start.clear();
+        s.cost.clear();
+        let base = self.layout.pair_offset[0];
+        if let EdgeFeatures::Displacement { .. } = &self.ex.edge_features {
+            for e in first..last {
+                let off = self.layout.pair_offset[self.ex.edge_type(e)];
+                s.cost.push([w[off], w[off + 1], w[off + 2], w[off + 3]]);
+            }
+            return;
+        }
+        self.effective_pair_weights(w, s);
+        let width = self.layout.pair_width;
+        for e in first..last {
+            s.table_start.push(s.tables.len());
+            let r = self.ex.edge_type(e);
+            let [ka, kb] = self.layout.pair_states[r];
+            let block = self.layout.pair_offset[r] - base;
+            let cells = (ka * kb) as usize;
+            match &self.ex.edge_features {
+                EdgeFeatures::Dense { values, f, .. } => {
+                    let x = &values[e * f..(e + 1) * f];
+                    for c in 0..cells {
+                        let at = block + c * width;
+                        s.tables.push(dot_f32(&s.pair_w[at..at + width], x));
+                    }
+                }
+                _ => s.tables.extend_from_slice(&s.pair_w[block..block + cells]),
+            }
+        }
+        s.table_start.push(s.tables.len());
+    }
+
+    /// Adds `sign * phi(x_i, labels)` to `out`.
+    fn add_phi(
+        &self,
+        i: usize,
+        labels: &[u32],
+        skip: &[u32],
+        sign: f64,
+        out: &mut Corner,
+    ) -> Result<()> {
+        let first = self.ex.node_start[i];
+        for (local, (&y, &other)) in labels.iter().zip(skip).enumerate() {
+            if y == other {
+                continue;
+            }
+            let node = first + local;
+            let t = self.ex.node_type(node);
+            match &self.ex.node_features {
+                NodeFeatures::Dense { values, d } => {
+                    let row = self.layout.unary_row(t, y);
+                    out.add_row(row, &values[node * d..(node + 1) * d], sign)?;
+                    if self.bias {
+                        out.add(row + d, sign)?;
+                    }
+                }
+                NodeFeatures::Sparse(rows) => {
+                    let row = self.layout.unary_row(t, y);
+                    let (idx, val) = rows.row(node);
+                    for (&j, &x) in idx.iter().zip(val) {
+                        out.add(row + j as usize, sign * f64::from(x))?;
+                    }
+                    if self.bias {
+                        out.add(row + rows.num_cols(), sign)?;
+                    }
+                }
+                NodeFeatures::PerState { values, d } => {
+                    let st = self.state_start[node] + y as usize;
+                    out.add_row(
+                        self.layout.unary_offset[t],
+                        &values[st * d..(st + 1) * d],
+                        sign,
+                    )?;
+                }
+            }
+        }
+        let node_base = first;
+        for e in self.ex.edge_start[i]..self.ex.edge_start[i + 1] {
+            let [u, v] = self.ex.edges[e];
+            let (a, b) = (labels[u as usize], labels[v as usize]);
+            if (a, b) == (skip[u as usize], skip[v as usize]) {
+                continue;
+            }
+            let r = self.ex.edge_type(e);
+            match &self.ex.edge_features {
+                EdgeFeatures::Constant => out.add(self.layout.pair_entry(r, a, b), sign)?,
+                EdgeFeatures::Dense {
+                    values,
+                    f,
+                    symmetric,
+                    antisymmetric,
+                } => {
+                    let x = &values[e * f..(e + 1) * f];
+                    let ab = self.layout.pair_entry(r, a, b);
+                    out.add_row(ab, x, sign)?;
+                    if !symmetric.is_empty() || !antisymmetric.is_empty() {
+                        // The symmetric part moves half of the entry to (b, a),
+                        // the antisymmetric part half of its opposite.
+                        let ba = self.layout.pair_entry(r, b, a);
+                        for &k in symmetric {
+                            let h = 0.5 * sign * f64::from(x[k]);
+                            out.add(ab + k, -h)?;
+                            out.add(ba + k, h)?;
+                        }
+                        for &k in antisymmetric {
+                            let h = 0.5 * sign * f64::from(x[k]);
+                            out.add(ab + k, -h)?;
+                            out.add(ba + k, -h)?;
+                        }
+                    }
+                }
+                EdgeFeatures::Displacement { grids } => {
+                    let pu = grids[node_base + u as usize].position(a);
+                    let pv = grids[node_base + v as usize].position(b);
+                    let (dx, dy) = ((pv[0] - pu[0]) as f64, (pv[1] - pu[1]) as f64);
+                    let off = self.layout.pair_offset[r];
+                    for (j, phi) in [dx, dy, dx * dx, dy * dy].into_iter().enumerate() {
+                        out.add(off + j, -sign * phi)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The loss of `labels` against example `i`'s truth.
+    fn loss(&self, i: usize, labels: &[u32]) -> f64 {
+        let first = self.ex.node_start[i];
+        let truth = &self.ex.labels[first..self.ex.node_start[i + 1]];
+        match &self.ex.loss {
+            GraphLoss::Hamming {
+                class_weight,
+                normalise,
+            } => {
+                let mut l = 0.0;
+                for (&y, &t) in labels.iter().zip(truth) {
+                    if y != t {
+                        l += class_weight.get(t as usize).copied().unwrap_or(1.0);
+                    }
+                }
+                if *normalise {
+                    l / truth.len() as f64
+                } else {
+                    l
+                }
+            }
+            GraphLoss::Table(table) => labels
+                .iter()
+                .enumerate()
+                .map(|(local, &y)| table[self.state_start[first + local] + y as usize])
+                .sum(),
+        }
+    }
+}
+
+impl MaxOracle for GraphModel {
+    fn dim(&self) -> usize {
+        self.layout.dim
+    }
+
+    fn num_examples(&self) -> usize {
+        self.ex.num_examples()
+    }
+
+    fn thread_safe(&self) -> bool {
+        self.engines.thread_safe()
+    }
+
+    fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
+        check_w_len(NAME, w, self.layout.dim)?;
+        check_example(NAME, example, self.ex.num_examples())?;
+        with_scratch(|s| {
+            let exact = self.decode(w, example, true, s)?;
+            if !exact {
+                out.mark_inexact();
+            }
+            let first = self.ex.node_start[example];
+            let truth = &self.ex.labels[first..self.ex.node_start[example + 1]];
+            let shape = self.ex.shape(example);
+            let pairwise = match &self.ex.edge_features {
+                EdgeFeatures::Displacement { grids } => Pairwise::Displacement {
+                    grids: &grids[first..self.ex.node_start[example + 1]],
+                    cost: &s.cost,
+                },
+                _ => Pairwise::Tables {
+                    values: &s.tables,
+                    start: &s.table_start,
+                },
+            };
+            let p = Potentials {
+                example,
+                shape,
+                unary: &s.unary,
+                unary_start: &s.unary_start,
+                pairwise,
+            };
+            // The truth is always feasible with loss 0: an answer that does
+            // not score above it (a tie, or a non-maximiser of an inexact
+            // engine) is replaced by the truth, so H_i(w) >= 0 holds.
+            let (best, at_truth) = (p.score(&s.labels), p.score(truth));
+            if best <= at_truth {
+                // Below the truth by more than rounding: the engine's answer
+                // was not a maximiser, whatever it claimed.
+                if best < at_truth - 1e-9 * (1.0 + at_truth.abs()) {
+                    out.mark_inexact();
+                }
+                out.set_label(sequence_id(self.max_states as usize, truth));
+                return Ok(());
+            }
+            out.set_loss(self.loss(example, &s.labels));
+            out.set_label(sequence_id(self.max_states as usize, &s.labels));
+            let labels = std::mem::take(&mut s.labels);
+            let r = self
+                .add_phi(example, truth, &labels, 1.0, out)
+                .and_then(|()| self.add_phi(example, &labels, truth, -1.0, out));
+            s.labels = labels;
+            r
+        })
+    }
+}

@@ -1,0 +1,284 @@
+/*
+ * Graph problems from C (bmrm_problem_new_graph, _graph_decoder,
+ * bmrm_graph_predict): a C decoder over the library's potentials gives the
+ * built-in engine's solves bit for bit; a decoder that returns
+ * non-maximisers gives a run whose bound stays below the optimum; bad
+ * graphs get their status and a message naming the example and the node or
+ * edge. Run by tests/ffi.rs, under valgrind and under the sanitizers.
+ * Exits 0 when every check passed.
+ */
+#include "common.h"
+
+#define M 6
+#define D 2
+
+/* Six chains of 2..4 binary nodes with two features each. */
+typedef struct {
+    size_t node_start[M + 1], edge_start[M + 1];
+    uint32_t states[32], labels[32], edges[64];
+    float x[64];
+} chains;
+
+static chains make_chains(void) {
+    chains c;
+    memset(&c, 0, sizeof c);
+    lcg g = {27};
+    size_t n = 0, e = 0;
+    for (size_t i = 0; i < M; i++) {
+        size_t len = 2 + i % 3;
+        c.node_start[i] = n;
+        c.edge_start[i] = e;
+        for (size_t t = 0; t < len; t++) {
+            c.states[n] = 2;
+            c.labels[n] = lcg_next(&g) < 0.5 ? 0 : 1;
+            for (size_t j = 0; j < D; j++)
+                c.x[n * D + j] = (float)(c.labels[n] ? 1.0 : -1.0) * 0.5f + (float)(lcg_next(&g) - 0.5);
+            if (t > 0) {
+                c.edges[2 * e] = (uint32_t)(t - 1);
+                c.edges[2 * e + 1] = (uint32_t)t;
+                e++;
+            }
+            n++;
+        }
+    }
+    c.node_start[M] = n;
+    c.edge_start[M] = e;
+    return c;
+}
+
+static bmrm_graph_data graph_data(const chains *c, bmrm_engine engine) {
+    bmrm_graph_data g = bmrm_graph_data_default();
+    g.num_examples = M;
+    g.node_start = c->node_start;
+    g.states = c->states;
+    g.labels = c->labels;
+    g.node_dim = D;
+    g.node_values = c->x;
+    g.bias = true;
+    g.edge_start = c->edge_start;
+    g.edges = c->edges;
+    g.normalise = true;
+    g.engine = engine;
+    return g;
+}
+
+/* The score of a labelling, in the library's order: nodes, then edges. */
+static double score(const bmrm_potentials *p, const uint32_t *y) {
+    double s = 0.0;
+    for (size_t i = 0; i < p->num_nodes; i++) s += p->unary[p->unary_start[i] + y[i]];
+    for (size_t e = 0; e < p->num_edges; e++) {
+        uint32_t u = p->edges[2 * e], v = p->edges[2 * e + 1];
+        s += p->pairwise[p->pairwise_start[e] + y[u] * p->states[v] + y[v]];
+    }
+    return s;
+}
+
+/* Exhaustive search, node 0 fastest, the first best kept: the built-in
+ * exhaustive engine's order, so the answers are the same. */
+static int32_t enumerate(void *user, const bmrm_potentials *p, uint32_t *labels, bool *exact) {
+    int *calls = user;
+    if (calls) (*calls)++;
+    uint32_t y[32] = {0};
+    double best = -INFINITY;
+    for (;;) {
+        double s = score(p, y);
+        if (s > best) {
+            best = s;
+            memcpy(labels, y, p->num_nodes * sizeof(uint32_t));
+        }
+        size_t i = 0;
+        while (i < p->num_nodes && ++y[i] == p->states[i]) y[i++] = 0;
+        if (i == p->num_nodes) break;
+    }
+    *exact = true;
+    return 0;
+}
+
+/* Always answers "every node in state 0", claiming it is exact. */
+static int32_t all_zero(void *user, const bmrm_potentials *p, uint32_t *labels, bool *exact) {
+    (void)user;
+    (void)exact;
+    memset(labels, 0, p->num_nodes * sizeof(uint32_t));
+    return 0;
+}
+
+static int32_t failing(void *user, const bmrm_potentials *p, uint32_t *labels, bool *exact) {
+    (void)user;
+    (void)p;
+    (void)labels;
+    (void)exact;
+    return 7;
+}
+
+static bmrm_info solve(const bmrm_problem *p, bmrm_algorithm a, size_t threads, double *w,
+                       size_t dim) {
+    bmrm_settings s = bmrm_settings_default(a);
+    s.lambda = 0.05;
+    s.tol_rel = a == BMRM_ALGORITHM_BCFW ? 1e-3 : 1e-7;
+    s.num_threads = threads;
+    bmrm_info info;
+    memset(&info, 0, sizeof info);
+    bmrm_solver *solver = NULL;
+    CHECK_STATUS(bmrm_solver_new(p, &s, &solver), BMRM_OK);
+    if (solver == NULL) return info;
+    memset(w, 0, dim * sizeof(double));
+    CHECK_STATUS(bmrm_solver_run(solver, w, dim), BMRM_OK);
+    CHECK_STATUS(bmrm_solver_info(solver, &info), BMRM_OK);
+    bmrm_solver_free(solver);
+    return info;
+}
+
+static void test_decoder_matches_engine(void) {
+    chains c = make_chains();
+    bmrm_graph_data g = graph_data(&c, BMRM_ENGINE_EXHAUSTIVE);
+    bmrm_problem *built = NULL, *user = NULL;
+    CHECK_STATUS(bmrm_problem_new_graph(&g, &built), BMRM_OK);
+    g.engine = BMRM_ENGINE_AUTO;
+    int calls = 0;
+    CHECK_STATUS(bmrm_problem_new_graph_decoder(&g, enumerate, &calls, false, &user), BMRM_OK);
+    if (!built || !user) return;
+    size_t dim = 0;
+    CHECK_STATUS(bmrm_problem_dim(built, &dim), BMRM_OK);
+    /* 2 states x (2 features + bias) + a 2 x 2 table. */
+    CHECK(dim == 10, "dim %zu", dim);
+    double wa[16], wb[16];
+    bmrm_algorithm algs[2] = {BMRM_ALGORITHM_BMRM, BMRM_ALGORITHM_BCFW};
+    for (int k = 0; k < 2; k++) {
+        bmrm_info a = solve(built, algs[k], 2, wa, dim);
+        bmrm_info b = solve(user, algs[k], 2, wb, dim);
+        CHECK(memcmp(wa, wb, dim * sizeof(double)) == 0, "algorithm %d: w differs", (int)algs[k]);
+        CHECK(a.primal == b.primal && a.lower_bound == b.lower_bound,
+              "algorithm %d: F %.17g / %.17g, bound %.17g / %.17g", (int)algs[k], a.primal,
+              b.primal, a.lower_bound, b.lower_bound);
+        CHECK(a.lower_bound <= a.primal && a.gap <= 1e-3 * a.primal + 1e-12, "gap %g", a.gap);
+    }
+    CHECK(calls > 0, "the decoder was called %d times", calls);
+    /* Prediction: the maximiser of <w, phi> without loss, by enumeration. */
+    uint32_t y[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+    bool exact = false;
+    CHECK_STATUS(bmrm_graph_predict(built, wa, dim, 5, y, 4, &exact), BMRM_OK);
+    CHECK(exact, "the exhaustive engine is exact");
+    CHECK(y[0] < 2 && y[1] < 2 && y[2] < 2 && y[3] < 2 && y[4] == 9, "labels %u %u %u %u %u",
+          y[0], y[1], y[2], y[3], y[4]);
+    CHECK_STATUS(bmrm_graph_predict(built, wa, dim, 5, y, 3, &exact), BMRM_ERROR_DIMENSION_MISMATCH);
+    CHECK(last_error_has("example 5 has 4 nodes"), "%s", bmrm_last_error());
+    bmrm_problem_free(built);
+    bmrm_problem_free(user);
+}
+
+static void test_wrong_decoder_keeps_the_bound_below_the_optimum(void) {
+    chains c = make_chains();
+    bmrm_graph_data g = graph_data(&c, BMRM_ENGINE_EXHAUSTIVE);
+    bmrm_problem *exact = NULL, *wrong = NULL, *broken = NULL;
+    CHECK_STATUS(bmrm_problem_new_graph(&g, &exact), BMRM_OK);
+    g.engine = BMRM_ENGINE_AUTO;
+    CHECK_STATUS(bmrm_problem_new_graph_decoder(&g, all_zero, NULL, true, &wrong), BMRM_OK);
+    CHECK_STATUS(bmrm_problem_new_graph_decoder(&g, failing, NULL, true, &broken), BMRM_OK);
+    if (!exact || !wrong || !broken) return;
+    size_t dim = 0;
+    CHECK_STATUS(bmrm_problem_dim(exact, &dim), BMRM_OK);
+    double w[16];
+    bmrm_info opt = solve(exact, BMRM_ALGORITHM_BMRM, 1, w, dim);
+    bmrm_algorithm algs[3] = {BMRM_ALGORITHM_BMRM, BMRM_ALGORITHM_PROX_P_BMRM, BMRM_ALGORITHM_BCFW};
+    for (int k = 0; k < 3; k++) {
+        bmrm_info i = solve(wrong, algs[k], 2, w, dim);
+        CHECK(i.lower_bound <= opt.primal + 1e-12,
+              "algorithm %d: bound %.17g above the optimum %.17g", (int)algs[k], i.lower_bound,
+              opt.primal);
+    }
+    bmrm_settings s = bmrm_settings_default(BMRM_ALGORITHM_BMRM);
+    s.lambda = 0.05;
+    bmrm_solver *solver = NULL;
+    CHECK_STATUS(bmrm_solver_new(broken, &s, &solver), BMRM_OK);
+    if (solver) {
+        CHECK_STATUS(bmrm_solver_run(solver, w, dim), BMRM_ERROR_ORACLE_FAILED);
+        CHECK(last_error_has("graph decoder returned 7"), "%s", bmrm_last_error());
+        bmrm_solver_free(solver);
+    }
+    bmrm_problem_free(exact);
+    bmrm_problem_free(wrong);
+    bmrm_problem_free(broken);
+}
+
+static double sentinel_storage[4];
+#define SENTINEL ((bmrm_problem *)(void *)sentinel_storage)
+
+/* A bad graph: the status, a message with `part`, and `out` untouched. */
+static void expect_bad(const bmrm_graph_data *g, bmrm_status want, const char *part) {
+    bmrm_problem *out = SENTINEL;
+    CHECK_STATUS(bmrm_problem_new_graph(g, &out), want);
+    CHECK(out == SENTINEL, "out was written on failure");
+    CHECK(last_error_has(part), "'%s' lacks '%s'", bmrm_last_error(), part);
+}
+
+static void test_bad_graphs(void) {
+    chains c = make_chains();
+    bmrm_graph_data g = graph_data(&c, BMRM_ENGINE_AUTO);
+
+    chains bad = c;
+    bad.edges[2 * c.edge_start[1]] = 9; /* example 1's first edge to node 9 */
+    bmrm_graph_data b = graph_data(&bad, BMRM_ENGINE_AUTO);
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "example 1: edge 0 (9, 1) joins node 9");
+
+    bad = c;
+    bad.edges[2 * c.edge_start[2] + 1] = bad.edges[2 * c.edge_start[2]];
+    b = graph_data(&bad, BMRM_ENGINE_AUTO);
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "example 2: edge 0 is a self loop on node 0");
+
+    bad = c;
+    bad.states[c.node_start[3] + 1] = 0;
+    b = graph_data(&bad, BMRM_ENGINE_AUTO);
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "example 3: node 1 has zero states");
+
+    b = g;
+    b.node_dim = 3; /* more features than the array holds is a length the caller states */
+    b.node_values = NULL;
+    expect_bad(&b, BMRM_ERROR_NULL_ARGUMENT, "node_values is NULL");
+
+    b = g;
+    bmrm_grid grids[1] = {{0, 0, 1, 2}};
+    b.grids = grids;
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "grids is set but CONSTANT edge features");
+
+    b = g;
+    b.engine = 9;
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "engine = 9");
+
+    b = g;
+    b.node_features = 5;
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "node_features = 5");
+
+    b = g;
+    b.num_examples = 0;
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "num_examples must be positive");
+
+    bmrm_problem *out = SENTINEL;
+    CHECK_STATUS(bmrm_problem_new_graph(NULL, &out), BMRM_ERROR_NULL_ARGUMENT);
+    CHECK_STATUS(bmrm_problem_new_graph(&g, NULL), BMRM_ERROR_NULL_ARGUMENT);
+    CHECK_STATUS(bmrm_problem_new_graph_decoder(&g, NULL, NULL, true, &out),
+                 BMRM_ERROR_NULL_ARGUMENT);
+    b = g;
+    b.engine = BMRM_ENGINE_EXHAUSTIVE;
+    CHECK_STATUS(bmrm_problem_new_graph_decoder(&b, enumerate, NULL, true, &out),
+                 BMRM_ERROR_INVALID_ARGUMENT);
+    CHECK(out == SENTINEL, "out was written on failure");
+    uint32_t y[4];
+    bool exact;
+    double w[10] = {0};
+    CHECK_STATUS(bmrm_graph_predict(NULL, w, 10, 0, y, 2, &exact), BMRM_ERROR_NULL_ARGUMENT);
+}
+
+int main(void) {
+    /* common.h helpers this program does not need. */
+    (void)l1_risk;
+    (void)l1_part;
+    (void)mc_oracle;
+    (void)mc_oracle_dense;
+    (void)mc_make;
+    (void)mc_free;
+    test_decoder_matches_engine();
+    test_wrong_decoder_keeps_the_bound_below_the_optimum();
+    test_bad_graphs();
+    printf("%d passed, %d failed\n", checks_passed, checks_failed);
+    return checks_failed == 0 ? 0 : 1;
+}

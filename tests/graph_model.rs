@@ -1,0 +1,584 @@
+//! The factor-graph model against an independent reference: the joint
+//! feature map written densely here, the loss-augmented argmax found by
+//! enumerating every labelling, the optimum of tiny problems by enumeration.
+
+use bmrm::models::chain::sequence_id;
+use bmrm::models::graph::{
+    EdgeFeatures, EngineChoice, EngineKind, GraphExamples, GraphLoss, GraphModel, Grid,
+    NodeFeatures,
+};
+use bmrm::{Algorithm, Corner, ErrorKind, MaxOracle, Problem, Settings, Solver};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Which feature forms a random problem uses.
+#[derive(Clone, Copy, Debug)]
+enum Form {
+    /// Dense class-form node features with a bias, constant edges.
+    ClassConstant,
+    /// Sparse class-form node features, dense edge features with a symmetric
+    /// and an antisymmetric feature, two node types and two edge types.
+    SparseEdgeFeatures,
+    /// Per-state node features on grids, displacement edges, a loss table.
+    Displacement,
+}
+
+/// A random problem of `m` examples with up to 4 nodes each.
+fn random_examples(rng: &mut ChaCha8Rng, m: usize, form: Form) -> (GraphExamples, bool) {
+    let mut node_start = vec![0];
+    let mut edge_start = vec![0];
+    let (mut states, mut labels, mut edges, mut node_types, mut edge_types) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    let mut grids = vec![];
+    let typed = matches!(form, Form::SparseEdgeFeatures);
+    for _ in 0..m {
+        let n = rng.gen_range(1..=4u32);
+        for _ in 0..n {
+            let t = if typed { rng.gen_range(0..2u32) } else { 0 };
+            let k = match form {
+                Form::ClassConstant => 3,
+                Form::SparseEdgeFeatures => 2 + t,
+                Form::Displacement => {
+                    let g = Grid {
+                        origin: [rng.gen_range(-2..3), rng.gen_range(-2..3)],
+                        width: rng.gen_range(1..4),
+                        height: rng.gen_range(1..3),
+                    };
+                    grids.push(g);
+                    g.width * g.height
+                }
+            };
+            states.push(k);
+            labels.push(rng.gen_range(0..k));
+            node_types.push(t);
+        }
+        // A random tree plus maybe one extra edge.
+        let base = *node_start.last().unwrap() as u32;
+        let _ = base;
+        for v in 1..n {
+            let u = rng.gen_range(0..v);
+            edges.push(if rng.gen_bool(0.5) { [u, v] } else { [v, u] });
+        }
+        if n >= 3 && rng.gen_bool(0.3) {
+            edges.push([0, n - 1]);
+        }
+        node_start.push(states.len());
+        edge_start.push(edges.len());
+    }
+    let first_of: Vec<usize> = node_start.clone();
+    let example_of_edge = |e: usize| edge_start.partition_point(|&s| s <= e) - 1;
+    for (e, &[u, v]) in edges.iter().enumerate() {
+        let i = example_of_edge(e);
+        let tu = node_types[first_of[i] + u as usize];
+        let tv = node_types[first_of[i] + v as usize];
+        edge_types.push(if typed { tu * 2 + tv } else { 0 });
+    }
+    let n_nodes = states.len();
+    let state_rows: usize = states.iter().map(|&s| s as usize).sum();
+    let x = |rng: &mut ChaCha8Rng, len: usize| -> Vec<f32> {
+        (0..len)
+            .map(|_| rng.gen_range(-2..=2) as f32 * 0.5)
+            .collect()
+    };
+    let (node_features, edge_features, loss, bias) = match form {
+        Form::ClassConstant => (
+            NodeFeatures::Dense {
+                values: x(rng, n_nodes * 3),
+                d: 3,
+            },
+            EdgeFeatures::Constant,
+            GraphLoss::Hamming {
+                class_weight: vec![],
+                normalise: true,
+            },
+            true,
+        ),
+        Form::SparseEdgeFeatures => {
+            let dense = x(rng, n_nodes * 4);
+            let rows = bmrm::models::SparseRows::from_dense(&dense, 4).unwrap();
+            (
+                NodeFeatures::Sparse(rows),
+                EdgeFeatures::Dense {
+                    values: x(rng, edges.len() * 3),
+                    f: 3,
+                    symmetric: vec![1],
+                    antisymmetric: vec![2],
+                },
+                GraphLoss::Hamming {
+                    class_weight: vec![1.0, 2.0, 0.5, 1.5],
+                    normalise: false,
+                },
+                false,
+            )
+        }
+        Form::Displacement => {
+            let mut table = vec![];
+            for (&k, &y) in states.iter().zip(&labels) {
+                for s in 0..k {
+                    table.push(if s == y {
+                        0.0
+                    } else {
+                        rng.gen_range(1..4) as f64 * 0.25
+                    });
+                }
+            }
+            (
+                NodeFeatures::PerState {
+                    values: x(rng, state_rows * 2),
+                    d: 2,
+                },
+                EdgeFeatures::Displacement { grids },
+                GraphLoss::Table(table),
+                false,
+            )
+        }
+    };
+    // Symmetric features need square tables: with typed nodes of different
+    // state counts, keep only edges between nodes of one type.
+    let ex = GraphExamples {
+        node_start,
+        states,
+        labels,
+        node_types: if typed { node_types } else { vec![] },
+        node_features,
+        edge_start,
+        edges,
+        edge_types: if typed || matches!(form, Form::Displacement) {
+            if matches!(form, Form::Displacement) {
+                vec![]
+            } else {
+                edge_types
+            }
+        } else {
+            vec![]
+        },
+        edge_features,
+        loss,
+    };
+    (ex, bias)
+}
+
+/// Drops the edges whose ends have different types (symmetric features
+/// need square tables).
+fn square_edges_only(mut ex: GraphExamples) -> GraphExamples {
+    let mut edges = vec![];
+    let mut types = vec![];
+    let mut values = vec![];
+    let mut edge_start = vec![0];
+    let EdgeFeatures::Dense { values: old, f, .. } = &ex.edge_features else {
+        return ex;
+    };
+    let f = *f;
+    for i in 0..ex.node_start.len() - 1 {
+        for e in ex.edge_start[i]..ex.edge_start[i + 1] {
+            let [u, v] = ex.edges[e];
+            let b = ex.node_start[i];
+            if ex.node_types[b + u as usize] == ex.node_types[b + v as usize] {
+                edges.push([u, v]);
+                types.push(ex.node_types[b + u as usize] * 3);
+                values.extend_from_slice(&old[e * f..(e + 1) * f]);
+            }
+        }
+        edge_start.push(edges.len());
+    }
+    if let EdgeFeatures::Dense { values: v, .. } = &mut ex.edge_features {
+        *v = values;
+    }
+    ex.edges = edges;
+    ex.edge_types = types;
+    ex.edge_start = edge_start;
+    ex
+}
+
+/// phi(x_i, y), written densely and plainly from the model's definition and
+/// its documented layout.
+fn phi(model: &GraphModel, bias: bool, i: usize, y: &[u32]) -> Vec<f64> {
+    let ex = model.examples();
+    let mut out = vec![0.0; model.dim()];
+    let first = ex.node_start[i];
+    let ty = |node: usize| ex.node_types.get(node).copied().unwrap_or(0) as usize;
+    let mut state_row = 0usize;
+    for node in 0..first {
+        state_row += ex.states[node] as usize;
+    }
+    for (local, &s) in y.iter().enumerate() {
+        let node = first + local;
+        let off = model.unary_offset(ty(node));
+        match &ex.node_features {
+            NodeFeatures::Dense { values, d } => {
+                let row = off + s as usize * (d + usize::from(bias));
+                for j in 0..*d {
+                    out[row + j] += f64::from(values[node * d + j]);
+                }
+                if bias {
+                    out[row + d] += 1.0;
+                }
+            }
+            NodeFeatures::Sparse(rows) => {
+                let d = rows.num_cols();
+                let row = off + s as usize * (d + usize::from(bias));
+                let (idx, val) = rows.row(node);
+                for (&j, &x) in idx.iter().zip(val) {
+                    out[row + j as usize] += f64::from(x);
+                }
+                if bias {
+                    out[row + d] += 1.0;
+                }
+            }
+            NodeFeatures::PerState { values, d } => {
+                let r = state_row + s as usize;
+                for j in 0..*d {
+                    out[off + j] += f64::from(values[r * d + j]);
+                }
+            }
+        }
+        state_row += ex.states[node] as usize;
+    }
+    for e in ex.edge_start[i]..ex.edge_start[i + 1] {
+        let [u, v] = ex.edges[e];
+        let (a, b) = (y[u as usize] as usize, y[v as usize] as usize);
+        let r = ex.edge_types.get(e).copied().unwrap_or(0) as usize;
+        let off = model.pairwise_offset(r);
+        let kb = ex.states[first + v as usize] as usize;
+        match &ex.edge_features {
+            EdgeFeatures::Constant => out[off + a * kb + b] += 1.0,
+            EdgeFeatures::Dense {
+                values,
+                f,
+                symmetric,
+                antisymmetric,
+            } => {
+                for k in 0..*f {
+                    let x = f64::from(values[e * f + k]);
+                    let (ab, ba) = (off + (a * kb + b) * f + k, off + (b * kb + a) * f + k);
+                    if symmetric.contains(&k) {
+                        out[ab] += 0.5 * x;
+                        out[ba] += 0.5 * x;
+                    } else if antisymmetric.contains(&k) {
+                        out[ab] += 0.5 * x;
+                        out[ba] -= 0.5 * x;
+                    } else {
+                        out[ab] += x;
+                    }
+                }
+            }
+            EdgeFeatures::Displacement { grids } => {
+                let pu = grids[first + u as usize].position(a as u32);
+                let pv = grids[first + v as usize].position(b as u32);
+                let (dx, dy) = ((pv[0] - pu[0]) as f64, (pv[1] - pu[1]) as f64);
+                for (j, p) in [dx, dy, dx * dx, dy * dy].into_iter().enumerate() {
+                    out[off + j] -= p;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The loss of `y`, from the model's definition.
+fn loss(ex: &GraphExamples, i: usize, y: &[u32]) -> f64 {
+    let first = ex.node_start[i];
+    let truth = &ex.labels[first..ex.node_start[i + 1]];
+    match &ex.loss {
+        GraphLoss::Hamming {
+            class_weight,
+            normalise,
+        } => {
+            let l: f64 = y
+                .iter()
+                .zip(truth)
+                .filter(|(a, b)| a != b)
+                .map(|(_, &t)| class_weight.get(t as usize).copied().unwrap_or(1.0))
+                .sum();
+            if *normalise {
+                l / y.len() as f64
+            } else {
+                l
+            }
+        }
+        GraphLoss::Table(table) => {
+            let mut at: usize = ex.states[..first].iter().map(|&s| s as usize).sum();
+            let mut l = 0.0;
+            for (local, &s) in y.iter().enumerate() {
+                l += table[at + s as usize];
+                at += ex.states[first + local] as usize;
+            }
+            l
+        }
+    }
+}
+
+/// Every labelling of example `i`.
+fn labellings(ex: &GraphExamples, i: usize) -> Vec<Vec<u32>> {
+    let states = &ex.states[ex.node_start[i]..ex.node_start[i + 1]];
+    let mut all = vec![vec![]];
+    for &k in states {
+        all = all
+            .into_iter()
+            .flat_map(|y: Vec<u32>| {
+                (0..k).map(move |s| {
+                    let mut z = y.clone();
+                    z.push(s);
+                    z
+                })
+            })
+            .collect();
+    }
+    all
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// H_i(w) by enumeration.
+fn hinge(model: &GraphModel, bias: bool, i: usize, w: &[f64]) -> f64 {
+    let ex = model.examples();
+    let truth = &ex.labels[ex.node_start[i]..ex.node_start[i + 1]];
+    let at_truth = dot(w, &phi(model, bias, i, truth));
+    labellings(ex, i)
+        .iter()
+        .map(|y| loss(ex, i, y) - (at_truth - dot(w, &phi(model, bias, i, y))))
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+fn build(ex: GraphExamples, bias: bool) -> GraphModel {
+    GraphModel::new(ex, bias, EngineChoice::Kind(EngineKind::Exhaustive)).unwrap()
+}
+
+#[test]
+fn corners_are_the_enumerated_loss_augmented_argmax() {
+    let mut rng = ChaCha8Rng::seed_from_u64(27);
+    for form in [
+        Form::ClassConstant,
+        Form::SparseEdgeFeatures,
+        Form::Displacement,
+    ] {
+        for _ in 0..40 {
+            let (ex, bias) = random_examples(&mut rng, 5, form);
+            let ex = square_edges_only(ex);
+            let model = build(ex, bias);
+            for _ in 0..5 {
+                let w: Vec<f64> = (0..model.dim())
+                    .map(|_| rng.gen_range(-4..=4) as f64 * 0.25)
+                    .collect();
+                for i in 0..model.num_examples() {
+                    let mut c = Corner::new(model.dim());
+                    model.max_oracle(i, &w, &mut c).unwrap();
+                    assert!(c.is_exact());
+                    let mut psi = vec![0.0; model.dim()];
+                    c.add_to(1.0, &mut psi);
+                    let h = c.loss() - dot(&w, &psi);
+                    let want = hinge(&model, bias, i, &w);
+                    assert!(
+                        (h - want).abs() <= 1e-9 * (1.0 + want.abs()),
+                        "{form:?} example {i}: corner hinge {h}, enumerated {want}"
+                    );
+                    // The corner is phi(truth) - phi(y^) for the labelling its id names.
+                    let ex = model.examples();
+                    let truth = &ex.labels[ex.node_start[i]..ex.node_start[i + 1]];
+                    let k = *ex.states.iter().max().unwrap() as usize;
+                    let y = labellings(ex, i)
+                        .into_iter()
+                        .find(|y| sequence_id(k, y) == c.label())
+                        .expect("the label id names a labelling");
+                    let want_psi: Vec<f64> = phi(&model, bias, i, truth)
+                        .iter()
+                        .zip(phi(&model, bias, i, &y))
+                        .map(|(a, b)| a - b)
+                        .collect();
+                    for (j, (a, b)) in psi.iter().zip(&want_psi).enumerate() {
+                        assert!((a - b).abs() < 1e-12, "{form:?} psi[{j}] = {a}, want {b}");
+                    }
+                    assert!((c.loss() - loss(ex, i, &y)).abs() < 1e-12);
+                }
+            }
+        }
+    }
+}
+
+fn s_tol(alg: Algorithm) -> f64 {
+    if alg == Algorithm::Bcfw {
+        1e-3
+    } else {
+        1e-6
+    }
+}
+
+/// F(w) by enumeration.
+fn objective(model: &GraphModel, bias: bool, lambda: f64, w: &[f64]) -> f64 {
+    let m = model.num_examples();
+    let r: f64 = (0..m).map(|i| hinge(model, bias, i, w)).sum::<f64>() / m as f64;
+    0.5 * lambda * dot(w, w) + r
+}
+
+#[test]
+fn every_solver_certifies_a_bound_below_the_enumerated_primal() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for form in [
+        Form::ClassConstant,
+        Form::SparseEdgeFeatures,
+        Form::Displacement,
+    ] {
+        let (ex, bias) = random_examples(&mut rng, 8, form);
+        let ex = square_edges_only(ex);
+        let model = build(ex, bias);
+        let lambda = 0.1;
+        for alg in [
+            Algorithm::Bmrm,
+            Algorithm::ProxBmrm,
+            Algorithm::PBmrm,
+            Algorithm::ProxPBmrm,
+            Algorithm::Bcfw,
+        ] {
+            let mut s = Settings::new(alg, lambda);
+            // BCFW converges as 1/t: a tight tolerance would take a million passes.
+            s.tol_rel = s_tol(alg);
+            if alg.is_partitioned() {
+                s.num_parts = 4;
+            }
+            let mut solver = Solver::new(Problem::from_max_oracle(model.clone()), s).unwrap();
+            let mut w = vec![0.0; model.dim()];
+            let info = solver.run(&mut w).unwrap();
+            let f = objective(&model, bias, lambda, &w);
+            assert!(
+                (info.primal - f).abs() <= 1e-9 * (1.0 + f.abs()),
+                "{form:?} {alg:?}: primal {} but F(w) = {f}",
+                info.primal
+            );
+            assert!(
+                info.lower_bound <= f + 1e-12,
+                "{form:?} {alg:?}: bound {} above F(w) = {f}",
+                info.lower_bound
+            );
+            assert!(
+                info.gap <= 1.01 * s_tol(alg) * f.abs() + 1e-9,
+                "{form:?} {alg:?}: gap {}",
+                info.gap
+            );
+        }
+    }
+}
+
+#[test]
+fn results_are_bit_identical_for_any_thread_count() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let (ex, bias) = random_examples(&mut rng, 40, Form::ClassConstant);
+    let model = build(ex, bias);
+    for alg in [Algorithm::ProxPBmrm, Algorithm::Bcfw] {
+        let mut runs = vec![];
+        for threads in [1, 2, 4] {
+            let mut s = Settings::new(alg, 0.01);
+            s.num_threads = threads;
+            if alg.is_partitioned() {
+                s.num_parts = 8;
+            }
+            let mut solver = Solver::new(Problem::from_max_oracle(model.clone()), s).unwrap();
+            let mut w = vec![0.0; model.dim()];
+            let info = solver.run(&mut w).unwrap();
+            runs.push((
+                w.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                info.primal.to_bits(),
+            ));
+        }
+        assert!(
+            runs.windows(2).all(|p| p[0] == p[1]),
+            "{alg:?}: results differ by threads"
+        );
+    }
+}
+
+/// A valid two-example problem to break.
+fn valid() -> GraphExamples {
+    GraphExamples {
+        node_start: vec![0, 3, 5],
+        states: vec![2, 2, 2, 2, 2],
+        labels: vec![0, 1, 0, 1, 1],
+        node_types: vec![],
+        node_features: NodeFeatures::Dense {
+            values: vec![1.0; 10],
+            d: 2,
+        },
+        edge_start: vec![0, 2, 3],
+        edges: vec![[0, 1], [1, 2], [0, 1]],
+        edge_types: vec![],
+        edge_features: EdgeFeatures::Constant,
+        loss: GraphLoss::Hamming {
+            class_weight: vec![],
+            normalise: false,
+        },
+    }
+}
+
+#[test]
+fn bad_graphs_get_errors_naming_the_example_and_the_node_or_edge() {
+    type Case = (fn(&mut GraphExamples), ErrorKind, &'static str);
+    let cases: Vec<Case> = vec![
+        (
+            |g| g.edges[2] = [0, 5],
+            ErrorKind::InvalidArgument,
+            "example 1",
+        ),
+        (
+            |g| g.edges[2] = [0, 5],
+            ErrorKind::InvalidArgument,
+            "node 5, which does not exist",
+        ),
+        (
+            |g| g.states[3] = 0,
+            ErrorKind::InvalidArgument,
+            "example 1: node 0 has zero states",
+        ),
+        (
+            |g| g.edges[1] = [2, 2],
+            ErrorKind::InvalidArgument,
+            "edge 1 is a self loop on node 2",
+        ),
+        (
+            |g| g.labels[4] = 2,
+            ErrorKind::InvalidArgument,
+            "example 1: node 1 has label 2",
+        ),
+        (
+            |g| {
+                g.node_features = NodeFeatures::Dense {
+                    values: vec![1.0; 9],
+                    d: 2,
+                }
+            },
+            ErrorKind::DimensionMismatch,
+            "9 node features values given",
+        ),
+        (
+            |g| {
+                g.node_features = NodeFeatures::Dense {
+                    values: vec![f32::NAN; 10],
+                    d: 2,
+                }
+            },
+            ErrorKind::InvalidArgument,
+            "NaN",
+        ),
+        (
+            |g| g.edge_start = vec![0, 2],
+            ErrorKind::DimensionMismatch,
+            "edge_start",
+        ),
+        (
+            |g| g.node_types = vec![0, 1],
+            ErrorKind::DimensionMismatch,
+            "node_types",
+        ),
+    ];
+    for (break_it, kind, text) in cases {
+        let mut g = valid();
+        break_it(&mut g);
+        let e = GraphModel::new(g, false, EngineKind::Exhaustive.into()).unwrap_err();
+        assert_eq!(e.kind(), kind, "{e}");
+        assert!(
+            e.to_string().contains(text),
+            "'{e}' does not contain '{text}'"
+        );
+    }
+    GraphModel::new(valid(), false, EngineKind::Exhaustive.into()).unwrap();
+}
