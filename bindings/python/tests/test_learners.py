@@ -20,7 +20,7 @@ def learners(fast):
         "frank_wolfe": FrankWolfeSSVM(None, C=C, tol=1e-6, max_iter=2000 if fast else 400),
         "frank_wolfe_batch": FrankWolfeSSVM(None, C=C, tol=1e-5, batch_mode=True,
                                             max_iter=3000 if fast else 600),
-        "subgradient": SubgradientSSVM(None, C=C, max_iter=300 if fast else 60),
+        "subgradient": SubgradientSSVM(None, C=C, max_iter=300 if fast else 150, shuffle=True),
     }
 
 
@@ -113,7 +113,7 @@ def test_warm_start_and_unsupported_options():
     with pytest.raises(ValueError, match="sample_method='seq'"):
         FrankWolfeSSVM(MultiClassClf(), sample_method="seq")
     with pytest.raises(ValueError, match="momentum"):
-        SubgradientSSVM(MultiClassClf(), momentum=0.9)
+        SubgradientSSVM(MultiClassClf(), momentum=1.5)
     with pytest.raises(ValueError, match="inference_method='lp'"):
         ChainCRF(inference_method="lp")
     with pytest.raises(ValueError, match="constraints"):

