@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::engines::Exhaustive;
+use super::engines::{DistanceTransform, Exhaustive, TreeMaxSum};
 use super::examples::{in_example, EdgeFeatures, GraphExamples};
 use super::{Engine, EngineKind, GraphShape};
 use crate::error::{Error, Result};
@@ -93,8 +93,16 @@ fn labellings(shape: &GraphShape) -> u64 {
         .fold(1u64, |acc, &s| acc.saturating_mul(u64::from(s)))
 }
 
-/// [`EngineKind::Auto`]'s pick for one example.
-fn auto_kind(shape: &GraphShape, _displacement: bool) -> EngineKind {
+/// [`EngineKind::Auto`]'s pick for one example: the cheapest exact engine
+/// that handles its graph, else an approximation.
+fn auto_kind(shape: &GraphShape, displacement: bool) -> EngineKind {
+    if TreeMaxSum.check_shape(shape).is_ok() {
+        return if displacement {
+            EngineKind::DistanceTransform
+        } else {
+            EngineKind::TreeMaxSum
+        };
+    }
     if labellings(shape) <= 1 << 12 {
         return EngineKind::Exhaustive;
     }
@@ -105,6 +113,8 @@ fn auto_kind(shape: &GraphShape, _displacement: bool) -> EngineKind {
 fn built_in(kind: EngineKind) -> Result<Arc<dyn Engine>> {
     Ok(match kind {
         EngineKind::Exhaustive => Arc::new(Exhaustive),
+        EngineKind::TreeMaxSum => Arc::new(TreeMaxSum),
+        EngineKind::DistanceTransform => Arc::new(DistanceTransform),
         other => {
             return Err(Error::invalid_argument(format!(
                 "graph model: the engine {other:?} is not available"
