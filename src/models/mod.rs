@@ -14,6 +14,10 @@
 //! - [`Chain`]: a linear chain for sequence labelling (Viterbi, normalised
 //!   Hamming loss) over dense or sparse token features: the OCR and CoNLL
 //!   experiments of the BCFW papers.
+//! - [`Segmentation`]: a semi-Markov segmentation of a sequence of columns
+//!   into segments of fixed widths per label, scored by template
+//!   correlation (the licence-plate problem of the Prox-BMRM report), with
+//!   its plate generator [`segmentation::synthetic`].
 //! - [`SparseRows`]: CSR rows, the sparse input of [`Multiclass`] and
 //!   [`Chain`].
 //! - [`synthetic`]: seeded Gaussian data generators for both models, for tests
@@ -34,12 +38,14 @@ pub mod binary;
 pub mod chain;
 pub mod graph;
 pub mod multiclass;
+pub mod segmentation;
 pub mod sparse;
 pub mod synthetic;
 
 pub use binary::BinaryHinge;
 pub use chain::{Chain, ChainFeatures};
 pub use multiclass::Multiclass;
+pub use segmentation::Segmentation;
 pub use sparse::SparseRows;
 
 use crate::error::{Error, Result};
