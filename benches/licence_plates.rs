@@ -14,12 +14,16 @@
 //!
 //!     cargo bench --bench licence_plates -- --help
 
+#[path = "common/structured.rs"]
+mod structured;
+
 use std::sync::Arc;
 
 use bmrm::models::segmentation::synthetic::{licence_plates, PlateConfig};
 use bmrm::models::Segmentation;
-use bmrm::{Algorithm, MaxOracle, Problem, Sampling, Settings, Solver, StepType};
+use bmrm::{MaxOracle, Problem};
 use clap::Parser;
+use structured::{bcfw_table, bundle_table, TableSettings};
 
 #[derive(Parser)]
 #[command(about = "Bundle methods and BCFW on synthetic licence-plate segmentation")]
@@ -67,16 +71,6 @@ struct Args {
     bench: bool,
 }
 
-struct Cell {
-    iterations: u64,
-    seconds: f64,
-    rel_gap: f64,
-    test_error: f64,
-}
-
-/// Effective passes at which the BCFW table samples a run.
-const CHECKPOINTS: [f64; 5] = [1.0, 2.0, 5.0, 10.0, 20.0];
-
 fn main() -> bmrm::Result<()> {
     let args = Args::parse();
     let config = PlateConfig {
@@ -107,142 +101,20 @@ fn main() -> bmrm::Result<()> {
             args.threads
         }
     );
-    let algs = [Algorithm::Bmrm, Algorithm::ProxBmrm, Algorithm::ProxPBmrm];
-    let mut table: Vec<Vec<Cell>> = vec![];
-    for alg in algs {
-        let mut s = Settings::new(alg, args.lambdas[0] * 10.0 / m as f64);
-        s.tol_rel = args.tol_rel;
-        if alg.is_partitioned() {
-            s.num_parts = args.parts;
-        }
-        s.num_threads = args.threads;
-        s.max_iterations = args.max_iterations;
-        let mut solver = Solver::new(Problem::Examples(model.clone()), s)?;
-        let mut w = vec![0.0; solver.dim()];
-        solver.run(&mut w)?; // the start for the first lambda, not counted
-        let mut row = vec![];
-        for &lambda_sum in &args.lambdas {
-            solver.set_lambda(lambda_sum / m as f64)?;
-            let info = solver.run(&mut w)?;
-            let cell = Cell {
-                iterations: info.iterations,
-                seconds: info.elapsed_seconds,
-                rel_gap: info.gap / info.primal.abs(),
-                test_error: test.column_error(&w)?,
-            };
-            eprintln!(
-                "{:<12} lambda_sum {:>6}: {:>5} iterations {:>7.2} s ({:.1} % in the oracle), \
-                 F = {:.6}, gap/F = {:.2e}, {:?}, test column error {:.4}",
-                alg.name(),
-                lambda_sum,
-                cell.iterations,
-                cell.seconds,
-                100.0 * info.oracle_seconds / info.elapsed_seconds,
-                info.primal,
-                cell.rel_gap,
-                info.exit,
-                cell.test_error
-            );
-            row.push(cell);
-        }
-        table.push(row);
-    }
-    println!(
-        "\nIterations, seconds (speed-up over BMRM = BMRM's seconds / these), certified gap / F \
-         reached, test column error"
-    );
-    print!("| lambda_sum |");
-    for l in &args.lambdas {
-        print!(" {l} |");
-    }
-    println!();
-    println!("|---|{}", "---|".repeat(args.lambdas.len()));
-    for (alg, row) in algs.iter().zip(&table) {
-        let name = if alg.is_partitioned() {
-            format!("{} (P={})", alg.name(), args.parts)
-        } else {
-            alg.name().to_string()
-        };
-        print!("| {name} |");
-        for (c, base) in row.iter().zip(&table[0]) {
-            print!(
-                " {}, {:.2} s ({:.2}x), {:.1e}, {:.3} |",
-                c.iterations,
-                c.seconds,
-                base.seconds / c.seconds,
-                c.rel_gap,
-                c.test_error
-            );
-        }
-        println!();
-    }
-    bcfw_table(&args, &model)
-}
-
-fn bcfw_table(args: &Args, model: &Arc<Segmentation>) -> bmrm::Result<()> {
-    let m = args.examples;
-    let lambda = args.bcfw_lambda / m as f64;
-    let variants = [
-        ("uniform-BCFW", Sampling::Uniform, StepType::FrankWolfe),
-        ("gap-BCFW", Sampling::Gap, StepType::FrankWolfe),
-        ("gap-BCPFW (pairwise)", Sampling::Gap, StepType::Pairwise),
-        ("gap-BCAFW (away)", Sampling::Gap, StepType::Away),
-    ];
-    let mut rows = vec![];
-    for (name, sampling, step) in variants {
-        let mut s = Settings::new(Algorithm::Bcfw, lambda);
-        s.sampling = sampling;
-        s.step_type = step;
-        s.num_passes = args.bcfw_passes;
-        s.tol_rel = 0.0;
-        s.tol_abs = 0.0;
-        s.trace_gap = true;
-        s.num_threads = args.threads;
-        s.seed = args.seed;
-        let mut solver = Solver::new(Problem::Examples(model.clone()), s)?;
-        let mut w = vec![0.0; solver.dim()];
-        let info = solver.run(&mut w)?;
-        let gaps: Vec<Option<f64>> = CHECKPOINTS
-            .iter()
-            .map(|&c| {
-                solver
-                    .history()
-                    .iter()
-                    .find(|r| r.effective_passes >= c)
-                    .map(|r| r.exact_gap)
-            })
-            .collect();
-        eprintln!(
-            "{name:<22} {} passes, {:.2} s, F = {:.6}, certified gap {:.2e}",
-            info.iterations, info.elapsed_seconds, info.primal, info.gap
-        );
-        rows.push((
-            name,
-            gaps,
-            info.gap / info.primal.abs(),
-            info.elapsed_seconds,
-        ));
-    }
-    println!(
-        "\nBCFW at lambda_sum = {}: exact duality gap after effective passes, the certified \
-         gap / F at the end, seconds",
-        args.bcfw_lambda
-    );
-    print!("| variant |");
-    for c in CHECKPOINTS {
-        print!(" {c} |");
-    }
-    println!(" gap / F | seconds |");
-    println!("|---|{}---|---|", "---|".repeat(CHECKPOINTS.len()));
-    for (name, gaps, rel, secs) in rows {
-        print!("| {name} |");
-        for g in gaps {
-            match g {
-                Some(g) => print!(" {g:.2e} |"),
-                None => print!(" - |"),
-            }
-        }
-        println!(" {rel:.2e} | {secs:.2} |");
-    }
-    Ok(())
+    let settings = TableSettings {
+        lambdas: args.lambdas.clone(),
+        tol_rel: args.tol_rel,
+        parts: args.parts,
+        threads: args.threads,
+        max_iterations: args.max_iterations,
+        start: "reuse".into(),
+        sgd_passes: 0,
+        bcfw_lambda: args.bcfw_lambda,
+        bcfw_passes: args.bcfw_passes,
+        seed: args.seed,
+        non_negative: vec![],
+    };
+    let problem = Problem::Examples(model.clone());
+    bundle_table(&problem, m, &settings, &|w| test.column_error(w))?;
+    bcfw_table(&problem, m, &settings)
 }

@@ -135,6 +135,79 @@ impl GraphExamples {
         }
     }
 
+    /// The examples `range` as a model of their own (a train / test split).
+    pub fn select(&self, range: std::ops::Range<usize>) -> GraphExamples {
+        let (n0, n1) = (self.node_start[range.start], self.node_start[range.end]);
+        let (e0, e1) = (self.edge_start[range.start], self.edge_start[range.end]);
+        let rows: usize = self.states[..n0].iter().map(|&s| s as usize).sum();
+        let rows_end = rows
+            + self.states[n0..n1]
+                .iter()
+                .map(|&s| s as usize)
+                .sum::<usize>();
+        let part = |v: &[u32], a: usize, b: usize| {
+            if v.is_empty() {
+                vec![]
+            } else {
+                v[a..b].to_vec()
+            }
+        };
+        let node_features = match &self.node_features {
+            NodeFeatures::Dense { values, d } => NodeFeatures::Dense {
+                values: values[n0 * d..n1 * d].to_vec(),
+                d: *d,
+            },
+            NodeFeatures::Sparse(r) => NodeFeatures::Sparse(r.select(n0..n1)),
+            NodeFeatures::PerState { values, d } => NodeFeatures::PerState {
+                values: values[rows * d..rows_end * d].to_vec(),
+                d: *d,
+            },
+        };
+        let edge_features = match &self.edge_features {
+            EdgeFeatures::Constant => EdgeFeatures::Constant,
+            EdgeFeatures::Dense {
+                values,
+                f,
+                symmetric,
+                antisymmetric,
+            } => EdgeFeatures::Dense {
+                values: values[e0 * f..e1 * f].to_vec(),
+                f: *f,
+                symmetric: symmetric.clone(),
+                antisymmetric: antisymmetric.clone(),
+            },
+            EdgeFeatures::Potts { values, f } => EdgeFeatures::Potts {
+                values: values[e0 * f..e1 * f].to_vec(),
+                f: *f,
+            },
+            EdgeFeatures::Displacement { grids } => EdgeFeatures::Displacement {
+                grids: grids[n0..n1].to_vec(),
+            },
+        };
+        let loss = match &self.loss {
+            GraphLoss::Table(t) => GraphLoss::Table(t[rows..rows_end].to_vec()),
+            hamming => hamming.clone(),
+        };
+        GraphExamples {
+            node_start: self.node_start[range.start..=range.end]
+                .iter()
+                .map(|s| s - n0)
+                .collect(),
+            states: self.states[n0..n1].to_vec(),
+            labels: self.labels[n0..n1].to_vec(),
+            node_types: part(&self.node_types, n0, n1),
+            node_features,
+            edge_start: self.edge_start[range.start..=range.end]
+                .iter()
+                .map(|s| s - e0)
+                .collect(),
+            edges: self.edges[e0..e1].to_vec(),
+            edge_types: part(&self.edge_types, e0, e1),
+            edge_features,
+            loss,
+        }
+    }
+
     /// Node `i`'s type.
     #[inline]
     pub(crate) fn node_type(&self, node: usize) -> usize {

@@ -116,6 +116,27 @@ impl GraphModel {
         self.layout.pair_offset[edge_type]
     }
 
+    /// The coordinates whose non-negativity keeps the exact engines exact
+    /// and fast on every iterate: the Potts weights (submodular terms for
+    /// graph cut) and the quadratic displacement weights (concave
+    /// deformation scores for the distance transform). Give them to the
+    /// solver's box constraints as a lower bound of 0.
+    pub fn positivity_coordinates(&self) -> Vec<usize> {
+        let types = self.layout.pair_offset.len() - 1;
+        match &self.ex.edge_features {
+            EdgeFeatures::Potts { .. } => (self.layout.pair_offset[0]..self.layout.dim).collect(),
+            EdgeFeatures::Displacement { .. } => (0..types)
+                .flat_map(|r| {
+                    [
+                        self.layout.pair_offset[r] + 2,
+                        self.layout.pair_offset[r] + 3,
+                    ]
+                })
+                .collect(),
+            _ => vec![],
+        }
+    }
+
     /// Whether every engine the model uses is exact.
     pub fn exact(&self) -> bool {
         self.engines.all_exact()
