@@ -2,5 +2,7 @@
 //! against [`Exhaustive`] on random small graphs.
 
 mod exhaustive;
+mod maxflow;
 
 pub use exhaustive::{Exhaustive, MAX_LABELLINGS};
+pub use maxflow::MaxFlow;
