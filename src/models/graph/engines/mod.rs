@@ -2,7 +2,11 @@
 //! against [`Exhaustive`] on random small graphs.
 
 mod exhaustive;
+mod graph_cut;
 mod maxflow;
+#[cfg(test)]
+mod test_graphs;
 
 pub use exhaustive::{Exhaustive, MAX_LABELLINGS};
+pub use graph_cut::GraphCut;
 pub use maxflow::MaxFlow;
