@@ -1,12 +1,14 @@
 //! The built-in inference engines, each derived from its paper and tested
 //! against [`Exhaustive`] on random small graphs.
 
+mod alpha_expansion;
 mod exhaustive;
 mod graph_cut;
 mod maxflow;
 #[cfg(test)]
 mod test_graphs;
 
+pub use alpha_expansion::{AlphaExpansion, MAX_SWEEPS};
 pub use exhaustive::{Exhaustive, MAX_LABELLINGS};
 pub use graph_cut::GraphCut;
 pub use maxflow::MaxFlow;
