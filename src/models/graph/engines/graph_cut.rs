@@ -19,6 +19,13 @@
 //! `t(0,0) + t(1,1) >= t(0,1) + t(1,0)`. A violation within rounding (eight
 //! units in the last place of the four values' magnitudes) is taken as a
 //! modular term, so the labelling is a maximiser up to that rounding.
+//!
+//! Ties: the maximisers of a submodular score are closed under the
+//! componentwise minimum and maximum, so there is a least one; the cut's
+//! largest source side ([`MaxFlow::source_side`]) is that least maximiser,
+//! the one with the most nodes in state 0. It is also the first maximiser in
+//! [`super::Exhaustive`]'s order (node 0 fastest), so on exact ties both
+//! engines return the same labelling.
 
 use std::cell::RefCell;
 
@@ -302,7 +309,9 @@ mod tests {
                 "trial {trial}: graph cut {got}, optimum {want}"
             );
             if integer {
+                // Exact arithmetic: the least maximiser, as exhaustive.
                 assert_eq!(got, want, "trial {trial}");
+                assert_eq!(labels, best, "trial {trial}");
             }
             // The same potentials give the same labelling.
             let mut again = vec![0; n as usize];

@@ -18,9 +18,12 @@
 //!   orphan that finds none becomes free, its children become orphans and
 //!   its tree neighbours that could reach it become active.
 //!
-//! When no active node is left, the nodes of `S` are exactly the nodes the
-//! source still reaches in the residual network: `(S, V \ S)` is a minimum
-//! cut and the flow pushed is its capacity.
+//! When no active node is left, `S` is exactly the set of nodes the source
+//! still reaches in the residual network and `T` the set of nodes that still
+//! reach the sink: `(S, V \ S)` and `(V \ T, T)` are minimum cuts and the
+//! flow pushed is their capacity. [`MaxFlow::source_side`] reports the
+//! second, the largest source side of any minimum cut (the source sides of
+//! the minimum cuts are closed under union).
 //!
 //! Terminal edges are stored as one signed residual per node (`> 0`: from
 //! the source, `< 0`: to the sink): a node given capacity `c_s` from the
@@ -212,10 +215,12 @@ impl MaxFlow {
     }
 
     /// Whether `node` is on the source side of the minimum cut found by the
-    /// last [`MaxFlow::solve`] (the nodes the source still reaches in the
-    /// residual network).
+    /// last [`MaxFlow::solve`]: the largest source side of a minimum cut,
+    /// every node that no longer reaches the sink in the residual network
+    /// (the sink tree is exactly those that do: an inactive sink-tree node
+    /// has every node with a residual edge into it in the sink tree).
     pub fn source_side(&self, node: usize) -> bool {
-        self.tree[node] == Tree::Source
+        self.tree[node] != Tree::Sink
     }
 
     fn activate(&mut self, node: usize) {
