@@ -195,7 +195,8 @@ impl MaxFlow {
     }
 
     /// Computes a maximum flow and returns its value; afterwards
-    /// [`MaxFlow::source_side`] gives a minimum cut.
+    /// [`MaxFlow::source_side`] gives a minimum cut. Once per network: build
+    /// it after [`MaxFlow::reset`], then solve.
     pub fn solve(&mut self) -> f64 {
         for node in 0..self.num_nodes() {
             let t = self.terminal[node];
