@@ -1,13 +1,21 @@
 //! The built-in inference engines, each derived from its paper and tested
 //! against [`Exhaustive`] on random small graphs.
 
+mod alpha_expansion;
 mod distance;
 mod exhaustive;
 mod forest;
+mod graph_cut;
+mod maxflow;
+#[cfg(test)]
+mod test_graphs;
 #[cfg(test)]
 mod testing;
 mod tree;
 
+pub use alpha_expansion::{AlphaExpansion, MAX_SWEEPS};
 pub use distance::DistanceTransform;
 pub use exhaustive::{Exhaustive, MAX_LABELLINGS};
+pub use graph_cut::GraphCut;
+pub use maxflow::MaxFlow;
 pub use tree::TreeMaxSum;
