@@ -566,3 +566,32 @@ def test_wrong_shapes_name_the_argument():
         BinaryClf(n_features=3)._native(Xm, [1, 0] + [1] * 10)
     with pytest.raises(ValueError, match="both symmetric and antisymmetric"):
         EdgeFeatureGraphCRF(symmetric_edge_features=[0], antisymmetric_edge_features=[0])
+
+
+def test_every_edge_type_must_occur_in_training_and_inference_pads_the_layout():
+    rng = np.random.RandomState(13)
+    X = [q(rng, 1, 3, 2) for _ in range(4)]  # one-row images: no 'down' edges
+    Y = [rng.randint(2, size=(1, 3)) for _ in range(4)]
+    m = DirectionalGridCRF()
+    m.initialize(X, Y)
+    with pytest.raises(ValueError, match="every edge type must occur in the training examples"):
+        m._native(X, Y)
+    Xg, Yg = grid_data(seed=6)
+    est = OneSlackSSVM(DirectionalGridCRF(), C=C, tol=1e-6).fit(Xg, Yg)
+    ref = GridRef(2, 2, 4, directional=True)
+    for x, p in zip(X, est.predict(X)):  # new examples without 'down' edges
+        np.testing.assert_array_equal(p, ref.inference(x, est.w))
+    Xc, Yc = graph_data()
+    no_edges = [(x[0], np.zeros((0, 2), dtype=np.int64)) for x in Xc]
+    g = OneSlackSSVM(GraphCRF(), C=C, tol=1e-6).fit(Xc, Yc)
+    gref = GraphRef(3, 3)
+    for x, p in zip(no_edges, g.predict(no_edges)):
+        np.testing.assert_array_equal(p, gref.inference(x, g.w))
+
+
+def test_the_package_exports_the_graph_models():
+    import bmrm.models
+    for name in ("GraphCRF", "EdgeFeatureGraphCRF", "GridCRF", "DirectionalGridCRF",
+                 "MultiLabelClf", "BinaryClf"):
+        assert getattr(bmrm, name) is getattr(bmrm.models, name)
+    assert bmrm.GraphModel is bmrm._bmrm.GraphModel
