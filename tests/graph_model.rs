@@ -608,3 +608,47 @@ fn bad_graphs_get_errors_naming_the_example_and_the_node_or_edge() {
     }
     GraphModel::new(valid(), false, EngineKind::Exhaustive.into()).unwrap();
 }
+
+/// Auto's engines (tree max-sum, distance transform, graph cut) give the
+/// hinge of exhaustive search on graphs too large for Auto to enumerate.
+#[test]
+fn auto_engines_give_the_exhaustive_hinge() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    // Binary loopy graphs of 14 nodes (2^14 labellings: graph cut), Potts
+    // edges with non-negative features; trees of 7 nodes with 4 states
+    // (4^7: tree max-sum); landmarks (distance transform).
+    let seg = bmrm::models::graph::synthetic::segmentation(4, 4, 3, 1).select(0..4);
+    let mut star = valid();
+    star.node_start = vec![0, 7];
+    star.states = vec![4; 7];
+    star.labels = (0..7).map(|_| rng.gen_range(0..4)).collect();
+    star.node_features = NodeFeatures::Dense {
+        values: (0..14).map(|_| rng.gen_range(-1.0..1.0)).collect(),
+        d: 2,
+    };
+    star.edge_start = vec![0, 6];
+    star.edges = vec![[0, 1], [0, 2], [2, 3], [3, 4], [1, 5], [6, 5]];
+    let marks = bmrm::models::graph::synthetic::landmarks(2, 2, 2, 4);
+    for (name, ex) in [("segmentation", seg), ("tree", star), ("landmarks", marks)] {
+        let auto = GraphModel::new(ex.clone(), false, EngineKind::Auto.into()).unwrap();
+        let exhaustive = GraphModel::new(ex, false, EngineKind::Exhaustive.into()).unwrap();
+        assert!(auto.exact() == (name != "segmentation"), "{name}");
+        for _ in 0..20 {
+            let mut w: Vec<f64> = (0..auto.dim()).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            for j in auto.positivity_coordinates() {
+                w[j] = w[j].abs();
+            }
+            for i in 0..auto.num_examples() {
+                let (mut a, mut b) = (Corner::new(auto.dim()), Corner::new(auto.dim()));
+                auto.max_oracle(i, &w, &mut a).unwrap();
+                exhaustive.max_oracle(i, &w, &mut b).unwrap();
+                let (ha, hb) = (a.hinge(&w), b.hinge(&w));
+                assert!(
+                    (ha - hb).abs() <= 1e-9 * (1.0 + hb.abs()),
+                    "{name} {i}: {ha} vs {hb}"
+                );
+                assert!(a.is_exact(), "{name}: positivity keeps graph cut exact");
+            }
+        }
+    }
+}

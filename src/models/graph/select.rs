@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
-use super::engines::{DistanceTransform, Exhaustive, TreeMaxSum};
+use super::engines::{AlphaExpansion, DistanceTransform, Exhaustive, GraphCut, TreeMaxSum};
 use super::examples::{in_example, EdgeFeatures, GraphExamples};
+use super::Potentials;
 use super::{Engine, EngineKind, GraphShape};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// The engine of a graph model.
 #[derive(Clone)]
@@ -29,6 +30,8 @@ pub(crate) struct Engines {
     /// Each engine in use, with its kind (`None`: the caller's).
     list: Vec<(Option<EngineKind>, Arc<dyn Engine>)>,
     of_example: Vec<u32>,
+    /// Whether [`EngineKind::Auto`] chose the engines.
+    auto: bool,
 }
 
 impl Engines {
@@ -49,7 +52,9 @@ impl Engines {
                 None => {
                     let engine = match (&choice, kind) {
                         (EngineChoice::Custom(e), _) => e.clone(),
-                        (_, Some(k)) => built_in(k)?,
+                        (EngineChoice::Kind(asked), Some(k)) => {
+                            built_in(k, *asked == EngineKind::Auto)?
+                        }
                         (_, None) => unreachable!("a built-in choice has a kind"),
                     };
                     list.push((kind, engine));
@@ -62,7 +67,12 @@ impl Engines {
                 .map_err(|e| in_example(e, i).context(format!("({})", engine.name())))?;
             of_example.push(at as u32);
         }
-        Ok(Engines { list, of_example })
+        let auto = matches!(choice, EngineChoice::Kind(EngineKind::Auto));
+        Ok(Engines {
+            list,
+            of_example,
+            auto,
+        })
     }
 
     /// Example `i`'s engine.
@@ -76,12 +86,16 @@ impl Engines {
         self.list.iter().all(|(_, e)| e.thread_safe())
     }
 
-    /// Whether every built-in engine in use is exact (the caller's engine
-    /// says so call by call).
+    /// Whether every built-in engine in use is exact on every potential
+    /// (the caller's engine says so call by call): not alpha-expansion, nor
+    /// [`EngineKind::Auto`]'s graph cut, which falls back to it.
     pub(crate) fn all_exact(&self) -> bool {
-        self.list
-            .iter()
-            .all(|(k, _)| *k != Some(EngineKind::AlphaExpansion))
+        let auto = self.auto;
+        self.list.iter().all(|(k, _)| match k {
+            Some(EngineKind::AlphaExpansion) => false,
+            Some(EngineKind::GraphCut) => !auto,
+            _ => true,
+        })
     }
 }
 
@@ -103,21 +117,51 @@ fn auto_kind(shape: &GraphShape, displacement: bool) -> EngineKind {
             EngineKind::TreeMaxSum
         };
     }
-    if labellings(shape) <= 1 << 12 {
+    if labellings(shape) <= AUTO_EXHAUSTIVE {
         return EngineKind::Exhaustive;
     }
-    EngineKind::Exhaustive
+    if !displacement && GraphCut.check_shape(shape).is_ok() {
+        return EngineKind::GraphCut;
+    }
+    EngineKind::AlphaExpansion
 }
 
-/// A built-in engine.
-fn built_in(kind: EngineKind) -> Result<Arc<dyn Engine>> {
+/// The most labellings [`EngineKind::Auto`] enumerates.
+const AUTO_EXHAUSTIVE: u64 = 1 << 12;
+
+/// Graph cut where the potentials are submodular, alpha-expansion (not
+/// exact) where a pairwise term is not: [`EngineKind::Auto`]'s engine for
+/// binary graphs with cycles, which an iterate without positivity
+/// constraints can make non-submodular.
+struct CutOrExpansion;
+
+impl Engine for CutOrExpansion {
+    fn name(&self) -> &str {
+        "graph cut (alpha-expansion where not submodular)"
+    }
+    fn check_shape(&self, shape: &GraphShape) -> Result<()> {
+        GraphCut.check_shape(shape)
+    }
+    fn maximize(&self, p: &Potentials, labels: &mut [u32]) -> Result<bool> {
+        match GraphCut.maximize(p, labels) {
+            Err(e) if e.kind() == ErrorKind::InvalidArgument => AlphaExpansion.maximize(p, labels),
+            other => other,
+        }
+    }
+}
+
+/// A built-in engine; `auto` when [`EngineKind::Auto`] chose it.
+fn built_in(kind: EngineKind, auto: bool) -> Result<Arc<dyn Engine>> {
     Ok(match kind {
         EngineKind::Exhaustive => Arc::new(Exhaustive),
         EngineKind::TreeMaxSum => Arc::new(TreeMaxSum),
         EngineKind::DistanceTransform => Arc::new(DistanceTransform),
+        EngineKind::GraphCut if auto => Arc::new(CutOrExpansion),
+        EngineKind::GraphCut => Arc::new(GraphCut),
+        EngineKind::AlphaExpansion => Arc::new(AlphaExpansion),
         other => {
-            return Err(Error::invalid_argument(format!(
-                "graph model: the engine {other:?} is not available"
+            return Err(Error::internal(format!(
+                "graph model: no engine for {other:?}"
             )))
         }
     })

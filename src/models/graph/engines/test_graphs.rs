@@ -21,6 +21,7 @@ impl Problem {
     /// The engines' view of the problem.
     pub fn potentials(&self) -> Potentials<'_> {
         Potentials {
+            example: 0,
             shape: GraphShape {
                 states: &self.states,
                 edges: &self.edges,
