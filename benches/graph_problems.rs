@@ -19,8 +19,19 @@ mod structured;
 
 use std::sync::Arc;
 
-use bmrm::models::graph::{synthetic, EngineKind, GraphModel};
-use bmrm::{MaxOracle, Problem};
+use std::time::Instant;
+
+use bmrm::ffi::{
+    bmrm_graph_data, bmrm_graph_data_default, bmrm_potentials, bmrm_problem, bmrm_problem_dim,
+    bmrm_problem_free, bmrm_problem_new_graph_decoder, bmrm_settings_default, bmrm_solver,
+    bmrm_solver_free, bmrm_solver_new, bmrm_solver_run, bmrm_status,
+};
+use bmrm::models::graph::engines::TreeMaxSum;
+use bmrm::models::graph::{
+    synthetic, EdgeFeatures, Engine, EngineKind, GraphExamples, GraphLoss, GraphModel, GraphShape,
+    NodeFeatures, Pairwise, Potentials,
+};
+use bmrm::{Algorithm, MaxOracle, Problem, Settings, Solver};
 use clap::Parser;
 use structured::{bcfw_table, bundle_table, TableSettings};
 
@@ -71,6 +82,14 @@ struct Args {
     /// Iteration cap per lambda.
     #[arg(long, default_value_t = 3_000)]
     max_iterations: u64,
+    /// Examples of the speed comparisons (multiclass as a one-node graph
+    /// against the built-in multiclass model; a decoder behind the C ABI
+    /// against the built-in engine).
+    #[arg(long, default_value_t = 5_000)]
+    speed_examples: usize,
+    /// Repeats of each speed comparison (the median and the spread are printed).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -92,7 +111,8 @@ fn main() -> bmrm::Result<()> {
         non_negative,
     };
     let m = args.examples;
-    for name in &args.problems {
+    speed(&args)?;
+    for name in args.problems.iter().filter(|p| !p.is_empty()) {
         let (all, engine) = match name.as_str() {
             "landmarks" => (
                 synthetic::landmarks(2 * m, args.side, args.features, args.seed),
@@ -132,4 +152,265 @@ fn main() -> bmrm::Result<()> {
         bcfw_table(&problem, m, &settings)?;
     }
     Ok(())
+}
+
+/// Seconds of `repeats` runs of `run`: the median and the range.
+fn timed(
+    repeats: usize,
+    mut run: impl FnMut() -> bmrm::Result<f64>,
+) -> bmrm::Result<(f64, f64, f64)> {
+    let mut t = (0..repeats.max(1))
+        .map(|_| run())
+        .collect::<bmrm::Result<Vec<f64>>>()?;
+    t.sort_by(f64::total_cmp);
+    Ok((t[t.len() / 2], t[0], t[t.len() - 1]))
+}
+
+/// Prox-P-BMRM's seconds to tol_rel 1e-3 on `problem`.
+fn solve_seconds(problem: &Problem, lambda: f64, threads: usize) -> bmrm::Result<f64> {
+    let mut s = Settings::new(Algorithm::ProxPBmrm, lambda);
+    s.num_parts = 16;
+    s.num_threads = threads;
+    let mut solver = Solver::new(problem.clone(), s)?;
+    let mut w = vec![0.0; solver.dim()];
+    let start = Instant::now();
+    solver.run(&mut w)?;
+    Ok(start.elapsed().as_secs_f64())
+}
+
+/// The decoder of the C ABI comparison: the built-in tree engine called
+/// from a `bmrm_graph_decoder_fn`, so the difference is the C path (the
+/// potentials marshalled, one call per example).
+unsafe extern "C" fn tree_decoder(
+    _user: *mut std::ffi::c_void,
+    p: *const bmrm_potentials,
+    labels: *mut u32,
+    _exact: *mut bool,
+) -> i32 {
+    // SAFETY: the library passes valid potentials and `num_nodes` labels.
+    let p = unsafe { &*p };
+    let n = p.num_nodes;
+    let e = p.num_edges;
+    // SAFETY: the arrays' lengths are those bmrm_potentials documents.
+    let (states, flat, unary_start, pair_start) = unsafe {
+        (
+            std::slice::from_raw_parts(p.states, n),
+            std::slice::from_raw_parts(p.edges, 2 * e),
+            std::slice::from_raw_parts(p.unary_start, n + 1),
+            std::slice::from_raw_parts(p.pairwise_start, e + 1),
+        )
+    };
+    // SAFETY: as above.
+    let (unary, pairwise, out) = unsafe {
+        (
+            std::slice::from_raw_parts(p.unary, unary_start[n]),
+            std::slice::from_raw_parts(p.pairwise, pair_start[e]),
+            std::slice::from_raw_parts_mut(labels, n),
+        )
+    };
+    let edges: Vec<[u32; 2]> = flat.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
+    let potentials = Potentials {
+        example: p.example,
+        shape: GraphShape {
+            states,
+            edges: &edges,
+        },
+        unary,
+        unary_start,
+        pairwise: Pairwise::Tables {
+            values: pairwise,
+            start: pair_start,
+        },
+    };
+    match TreeMaxSum.maximize(&potentials, out) {
+        Ok(_) => 0,
+        Err(_) => 1,
+    }
+}
+
+/// The speed targets: multiclass as a one-node graph against the built-in
+/// multiclass model, and a C decoder over the library's potentials against
+/// the built-in engine, each to the same tolerance, side by side.
+fn speed(args: &Args) -> bmrm::Result<()> {
+    let (m, d, k) = (args.speed_examples, 64, 10);
+    let (x, y) = bmrm::models::synthetic::gaussian_multiclass(m, d, k, 2.0, args.seed);
+    let lambda = 1e-3;
+    let builtin = Problem::from_max_oracle(bmrm::models::Multiclass::new(
+        x.clone(),
+        d,
+        y.clone(),
+        k,
+        true,
+    )?);
+    let graph = GraphExamples {
+        node_start: (0..=m).collect(),
+        states: vec![k as u32; m],
+        labels: y.iter().map(|&c| c as u32).collect(),
+        node_types: vec![],
+        node_features: NodeFeatures::Dense { values: x, d },
+        edge_start: vec![0; m + 1],
+        edges: vec![],
+        edge_types: vec![],
+        edge_features: EdgeFeatures::Constant,
+        loss: GraphLoss::Hamming {
+            class_weight: vec![],
+            normalise: false,
+        },
+    };
+    let one_node = Problem::from_max_oracle(GraphModel::new(graph, true, EngineKind::Auto.into())?);
+    let a = timed(args.repeats, || {
+        solve_seconds(&builtin, lambda, args.threads)
+    })?;
+    let b = timed(args.repeats, || {
+        solve_seconds(&one_node, lambda, args.threads)
+    })?;
+    println!(
+        "
+## Speed: Prox-P-BMRM (P = 16) to tol_rel 1e-3, median [min-max] of {} runs",
+        args.repeats
+    );
+    println!("| problem | built-in | graph model | ratio |");
+    println!("|---|---|---|---|");
+    println!(
+        "| multiclass, m = {m}, d = {d}, K = {k}, lambda = {lambda}: Multiclass vs one-node graphs | {:.3} s [{:.3}-{:.3}] | {:.3} s [{:.3}-{:.3}] | {:.2}x |",
+        a.0, a.1, a.2, b.0, b.1, b.2, b.0 / a.0
+    );
+    // Chains of 8 nodes with 5 states: the tree engine, built in and behind
+    // the C ABI.
+    let chains = chains(args.speed_examples / 5, args.seed);
+    let engine = Problem::from_max_oracle(GraphModel::new(
+        chains.clone(),
+        true,
+        EngineKind::TreeMaxSum.into(),
+    )?);
+    let data = CGraph::new(&chains);
+    let mut raw: *mut bmrm_problem = std::ptr::null_mut();
+    // SAFETY: `data` holds the arrays `g` points to while the call runs;
+    // the decoder is thread-safe (it keeps nothing between calls).
+    let rc = unsafe {
+        bmrm_problem_new_graph_decoder(
+            &data.g,
+            Some(tree_decoder),
+            std::ptr::null_mut(),
+            true,
+            &mut raw,
+        )
+    };
+    if rc != bmrm_status::BMRM_OK {
+        return Err(bmrm::Error::internal(format!(
+            "bmrm_problem_new_graph_decoder: {rc:?}"
+        )));
+    }
+    let c_problem = CProblem(raw);
+    let c = timed(args.repeats, || c_seconds(&c_problem, lambda, args.threads))?;
+    let e = timed(args.repeats, || {
+        solve_seconds(&engine, lambda, args.threads)
+    })?;
+    println!(
+        "| chains, m = {}, 8 nodes x 5 states, d = 16: built-in tree engine vs a C decoder (the same engine behind bmrm_graph_decoder_fn) | {:.3} s [{:.3}-{:.3}] | {:.3} s [{:.3}-{:.3}] | {:.2}x |",
+        chains.num_examples(), e.0, e.1, e.2, c.0, c.1, c.2, c.0 / e.0
+    );
+    Ok(())
+}
+
+/// `m` chains of 8 nodes with 5 states and 16 features, labels following
+/// the features' strongest class.
+fn chains(m: usize, seed: u64) -> GraphExamples {
+    let (x, y) = bmrm::models::synthetic::gaussian_multiclass(8 * m, 16, 5, 1.0, seed);
+    GraphExamples {
+        node_start: (0..=m).map(|i| 8 * i).collect(),
+        states: vec![5; 8 * m],
+        labels: y.iter().map(|&c| c as u32).collect(),
+        node_types: vec![],
+        node_features: NodeFeatures::Dense { values: x, d: 16 },
+        edge_start: (0..=m).map(|i| 7 * i).collect(),
+        edges: (0..m).flat_map(|_| (0..7u32).map(|t| [t, t + 1])).collect(),
+        edge_types: vec![],
+        edge_features: EdgeFeatures::Constant,
+        loss: GraphLoss::Hamming {
+            class_weight: vec![],
+            normalise: true,
+        },
+    }
+}
+
+/// The C arrays of a graph problem (dense features, constant edges, the
+/// Hamming loss) and the `bmrm_graph_data` pointing into them.
+struct CGraph {
+    g: bmrm_graph_data,
+    _keep: (
+        Vec<usize>,
+        Vec<u32>,
+        Vec<u32>,
+        Vec<f32>,
+        Vec<usize>,
+        Vec<u32>,
+    ),
+}
+
+impl CGraph {
+    fn new(ex: &GraphExamples) -> Self {
+        let NodeFeatures::Dense { values, d } = &ex.node_features else {
+            unreachable!("dense features")
+        };
+        let keep = (
+            ex.node_start.clone(),
+            ex.states.clone(),
+            ex.labels.clone(),
+            values.clone(),
+            ex.edge_start.clone(),
+            ex.edges.iter().flatten().copied().collect::<Vec<u32>>(),
+        );
+        let mut g = bmrm_graph_data_default();
+        g.num_examples = ex.num_examples();
+        g.node_start = keep.0.as_ptr();
+        g.states = keep.1.as_ptr();
+        g.labels = keep.2.as_ptr();
+        g.node_values = keep.3.as_ptr();
+        g.node_dim = *d;
+        g.bias = true;
+        g.edge_start = keep.4.as_ptr();
+        g.edges = keep.5.as_ptr();
+        g.normalise = true;
+        CGraph { g, _keep: keep }
+    }
+}
+
+/// A C problem, freed on drop.
+struct CProblem(*mut bmrm_problem);
+
+impl Drop for CProblem {
+    fn drop(&mut self) {
+        // SAFETY: made by bmrm_problem_new_graph_decoder, freed once.
+        unsafe { bmrm_problem_free(self.0) };
+    }
+}
+
+/// Prox-P-BMRM's seconds to tol_rel 1e-3 through the C ABI.
+fn c_seconds(p: &CProblem, lambda: f64, threads: usize) -> bmrm::Result<f64> {
+    let mut s = bmrm_settings_default(Algorithm::ProxPBmrm as i32);
+    s.lambda = lambda;
+    s.num_parts = 16;
+    s.num_threads = threads as u64;
+    let mut solver: *mut bmrm_solver = std::ptr::null_mut();
+    let mut dim = 0usize;
+    // SAFETY: `p.0` is a live problem; the out-pointers are locals.
+    unsafe {
+        if bmrm_problem_dim(p.0, &mut dim) != bmrm_status::BMRM_OK
+            || bmrm_solver_new(p.0, &s, &mut solver) != bmrm_status::BMRM_OK
+        {
+            return Err(bmrm::Error::internal("bmrm_solver_new failed"));
+        }
+    }
+    let mut w = vec![0.0; dim];
+    let start = Instant::now();
+    // SAFETY: `solver` is live and `w` holds `dim` doubles.
+    let rc = unsafe { bmrm_solver_run(solver, w.as_mut_ptr(), dim) };
+    let seconds = start.elapsed().as_secs_f64();
+    // SAFETY: made above, freed once.
+    unsafe { bmrm_solver_free(solver) };
+    if rc != bmrm_status::BMRM_OK {
+        return Err(bmrm::Error::internal(format!("bmrm_solver_run: {rc:?}")));
+    }
+    Ok(seconds)
 }
