@@ -89,6 +89,9 @@ pub struct BcfwState {
     sampler: Sampler,
     pub(super) passes: u64,
     pub(super) oracle_calls: u64,
+    /// Oracle answers not trusted as maximisers (marked inexact, or clipped
+    /// at the ground truth), over the state's life.
+    pub(crate) doubtful: u64,
     pub(super) cache_hits: u64,
     /// Multi-plane approximate passes (no oracle calls).
     pub(super) approx_passes: u64,
@@ -170,6 +173,7 @@ impl BcfwState {
             sampler,
             passes: 0,
             oracle_calls: 0,
+            doubtful: 0,
             cache_hits: 0,
             approx_passes: 0,
             returned_w: None,
@@ -416,6 +420,7 @@ impl BcfwState {
         if refresh {
             self.oracle_calls += self.n as u64;
         }
+        self.doubtful += items.iter().filter(|x| !x.exact).count() as u64;
         let w = point!(self);
         let wi_dots: Vec<f64> = pool.install(|| {
             (0..self.n)

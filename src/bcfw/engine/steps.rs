@@ -6,7 +6,7 @@ use super::super::blocks::{Atom, Block};
 use super::super::sparse::BlockVec;
 use super::{BcfwState, Error, FreshDots, Result};
 use crate::oracle::adapters::call_max_oracle;
-use crate::oracle::pass::check_not_below_truth;
+use crate::oracle::pass::screen_answer;
 use crate::oracle::sparse::{merge, SparseVec};
 use crate::oracle::MaxOracle;
 use crate::vocab::{Settings, StepType};
@@ -276,8 +276,9 @@ impl BcfwState {
         call_max_oracle(oracle, i, point!(self), &mut self.corner)?;
         self.oracle_calls += 1;
         let dot = self.corner.dot(point!(self));
-        let h = self.corner.loss() - dot;
-        check_not_below_truth(h, self.corner.loss(), dot, self.corner.label(), i)?;
+        // An answer below the truth becomes the truth (the zero corner).
+        let (h, exact) = screen_answer(&mut self.corner, dot, i)?;
+        self.doubtful += u64::from(!exact);
         // Into the reused buffer: only a corner kept as a new atom allocates.
         let (block, point) = (&self.blocks[i].w, point!(self));
         let mut dots = None;

@@ -121,6 +121,9 @@ class BaseSSVM:
         h = solver.history
         self.w = w
         self.info_ = info
+        # False when an oracle answer was below the ground truth (clipped to
+        # it) or inexact: then the gap certifies nothing.
+        self.certified_ = info.certified
         self.history_ = h
         self.primal_objective_curve_ = list(h["primal"] * scale)
         self.objective_curve_ = list(h["lower_bound"] * scale)
