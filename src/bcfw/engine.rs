@@ -42,6 +42,20 @@ mod steps;
 
 pub use dual::{BlockDual, CornerDual};
 
+/// An error when `||psi||^2` of example `i`'s answer is not finite: the
+/// steps' curvature would be infinite, and BCFW would make no progress
+/// (psi = 1e160) or carry infinities (psi = 1e308).
+pub(crate) fn check_psi_norm(psi: &SparseVec, i: usize) -> Result<()> {
+    let n2 = psi.norm2();
+    if n2.is_finite() {
+        return Ok(());
+    }
+    Err(Error::non_finite(format!(
+        "||psi||^2 of the max-oracle's answer for example {i} is {n2} (psi's entries must \
+         be below about 1e154 in magnitude)"
+    )))
+}
+
 /// The result of an exact pass at the current iterate.
 pub struct ExactPass {
     pub primal: f64,
@@ -449,6 +463,11 @@ impl BcfwState {
             self.estimate_sum = gap;
         }
         let primal = 0.5 * self.lambda * crate::linalg::norm2(point!(self)) + risk;
+        for (what, x) in [("primal value", primal), ("risk", risk), ("gap", gap)] {
+            if !x.is_finite() {
+                return Err(Error::non_finite(format!("BCFW's {what} is {x} {context}")));
+            }
+        }
         Ok((ExactPass { primal, risk, gap }, items))
     }
 

@@ -195,7 +195,18 @@ impl Method for BcfwMethod<'_> {
             }
         }
         self.note_doubtful(ctx);
-        ctx.raise_lower_bound(self.state.dual());
+        let dual = self.state.dual();
+        if !dual.is_finite() {
+            return Err(Error::non_finite(format!(
+                "BCFW's dual value is {dual} after pass {k}"
+            )));
+        }
+        if let Some((j, x)) = crate::linalg::first_non_finite(self.state.w()) {
+            return Err(Error::non_finite(format!(
+                "BCFW's iterate w[{j}] is {x} after pass {k}"
+            )));
+        }
+        ctx.raise_lower_bound(dual);
         if let Some(d) = self.state.dual_of_average() {
             ctx.raise_lower_bound(d);
         }

@@ -109,12 +109,14 @@ impl BcfwState {
             call_max_oracle(oracle, i, w, corner)?;
             let dot = corner.dot(w);
             let (hinge, exact) = screen_answer(corner, dot, i)?;
+            let psi = SparseVec::from_corner(corner, scratch);
+            super::check_psi_norm(&psi, i)?;
             Ok(PassItem {
                 hinge,
                 exact,
                 loss: corner.loss(),
                 label: corner.label(),
-                psi: Some(SparseVec::from_corner(corner, scratch)),
+                psi: Some(psi),
             })
         };
         let items: Vec<Result<PassItem>> = on_oracle_thread(oracle.thread_safe(), pool, || {

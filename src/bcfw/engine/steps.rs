@@ -286,6 +286,7 @@ impl BcfwState {
             .set_from_corner_with(&self.corner, &mut self.corner_sums, |psi| {
                 dots = block.gathered_dots(point, psi);
             });
+        super::check_psi_norm(&self.fresh_psi, i)?;
         self.fresh_dots = dots.map(|(w_dot_wi, psi_dot_wi, shared)| FreshDots {
             block: i,
             w_dot_wi,
