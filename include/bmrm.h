@@ -63,7 +63,7 @@
  * incompatibly; compare it with `bmrm_abi_version()` to check that the
  * library loaded at run time matches the header a program was compiled with.
  */
-#define BMRM_ABI_VERSION 3
+#define BMRM_ABI_VERSION 4
 
 /**
  * Did the call succeed. Every function that can fail returns one of these;
@@ -782,6 +782,14 @@ typedef struct bmrm_info {
      * Of which in the inner QP solves.
      */
     double qp_seconds;
+    /**
+     * 1 when every max-oracle answer of the run was trusted as a maximiser
+     * (none marked inexact with bmrm_corner_mark_inexact, none below the
+     * ground truth, which is clipped to it), so the gap certifies; 0 when
+     * not (lower_bound is still a lower bound on min F, but primal is F with
+     * the risk as the oracle answered it) and after a failed run (ABI 4).
+     */
+    uint8_t certified;
 } bmrm_info;
 
 /**
@@ -1333,6 +1341,16 @@ void bmrm_corner_set_loss(struct bmrm_corner *c, double loss);
  * `c` is NULL or the corner of a max-oracle call in progress on this thread.
  */
 void bmrm_corner_set_label(struct bmrm_corner *c, uint64_t label_id);
+
+/**
+ * Marks the answer as possibly not a maximiser (an approximate decoder):
+ * the run then reports `certified = 0` in its bmrm_info (ABI 4). A NULL
+ * `c` is ignored (and recorded for `bmrm_last_error`).
+ *
+ * # Safety
+ * `c` is NULL or the corner of a max-oracle call in progress on this thread.
+ */
+void bmrm_corner_mark_inexact(struct bmrm_corner *c);
 
 /**
  * psi\[index\] += value (sparse psi; repeated indices add up, and add to the

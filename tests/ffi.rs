@@ -103,6 +103,7 @@ fn info_offsets() -> Vec<(&'static str, usize)> {
         ("elapsed_seconds", offset!(i, elapsed_seconds)),
         ("oracle_seconds", offset!(i, oracle_seconds)),
         ("qp_seconds", offset!(i, qp_seconds)),
+        ("certified", offset!(i, certified)),
     ]
 }
 
@@ -241,14 +242,15 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
 /// The promises of docs/c-api.md and ABI version 3 (1 + the BCFW iterate
 /// callback, gap_degree, max-gap sampling and all-steps at the end of
 /// bmrm_settings and the enums in 2; the multi-plane fields at the end of
-/// bmrm_settings and mini_batch in 3): changing any of
+/// bmrm_settings and mini_batch in 3; `certified` at the end of bmrm_info in
+/// 4): changing any of
 /// these numbers breaks compiled C programs, and needs a new
 /// BMRM_ABI_VERSION.
 #[test]
 fn abi_layout_and_values_are_pinned() {
-    assert_eq!(BMRM_ABI_VERSION, 3);
+    assert_eq!(BMRM_ABI_VERSION, 4);
     let expected_values: [(&str, i64); 33] = [
-        ("BMRM_ABI_VERSION", 3),
+        ("BMRM_ABI_VERSION", 4),
         ("BMRM_OK", 0),
         ("BMRM_ERROR_NULL_ARGUMENT", 1),
         ("BMRM_ERROR_INVALID_ARGUMENT", 2),
@@ -300,7 +302,7 @@ fn abi_layout_and_values_are_pinned() {
     if cfg!(target_pointer_width = "64") {
         let expected = [
             ("bmrm_settings", 240, 8),
-            ("bmrm_info", 96, 8),
+            ("bmrm_info", 104, 8),
             ("bmrm_iteration", 104, 8),
             ("bmrm_status", 4, 4),
             ("bmrm_exit", 4, 4),
@@ -355,9 +357,10 @@ fn abi_layout_and_values_are_pinned() {
             ("mini_batch", 232),
         ];
         assert_eq!(settings_offsets(), settings.to_vec());
-        // bmrm_info: the exit, 4 bytes of padding, then 11 eight-byte fields.
+        // bmrm_info: the exit, 4 bytes of padding, 11 eight-byte fields,
+        // then the byte `certified` (and 7 bytes of padding).
         let info: Vec<usize> = info_offsets().iter().map(|&(_, o)| o).collect();
-        assert_eq!(info, [0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88]);
+        assert_eq!(info, [0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96]);
         // bmrm_iteration: 13 eight-byte fields.
         let rows: Vec<usize> = iteration_offsets().iter().map(|&(_, o)| o).collect();
         assert_eq!(rows, (0..13).map(|k| 8 * k).collect::<Vec<_>>());
@@ -972,9 +975,10 @@ fn c_example_builds_against_the_installed_library() {
             })
             .collect();
         declared.sort();
-        // 25 core functions, 9 of BCFW (src/ffi/bcfw.rs), 7 of the built-in
-        // models (src/ffi/models.rs), 4 of graph problems (src/ffi/graph.rs).
-        assert_eq!(declared.len(), 45, "functions in bmrm.h: {declared:?}");
+        // 26 core functions (bmrm_corner_mark_inexact since ABI 4), 9 of
+        // BCFW (src/ffi/bcfw.rs), 7 of the built-in models (src/ffi/models.rs),
+        // 4 of graph problems (src/ffi/graph.rs).
+        assert_eq!(declared.len(), 46, "functions in bmrm.h: {declared:?}");
         assert_eq!(
             exported, declared,
             "exported symbols vs the header's functions"

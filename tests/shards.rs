@@ -193,6 +193,7 @@ impl MaxOracle for PassAtOnce {
             }
             items.push(PassItem {
                 hinge: corner.hinge(w),
+                exact: corner.is_exact(),
                 loss: corner.loss(),
                 label: corner.label(),
                 psi: keep_psi.then(|| SparseVec::from_corner(&corner, &mut scratch)),

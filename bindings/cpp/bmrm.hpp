@@ -215,6 +215,9 @@ struct Info {
     double elapsed_seconds = 0.0;
     double oracle_seconds = 0.0;
     double qp_seconds = 0.0;
+    /// Every max-oracle answer was trusted as a maximiser (none marked
+    /// inexact, none below the ground truth): the gap certifies (ABI 4).
+    bool certified = false;
 
     Info() = default;
     explicit Info(const bmrm_info &c)
@@ -222,7 +225,7 @@ struct Info {
           oracle_calls(c.oracle_calls), primal(c.primal), lower_bound(c.lower_bound),
           gap(c.gap), risk(c.risk), num_planes(c.num_planes), active_planes(c.active_planes),
           elapsed_seconds(c.elapsed_seconds), oracle_seconds(c.oracle_seconds),
-          qp_seconds(c.qp_seconds) {}
+          qp_seconds(c.qp_seconds), certified(c.certified != 0) {}
 };
 
 /// One row of a solve's history (bmrm_iteration).

@@ -70,7 +70,9 @@ function [model, progress] = bcfw(param, options)
 %             bundle methods .w is the best point and .dual the lower bound
 %   progress  per pass (per iteration for the bundle methods): .primal,
 %             .dual, .gap (primal - dual), .eff_pass, .time, .oracle_calls;
-%             and .exitflag (1/2 converged, 0 num_passes, 3 time_budget)
+%             and .exitflag (1/2 converged, 0 num_passes, 3 time_budget);
+%             .certified is false when an oracle answer was below the
+%             ground truth (clipped to it): then the gap certifies nothing
 %
 % Errors as in bmrm.m: 'bmrm:callbackError' (with the function's own
 % message), 'bmrm:nonFinite', 'bmrm:badOutput', 'bmrm:badLabel',

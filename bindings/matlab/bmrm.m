@@ -51,7 +51,9 @@ function [W, stat] = bmrm(data, risk, lambda, options)
 %         .nIter iterations; .exitflag 1 (TolRel), 2 (TolAbs), 0 (MaxIter),
 %         3 (TimeLimit); .hist.Fp, .hist.Fd, .hist.R, .hist.runtime per
 %         iteration (best Fp and Fd so far, R at the iterate, wall seconds);
-%         also .exit (text), .nCP, .nzA, .runtime, .oracle_calls
+%         also .exit (text), .nCP, .nzA, .runtime, .oracle_calls, and
+%         .certified (logical: true when the gap certifies; always for a
+%         risk, see docs/reliability.md for max-oracles)
 %
 % Errors (all are MATLAB errors, the session goes on): an error in risk
 % ('bmrm:callbackError', with the risk's own message), a NaN or Inf in its

@@ -97,6 +97,8 @@ static void set_progress(mxArray *prog, size_t k, const lambda_result *r, size_t
     mxSetField(prog, k, "exitflag", mxCreateDoubleScalar(exitflag(o->info.exit)));
     mxSetField(prog, k, "exit", mxCreateString(bmrm_exit_string(o->info.exit)));
     mxSetField(prog, k, "lambda", mxCreateDoubleScalar(r->lambda));
+    /* Whether every oracle answer was trusted, so the gap certifies (ABI 4). */
+    mxSetField(prog, k, "certified", mxCreateLogicalScalar(o->info.certified != 0));
     /* The logged models: a dim x m matrix and their ell, dual and pass. */
     mxArray *W = mxCreateDoubleMatrix((mwSize)dim, (mwSize)r->num_models, mxREAL);
     if (r->num_models > 0) memcpy(mxGetPr(W), r->models, r->num_models * dim * sizeof(double));
@@ -348,8 +350,9 @@ void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
             if (res[k].have_state) mxSetCell(states, k, dual_to_mx(&res[k].state, dim, res[k].lambda));
         const char *prog_fields[] = {"primal", "dual", "gap", "eff_pass", "time", "oracle_calls",
                                      "gap_estimate", "exact_gap", "exitflag", "exit", "lambda",
-                                     "model_w", "model_ell", "model_dual", "model_pass"};
-        prog = mxCreateStructMatrix(1, (mwSize)done, 15, prog_fields);
+                                     "model_w", "model_ell", "model_dual", "model_pass",
+                                     "certified"};
+        prog = mxCreateStructMatrix(1, (mwSize)done, 16, prog_fields);
         const char *model_fields[] = {"w", "ell", "dual", "lambda"};
         model = mxCreateStructMatrix(1, (mwSize)done, 4, model_fields);
         for (size_t k = 0; k < done; k++) {

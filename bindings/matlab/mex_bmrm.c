@@ -83,8 +83,8 @@ void do_bmrm(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
         W = mxCreateDoubleMatrix((mwSize)dim, 1, mxREAL);
         if (w != NULL) memcpy(mxGetPr(W), w, dim * sizeof(double));
         const char *stat_fields[] = {"Fp", "Fd", "nIter", "exitflag", "hist", "exit", "nCP",
-                                     "nzA", "runtime", "oracle_calls"};
-        stat = mxCreateStructMatrix(1, 1, 10, stat_fields);
+                                     "nzA", "runtime", "oracle_calls", "certified"};
+        stat = mxCreateStructMatrix(1, 1, 11, stat_fields);
         mxSetField(stat, 0, "Fp", mxCreateDoubleScalar(o.info.primal));
         mxSetField(stat, 0, "Fd", mxCreateDoubleScalar(o.info.lower_bound));
         mxSetField(stat, 0, "nIter", mxCreateDoubleScalar((double)o.info.iterations));
@@ -94,6 +94,8 @@ void do_bmrm(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
         mxSetField(stat, 0, "nzA", mxCreateDoubleScalar((double)o.info.active_planes));
         mxSetField(stat, 0, "runtime", mxCreateDoubleScalar(o.info.elapsed_seconds));
         mxSetField(stat, 0, "oracle_calls", mxCreateDoubleScalar((double)o.info.oracle_calls));
+        /* Whether the gap certifies (ABI 4; always for risk callbacks). */
+        mxSetField(stat, 0, "certified", mxCreateLogicalScalar(o.info.certified != 0));
         const char *hist_fields[] = {"Fp", "Fd", "R", "runtime"};
         mxArray *hist = mxCreateStructMatrix(1, 1, 4, hist_fields);
         mxSetField(hist, 0, "Fp", history_column(&o, 0));

@@ -42,6 +42,20 @@ mod steps;
 
 pub use dual::{BlockDual, CornerDual};
 
+/// An error when `||psi||^2` of example `i`'s answer is not finite: the
+/// steps' curvature would be infinite, and BCFW would make no progress
+/// (psi = 1e160) or carry infinities (psi = 1e308).
+pub(crate) fn check_psi_norm(psi: &SparseVec, i: usize) -> Result<()> {
+    let n2 = psi.norm2();
+    if n2.is_finite() {
+        return Ok(());
+    }
+    Err(Error::non_finite(format!(
+        "||psi||^2 of the max-oracle's answer for example {i} is {n2} (psi's entries must \
+         be below about 1e154 in magnitude)"
+    )))
+}
+
 /// The result of an exact pass at the current iterate.
 pub struct ExactPass {
     pub primal: f64,
@@ -89,6 +103,9 @@ pub struct BcfwState {
     sampler: Sampler,
     pub(super) passes: u64,
     pub(super) oracle_calls: u64,
+    /// Oracle answers not trusted as maximisers (marked inexact, or clipped
+    /// at the ground truth), over the state's life.
+    pub(crate) doubtful: u64,
     pub(super) cache_hits: u64,
     /// Multi-plane approximate passes (no oracle calls).
     pub(super) approx_passes: u64,
@@ -170,6 +187,7 @@ impl BcfwState {
             sampler,
             passes: 0,
             oracle_calls: 0,
+            doubtful: 0,
             cache_hits: 0,
             approx_passes: 0,
             returned_w: None,
@@ -416,6 +434,7 @@ impl BcfwState {
         if refresh {
             self.oracle_calls += self.n as u64;
         }
+        self.doubtful += items.iter().filter(|x| !x.exact).count() as u64;
         let w = point!(self);
         let wi_dots: Vec<f64> = pool.install(|| {
             (0..self.n)
@@ -444,6 +463,11 @@ impl BcfwState {
             self.estimate_sum = gap;
         }
         let primal = 0.5 * self.lambda * crate::linalg::norm2(point!(self)) + risk;
+        for (what, x) in [("primal value", primal), ("risk", risk), ("gap", gap)] {
+            if !x.is_finite() {
+                return Err(Error::non_finite(format!("BCFW's {what} is {x} {context}")));
+            }
+        }
         Ok((ExactPass { primal, risk, gap }, items))
     }
 

@@ -93,18 +93,29 @@ pub struct BcfwMethod<'s> {
     limit: Option<u64>,
     /// The iterate hook asked to stop after the last pass.
     stop: bool,
+    /// The state's count of untrusted answers already given to the run.
+    noted: u64,
 }
 
 impl<'s> BcfwMethod<'s> {
     /// A run continuing from `state`.
     pub fn new(state: &'s mut BcfwState, settings: &Settings) -> Self {
+        let noted = state.doubtful;
         BcfwMethod {
             state,
             k: 0,
             last_exact_at: None,
             limit: engine::pass_limit(settings),
             stop: false,
+            noted,
         }
+    }
+
+    /// Gives the run the untrusted answers the state counted since the last
+    /// call (so the run reports `certified == false`).
+    fn note_doubtful(&mut self, ctx: &Context<'_>) {
+        ctx.oracles.answers.note(self.state.doubtful - self.noted);
+        self.noted = self.state.doubtful;
     }
 
     /// An exact pass at the iterate (and at the average): a certificate.
@@ -183,7 +194,19 @@ impl Method for BcfwMethod<'_> {
                 traced = Some(e.gap);
             }
         }
-        ctx.raise_lower_bound(self.state.dual());
+        self.note_doubtful(ctx);
+        let dual = self.state.dual();
+        if !dual.is_finite() {
+            return Err(Error::non_finite(format!(
+                "BCFW's dual value is {dual} after pass {k}"
+            )));
+        }
+        if let Some((j, x)) = crate::linalg::first_non_finite(self.state.w()) {
+            return Err(Error::non_finite(format!(
+                "BCFW's iterate w[{j}] is {x} after pass {k}"
+            )));
+        }
+        ctx.raise_lower_bound(dual);
         if let Some(d) = self.state.dual_of_average() {
             ctx.raise_lower_bound(d);
         }
@@ -216,6 +239,7 @@ impl Method for BcfwMethod<'_> {
         if !converged && self.last_exact_at != Some(self.k) {
             let oracle = examples(ctx)?;
             self.certify(ctx, oracle.as_ref())?;
+            self.note_doubtful(ctx);
             if let Some(done) = ctx.converged() {
                 return Ok(done);
             }
@@ -235,6 +259,7 @@ fn evaluate_average(
         oracle_pass(oracle, avg, false, "in the pass at the averaged point")
     })?;
     state.oracle_calls += items.len() as u64;
+    state.doubtful += items.iter().filter(|x| !x.exact).count() as u64;
     let risk = items.iter().map(|x| x.hinge).sum::<f64>() / items.len() as f64;
     let primal = 0.5 * state.lambda() * crate::linalg::norm2(avg) + risk;
     ctx.offer(avg, primal, risk);

@@ -45,6 +45,10 @@ pub struct Breakpoint {
     pub oracle_calls: u64,
     /// How the solve at this breakpoint ended.
     pub exit: Exit,
+    /// Whether every oracle answer of this breakpoint's solve and exact pass
+    /// was trusted as a maximiser (`Info::certified`): else `gap` certifies
+    /// nothing.
+    pub certified: bool,
 }
 
 /// A corner of the oracle at `w = 0`: label id, psi, loss.
@@ -171,6 +175,7 @@ pub fn regularization_path(
     let mut out = Vec::new();
     loop {
         let passes0 = state.passes;
+        let doubtful0 = state.doubtful;
         let mut exit;
         let mut gap;
         let mut primal;
@@ -197,6 +202,7 @@ pub fn regularization_path(
             passes: state.passes - passes0,
             oracle_calls: state.oracle_calls,
             exit,
+            certified: state.doubtful == doubtful0,
         });
         let stop = matches!(exit, Exit::TimeLimit | Exit::StoppedByUser);
         match next {

@@ -266,12 +266,17 @@ pub fn seconds(d: Option<Duration>) -> String {
 }
 
 /// A rank's answers of a pass as numbers: `[seq, count, per example: hinge,
-/// loss, label bits, and with psi: nnz, indices, values]`.
+/// loss, label bits, exact (1 or 0), and with psi: nnz, indices, values]`.
 pub fn encode_items(seq: f64, items: &[PassItem], keep_psi: bool) -> Vec<f64> {
-    let mut out = Vec::with_capacity(2 + 3 * items.len());
+    let mut out = Vec::with_capacity(2 + 4 * items.len());
     out.extend_from_slice(&[seq, items.len() as f64]);
     for it in items {
-        out.extend_from_slice(&[it.hinge, it.loss, f64::from_bits(it.label)]);
+        out.extend_from_slice(&[
+            it.hinge,
+            it.loss,
+            f64::from_bits(it.label),
+            f64::from(u8::from(it.exact)),
+        ]);
         if keep_psi {
             let p = it.psi.as_ref();
             out.push(p.map_or(0, |p| p.idx.len()) as f64);
@@ -293,9 +298,9 @@ pub fn decode_items(v: &[f64], seq: u64, n: usize, keep_psi: bool) -> Result<Vec
     let mut items = Vec::with_capacity(n);
     let mut k = 2;
     for _ in 0..n {
-        let head = v.get(k..k + 3).ok_or_else(|| bad("short"))?;
-        let (hinge, loss, label) = (head[0], head[1], head[2].to_bits());
-        k += 3;
+        let head = v.get(k..k + 4).ok_or_else(|| bad("short"))?;
+        let (hinge, loss, label, exact) = (head[0], head[1], head[2].to_bits(), head[3] != 0.0);
+        k += 4;
         let psi = if keep_psi {
             let nnz = *v.get(k).ok_or_else(|| bad("short"))? as usize;
             let idx = v.get(k + 1..k + 1 + nnz).ok_or_else(|| bad("short"))?;
@@ -312,6 +317,7 @@ pub fn decode_items(v: &[f64], seq: u64, n: usize, keep_psi: bool) -> Result<Vec
         };
         items.push(PassItem {
             hinge,
+            exact,
             loss,
             label,
             psi,

@@ -9,7 +9,7 @@ use crate::bundle::{Plane, Slope};
 use crate::error::{Error, Result};
 use crate::linalg::{first_non_finite, norm2};
 use crate::oracle::adapters::{eval_parts, PassDeadline};
-use crate::oracle::{MaxOracle, PartitionedRisk, Subgradient};
+use crate::oracle::{AnswerLog, MaxOracle, PartitionedRisk, Subgradient};
 use crate::qp::QpOptions;
 use crate::vocab::{Exit, Info, Settings};
 
@@ -55,6 +55,9 @@ pub struct Oracles {
     /// Where [`Context::evaluate`] tells the example passes of `parts` the
     /// run's deadline.
     pub pass_deadline: Arc<PassDeadline>,
+    /// Where the consumers of the max-oracle's corners (the example parts,
+    /// BCFW, SGD) count the answers they cannot trust.
+    pub answers: Arc<AnswerLog>,
     /// The units SGD samples.
     pub units: Units,
     /// The max-oracle, when the problem has one (BCFW's).
@@ -81,6 +84,8 @@ pub struct Context<'a> {
     pub(super) excluded: Duration,
     pub(super) calls0: u64,
     pub(super) seconds0: f64,
+    /// The untrusted answers counted before this run.
+    doubtful0: u64,
     pub(super) info: Info,
     /// The best point seen (the returned `w`).
     best_w: Vec<f64>,
@@ -96,6 +101,7 @@ impl<'a> Context<'a> {
     ) -> Self {
         let calls0 = oracles.tally.calls();
         let seconds0 = oracles.tally.seconds();
+        let doubtful0 = oracles.answers.doubtful();
         Context {
             settings,
             lambda: settings.lambda,
@@ -105,6 +111,7 @@ impl<'a> Context<'a> {
             excluded: Duration::ZERO,
             calls0,
             seconds0,
+            doubtful0,
             info: Info {
                 primal: f64::INFINITY,
                 lower_bound: f64::NEG_INFINITY,
@@ -274,8 +281,10 @@ impl<'a> Context<'a> {
             .as_secs_f64()
     }
 
-    /// Copies the counted calls and their time into the summary.
+    /// Copies the counted calls and their time into the summary, and
+    /// whether every oracle answer of the run so far was trusted.
     pub(super) fn sync_counts(&mut self) {
+        self.info.certified = self.oracles.answers.doubtful() == self.doubtful0;
         let tally = &self.oracles.tally;
         self.info.oracle_calls = tally.calls() - self.calls0;
         self.info.oracle_seconds = tally.seconds() - self.seconds0;

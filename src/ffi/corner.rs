@@ -93,6 +93,25 @@ pub unsafe extern "C" fn bmrm_corner_set_label(c: *mut bmrm_corner, label_id: u6
     });
 }
 
+/// Marks the answer as possibly not a maximiser (an approximate decoder):
+/// the run then reports `certified = 0` in its bmrm_info (ABI 4). A NULL
+/// `c` is ignored (and recorded for `bmrm_last_error`).
+///
+/// # Safety
+/// `c` is NULL or the corner of a max-oracle call in progress on this thread.
+#[no_mangle]
+pub unsafe extern "C" fn bmrm_corner_mark_inexact(c: *mut bmrm_corner) {
+    let _ = catch("bmrm_corner_mark_inexact", || {
+        // SAFETY: forwarded from this function's contract.
+        unsafe {
+            bmrm_corner::with(c, |corner| {
+                corner.mark_inexact();
+                Ok(())
+            })
+        }
+    });
+}
+
 /// psi\[index\] += value (sparse psi; repeated indices add up, and add to the
 /// dense buffer if one is used too). Returns BMRM_ERROR_NULL_ARGUMENT for a
 /// NULL `c` and BMRM_ERROR_DIMENSION_MISMATCH for index >= dim; such a

@@ -46,7 +46,7 @@ pub use bcfw::{
 pub use callbacks::{bmrm_max_oracle_fn, bmrm_partial_risk_fn, bmrm_risk_fn};
 pub use corner::{
     bmrm_corner, bmrm_corner_add, bmrm_corner_add_many, bmrm_corner_add_row, bmrm_corner_dense,
-    bmrm_corner_set_label, bmrm_corner_set_loss,
+    bmrm_corner_mark_inexact, bmrm_corner_set_label, bmrm_corner_set_loss,
 };
 pub use graph::{
     bmrm_edge_features, bmrm_engine, bmrm_graph_data, bmrm_graph_data_default,

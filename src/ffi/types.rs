@@ -11,7 +11,7 @@ use crate::solver::{Algorithm, Exit, Info, Iteration, Sampling, Settings, StepTy
 /// whenever a type's layout, an enum value or a function's signature changes
 /// incompatibly; compare it with `bmrm_abi_version()` to check that the
 /// library loaded at run time matches the header a program was compiled with.
-pub const BMRM_ABI_VERSION: u32 = 3;
+pub const BMRM_ABI_VERSION: u32 = 4;
 
 /// Did the call succeed. Every function that can fail returns one of these;
 /// on failure `bmrm_last_error()` gives a message naming what failed.
@@ -508,6 +508,12 @@ pub struct bmrm_info {
     pub oracle_seconds: f64,
     /// Of which in the inner QP solves.
     pub qp_seconds: f64,
+    /// 1 when every max-oracle answer of the run was trusted as a maximiser
+    /// (none marked inexact with bmrm_corner_mark_inexact, none below the
+    /// ground truth, which is clipped to it), so the gap certifies; 0 when
+    /// not (lower_bound is still a lower bound on min F, but primal is F with
+    /// the risk as the oracle answered it) and after a failed run (ABI 4).
+    pub certified: u8,
 }
 
 impl From<&Info> for bmrm_info {
@@ -525,6 +531,7 @@ impl From<&Info> for bmrm_info {
             elapsed_seconds: i.elapsed_seconds,
             oracle_seconds: i.oracle_seconds,
             qp_seconds: i.qp_seconds,
+            certified: u8::from(i.certified),
         }
     }
 }

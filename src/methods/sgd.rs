@@ -20,7 +20,8 @@ use crate::error::{Error, Result};
 use crate::exec::{Context, Evaluation, Method, Units};
 use crate::linalg::{axpy, dot, first_non_finite, norm2};
 use crate::oracle::adapters::call_max_oracle;
-use crate::oracle::Corner;
+use crate::oracle::pass::screen_answer;
+use crate::oracle::{AnswerLog, Corner};
 use crate::vocab::Iteration;
 
 fn count(units: &Units) -> usize {
@@ -30,15 +31,32 @@ fn count(units: &Units) -> usize {
     }
 }
 
+/// The corner a unit's estimate is formed in, and where an answer that
+/// cannot be trusted is counted.
+type Scratch<'a> = (&'a mut Corner, &'a AnswerLog);
+
 /// Writes an unbiased estimate of `R'(w)` from unit `i` into `g` and
 /// returns the matching estimate of `R(w)`.
-fn estimate(units: &Units, i: usize, w: &[f64], g: &mut [f64], corner: &mut Corner) -> Result<f64> {
+fn estimate(
+    units: &Units,
+    i: usize,
+    w: &[f64],
+    g: &mut [f64],
+    scratch: Scratch<'_>,
+) -> Result<f64> {
+    let (corner, answers) = scratch;
     match units {
         Units::Examples(o) => {
             call_max_oracle(o.as_ref(), i, w, corner)?;
+            // An answer below the truth becomes the truth (no psi, H = 0).
+            let dot = corner.dot(w);
+            let (hinge, exact) = screen_answer(corner, dot, i)?;
+            if !exact {
+                answers.note(1);
+            }
             g.iter_mut().for_each(|x| *x = 0.0);
             corner.add_to(-1.0, g);
-            Ok(corner.hinge(w))
+            Ok(hinge)
         }
         Units::Parts(r) => {
             let p = r.num_parts() as f64;
@@ -66,9 +84,9 @@ fn finite_estimate(
     i: usize,
     w: &[f64],
     g: &mut [f64],
-    corner: &mut Corner,
+    scratch: Scratch<'_>,
 ) -> Result<f64> {
-    let risk = estimate(units, i, w, g, corner)?;
+    let risk = estimate(units, i, w, g, scratch)?;
     if !risk.is_finite() {
         return Err(Error::non_finite(format!(
             "the risk estimate of unit {i} is {risk}"
@@ -88,6 +106,7 @@ fn pass(
     order: &[usize],
     w: &mut [f64],
     scratch: &mut (Vec<f64>, Corner),
+    answers: &AnswerLog,
     deadline: Option<Instant>,
 ) -> Result<bool> {
     let (g, corner) = scratch;
@@ -95,7 +114,7 @@ fn pass(
         if deadline.is_some_and(|d| Instant::now() >= d) {
             return Ok(false);
         }
-        finite_estimate(units, i, w, g, corner)?;
+        finite_estimate(units, i, w, g, (corner, answers))?;
         *t += 1;
         let eta = 1.0 / (lambda * (t0 + *t as f64));
         let shrink = 1.0 - eta * lambda;
@@ -112,11 +131,12 @@ fn sampled_objective(
     sample: &[usize],
     w: &[f64],
     scratch: &mut (Vec<f64>, Corner),
+    answers: &AnswerLog,
 ) -> Result<f64> {
     let (g, corner) = scratch;
     let mut r = 0.0;
     for &i in sample {
-        r += finite_estimate(units, i, w, g, corner)?;
+        r += finite_estimate(units, i, w, g, (corner, answers))?;
     }
     Ok(0.5 * lambda * norm2(w) + r / sample.len() as f64)
 }
@@ -178,11 +198,19 @@ impl Sgd {
                 &sample,
                 &mut trial,
                 &mut scratch,
+                &ctx.oracles.answers,
                 deadline,
             )? {
                 break;
             }
-            let value = sampled_objective(&units, lambda, &sample, &trial, &mut scratch)?;
+            let value = sampled_objective(
+                &units,
+                lambda,
+                &sample,
+                &trial,
+                &mut scratch,
+                &ctx.oracles.answers,
+            )?;
             if value.is_finite() && value < best_value {
                 best_value = value;
                 best_t0 = t0;
@@ -220,6 +248,7 @@ impl Sgd {
             &self.perm,
             &mut self.current,
             &mut self.scratch,
+            &ctx.oracles.answers,
             deadline,
         )
         .map_err(|e| e.context(format!("in SGD pass {k}")))?;

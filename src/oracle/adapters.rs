@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::answers::{screen_answer, AnswerLog};
 use super::sparse::{merge, CornerScratch, SparseVec};
 use super::{Corner, FullRisk, MaxOracle, PartValues, PartitionedRisk, Subgradient};
 use crate::error::{Error, Result};
@@ -137,6 +138,8 @@ pub struct ExampleParts {
     /// answers no block): chunks sum corners sparse from then on, and
     /// allocate no dense gradient of their own.
     corners_only: Arc<AtomicBool>,
+    /// Where the answers that cannot be trusted are counted (the solver's).
+    answers: Arc<AnswerLog>,
 }
 
 /// The end of the run's time, shared between a solver and the example
@@ -204,6 +207,7 @@ impl ExampleParts {
             num_parts,
             total_examples: m,
             corners_only: Arc::default(),
+            answers: Arc::default(),
         }
     }
 
@@ -243,7 +247,14 @@ impl ExampleParts {
             num_parts: parts.len(),
             total_examples,
             corners_only: Arc::default(),
+            answers: Arc::default(),
         })
+    }
+
+    /// The same parts, recording the answers they cannot trust in `answers`.
+    pub(crate) fn with_answers(mut self, answers: Arc<AnswerLog>) -> Self {
+        self.answers = answers;
+        self
     }
 
     /// The same parts, giving up at the deadline `deadline` holds.
@@ -442,8 +453,14 @@ impl ExampleParts {
                         // The thread's accumulator (taken, so that an error
                         // or a panic drops it rather than leave it dirty).
                         let sums = sums.get_or_insert_with(|| CHUNK_SUMS.with(RefCell::take));
-                        for corner in block.iter() {
-                            risk += corner.hinge(w);
+                        for (j, corner) in block.iter_mut().enumerate() {
+                            // Clipped at the ground truth (then it adds no psi).
+                            let dot = corner.dot(w);
+                            let (hinge, exact) = screen_answer(corner, dot, i + j)?;
+                            if !exact {
+                                self.answers.note(1);
+                            }
+                            risk += hinge;
                             sums.add_corner(corner, -1.0);
                         }
                     }

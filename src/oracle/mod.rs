@@ -11,6 +11,7 @@
 //! [`adapters`]; the solvers see partitioned risks only.
 
 pub mod adapters;
+mod answers;
 pub mod classes;
 mod corner;
 pub mod pass;
@@ -21,7 +22,7 @@ use std::sync::Arc;
 pub use adapters::{ExampleParts, SinglePart};
 pub use classes::{ClassAnswer, ClassRows};
 pub use corner::Corner;
-pub use pass::PassItem;
+pub use pass::{AnswerLog, PassItem};
 pub use sparse::{CornerScratch, SparseVec};
 
 use crate::error::Result;
@@ -277,7 +278,7 @@ impl Problem {
     /// A partitioned risk asked for 1 part is summed into one; a max-oracle is
     /// split into contiguous example blocks. A full risk cannot be split.
     pub fn parts(&self, num_parts: usize) -> Result<Arc<dyn PartitionedRisk>> {
-        self.parts_until(num_parts, &Arc::default())
+        self.parts_until(num_parts, &Arc::default(), &Arc::default())
     }
 
     /// [`Problem::parts`] whose example passes give up at `deadline`.
@@ -285,6 +286,7 @@ impl Problem {
         &self,
         num_parts: usize,
         deadline: &Arc<adapters::PassDeadline>,
+        answers: &Arc<AnswerLog>,
     ) -> Result<Arc<dyn PartitionedRisk>> {
         use crate::error::Error;
         match self {
@@ -316,7 +318,9 @@ impl Problem {
                     )));
                 }
                 Ok(Arc::new(
-                    ExampleParts::new(o.clone(), p).with_deadline(deadline.clone()),
+                    ExampleParts::new(o.clone(), p)
+                        .with_deadline(deadline.clone())
+                        .with_answers(answers.clone()),
                 ))
             }
         }

@@ -7,6 +7,7 @@
 use rayon::prelude::*;
 
 use super::adapters::{call_max_oracle_block, ORACLE_BLOCK};
+pub use super::answers::{below_rounding, screen_answer, AnswerLog};
 use super::sparse::{CornerScratch, SparseVec};
 use super::{Corner, MaxOracle};
 use crate::error::{Error, Result};
@@ -14,8 +15,11 @@ use crate::error::{Error, Result};
 /// What the oracle answered for one example.
 #[derive(Debug, Clone)]
 pub struct PassItem {
-    /// `H_i(w) = L_i(y^) - <w, psi_i(y^)>`.
+    /// `H_i(w) = L_i(y^) - <w, psi_i(y^)>`, clipped at the ground truth's 0.
     pub hinge: f64,
+    /// Whether the answer can be trusted as a maximiser ([`screen_answer`]):
+    /// not marked inexact and not clipped at the ground truth.
+    pub exact: bool,
     /// `L_i(y^)`, the loss of the answer.
     pub loss: f64,
     /// The answer's label id (`y^`).
@@ -34,10 +38,34 @@ pub fn oracle_pass(
     context: &str,
 ) -> Result<Vec<PassItem>> {
     match oracle.eval_pass(w, keep_psi) {
-        Some(items) => items,
+        Some(items) => items.and_then(screen_items),
         None => local_pass(oracle, 0, w, keep_psi),
     }
     .map_err(|e| e.context(context.to_string()))
+}
+
+/// The answers of an oracle's own pass ([`MaxOracle::eval_pass`]) screened
+/// as [`screen_answer`] screens a corner: an answer below the truth by more
+/// than rounding becomes the truth (hinge 0, loss 0, no psi, not exact).
+fn screen_items(mut items: Vec<PassItem>) -> Result<Vec<PassItem>> {
+    for (i, item) in items.iter_mut().enumerate() {
+        if !item.hinge.is_finite() {
+            return Err(Error::non_finite(format!(
+                "max-oracle answer for example {i} has H = L - <w, psi> = {}",
+                item.hinge
+            )));
+        }
+        if item.hinge < 0.0 && below_rounding(item.hinge, item.loss, item.loss - item.hinge) {
+            *item = PassItem {
+                hinge: 0.0,
+                exact: false,
+                loss: 0.0,
+                label: 0,
+                psi: item.psi.as_ref().map(|_| SparseVec::default()),
+            };
+        }
+    }
+    Ok(items)
 }
 
 /// Runs `f`, which calls an oracle, in `pool` when the oracle may be called
@@ -74,18 +102,12 @@ pub fn local_pass(
         let corners = &mut corners[..len];
         call_max_oracle_block(oracle, first, offset + first, w, corners)?;
         let mut items = Vec::with_capacity(len);
-        for (j, corner) in corners.iter().enumerate() {
+        for (j, corner) in corners.iter_mut().enumerate() {
             let dot = corner.dot(w);
-            let hinge = corner.loss() - dot;
-            check_not_below_truth(
-                hinge,
-                corner.loss(),
-                dot,
-                corner.label(),
-                offset + first + j,
-            )?;
+            let (hinge, exact) = screen_answer(corner, dot, offset + first + j)?;
             items.push(PassItem {
                 hinge,
+                exact,
                 loss: corner.loss(),
                 label: corner.label(),
                 psi: keep_psi.then(|| SparseVec::from_corner(corner, scratch)),
@@ -108,20 +130,4 @@ pub fn local_pass(
         items.extend(b?);
     }
     Ok(items)
-}
-
-/// The ground truth `y_i` has `H_i(y_i) = 0` (loss 0, psi 0), so the
-/// oracle's maximiser cannot be below it: if it is, the oracle does not
-/// maximise, and every gap and step built on it would be wrong.
-pub fn check_not_below_truth(hinge: f64, loss: f64, dot: f64, label: u64, i: usize) -> Result<()> {
-    let scale = loss.abs() + dot.abs();
-    if hinge < -(1e-9 * scale + 1e-12) {
-        return Err(Error::oracle(format!(
-            "max-oracle for example {i} returned label {} with H = L - <w, psi> = {hinge:.6e}, \
-             below the ground truth's H = 0: the oracle does not return the loss-augmented \
-             argmax (is psi = phi(x, y_i) - phi(x, y^) and the loss added?)",
-            label
-        )));
-    }
-    Ok(())
 }

@@ -22,7 +22,7 @@ use crate::exec::{
 };
 use crate::methods::{bundle_method, CuttingPlane, SgdMethod};
 use crate::oracle::adapters::PassDeadline;
-use crate::oracle::{MaxOracle, PartitionedRisk, Problem};
+use crate::oracle::{AnswerLog, MaxOracle, PartitionedRisk, Problem};
 
 /// Default number of parts for P-BMRM over a max-oracle.
 pub const DEFAULT_PARTS: usize = 16;
@@ -46,6 +46,9 @@ pub(crate) struct Core {
     parts: Arc<dyn PartitionedRisk>,
     /// Where a run tells the example passes of `parts` its time limit.
     pass_deadline: Arc<PassDeadline>,
+    /// Where every consumer of the oracle's corners counts the answers it
+    /// cannot trust (a run certifies when it adds none).
+    answers: Arc<AnswerLog>,
     /// User-callback calls per evaluation of all parts.
     calls_per_eval: u64,
     /// Where the counting wrappers count the calls of every run.
@@ -119,13 +122,20 @@ impl Solver {
         // Before the split: it allocates per part.
         check_memory(&problem, &settings, num_parts.max(1))?;
         let pass_deadline = Arc::default();
-        let parts = problem.parts_until(num_parts, &pass_deadline)?;
+        let answers = Arc::default();
+        let parts = problem.parts_until(num_parts, &pass_deadline, &answers)?;
         let calls_per_eval = match &problem {
             Problem::Risk(_) => 1,
             Problem::Partitioned(r) => r.num_parts() as u64,
             Problem::Examples(o) => o.num_examples() as u64,
         };
-        Self::build(problem, settings, parts, pass_deadline, calls_per_eval)
+        Self::build(
+            problem,
+            settings,
+            parts,
+            (pass_deadline, answers),
+            calls_per_eval,
+        )
     }
 
     /// A bundle-method solver over a risk given as parts that evaluates all
@@ -172,14 +182,14 @@ impl Solver {
         } else {
             problem.parts(1)?
         };
-        Self::build(problem, settings, model, Arc::default(), calls_per_eval)
+        Self::build(problem, settings, model, Default::default(), calls_per_eval)
     }
 
     fn build(
         problem: Problem,
         settings: Settings,
         parts: Arc<dyn PartitionedRisk>,
-        pass_deadline: Arc<PassDeadline>,
+        (pass_deadline, answers): (Arc<PassDeadline>, Arc<AnswerLog>),
         calls_per_eval: u64,
     ) -> Result<Self> {
         let kept = if settings.algorithm == Algorithm::Bcfw {
@@ -194,6 +204,7 @@ impl Solver {
                 pool: OnceLock::new(),
                 parts,
                 pass_deadline,
+                answers,
                 calls_per_eval,
                 tally: Arc::new(Tally::default()),
                 info: Info::default(),
@@ -384,6 +395,7 @@ impl Core {
         Oracles {
             parts,
             pass_deadline: self.pass_deadline.clone(),
+            answers: self.answers.clone(),
             units,
             examples,
             uncounted,

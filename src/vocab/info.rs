@@ -48,6 +48,18 @@ pub struct Info {
     pub oracle_seconds: f64,
     /// Of which in the inner QP solves.
     pub qp_seconds: f64,
+    /// Whether every max-oracle answer of the whole run (also those of
+    /// passes that did not produce the reported bound, and of the SGD
+    /// start) was trusted as a maximiser: none was marked inexact
+    /// (`Corner::mark_inexact`) and none was below the ground truth (such
+    /// an answer is clipped at the truth, loss 0 and psi 0). When false,
+    /// `lower_bound` is still a lower bound on `min F` (every corner used is
+    /// a feasible labelling), but `primal` is `F(w)` with the risk as the
+    /// oracle answered it, which may lie below the true `F(w)`, so `gap`
+    /// certifies nothing; a run may still end `Converged*` on it. False
+    /// when the run failed. Oracle levels without corners (full and
+    /// partitioned risks) always certify.
+    pub certified: bool,
 }
 
 /// One row of the per-iteration history.

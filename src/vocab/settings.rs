@@ -295,6 +295,17 @@ impl Settings {
                 self.lambda
             ));
         }
+        // A subnormal lambda has an infinite 1/lambda (5e-324) or carries
+        // few significant bits: every method divides by it (BCFW's
+        // 1/(lambda n), the bundle's w = -A beta / lambda).
+        if self.lambda < f64::MIN_POSITIVE {
+            return bad(format!(
+                "lambda must be at least {:e} (the smallest normal double, so that 1/lambda \
+                 is finite), got {:e}",
+                f64::MIN_POSITIVE,
+                self.lambda
+            ));
+        }
         if !(self.tol_rel.is_finite() && self.tol_rel >= 0.0) {
             return bad(format!("tol_rel must be >= 0, got {}", self.tol_rel));
         }

@@ -83,6 +83,7 @@ static void print_layout(void) {
     OFFSET(bmrm_info, elapsed_seconds);
     OFFSET(bmrm_info, oracle_seconds);
     OFFSET(bmrm_info, qp_seconds);
+    OFFSET(bmrm_info, certified);
     OFFSET(bmrm_iteration, iteration);
     OFFSET(bmrm_iteration, primal);
     OFFSET(bmrm_iteration, lower_bound);
@@ -1051,6 +1052,53 @@ static void test_rows_and_lists(const mc_data *data) {
     }
 }
 
+/* ---------------------------------------------------------------------- */
+/* Oracles that do not maximise (ABI 4): an answer below the ground truth  */
+/* (loss -1, psi 0) is clipped to the truth and the run has certified = 0; */
+/* so does an answer marked with bmrm_corner_mark_inexact.                 */
+
+static int32_t mc_oracle_below_truth(void *user, size_t i, const double *w, size_t dim,
+                                     bmrm_corner *out) {
+    const mc_data *data = user;
+    (void)w;
+    (void)dim;
+    bmrm_corner_set_label(out, data->y[i]);
+    bmrm_corner_set_loss(out, -1.0);
+    return 0;
+}
+
+static int32_t mc_oracle_marked(void *user, size_t i, const double *w, size_t dim,
+                                bmrm_corner *out) {
+    int32_t r = mc_oracle(user, i, w, dim, out);
+    bmrm_corner_mark_inexact(out);
+    return r;
+}
+
+static void test_uncertified(const mc_data *data) {
+    size_t dim = data->k * data->d;
+    bmrm_max_oracle_fn oracles[3] = {mc_oracle, mc_oracle_below_truth, mc_oracle_marked};
+    const bmrm_algorithm algorithms[2] = {BMRM_ALGORITHM_BMRM, BMRM_ALGORITHM_BCFW};
+    for (int a = 0; a < 2; a++) {
+        for (int o = 0; o < 3; o++) {
+            double *w = calloc(dim, sizeof(double));
+            bmrm_problem *p = problem_with_oracle(data, oracles[o], 1);
+            bmrm_settings s = settings_for(algorithms[a], 1e-2);
+            bmrm_info info;
+            memset(&info, 0xab, sizeof info);
+            CHECK_STATUS(solve(p, &s, w, dim, &info), BMRM_OK);
+            CHECK(info.certified == (o == 0), "algorithm %d oracle %d: certified = %d", a, o,
+                  info.certified);
+            if (o == 1) {
+                /* Clipped at the truth: every hinge is 0, so F(0) = 0 = min F. */
+                CHECK(info.primal == 0.0 && info.lower_bound <= 0.0,
+                      "algorithm %d: F %.17g LB %.17g", a, info.primal, info.lower_bound);
+            }
+            bmrm_problem_free(p);
+            free(w);
+        }
+    }
+}
+
 /* Runs one group of checks and prints its wall time. */
 /* BCFW through the C ABI: every step type against BMRM's certificate,
  * its own figures and per-pass rows, box constraints, the regularisation
@@ -1193,6 +1241,7 @@ int main(void) {
     timed("threads", test_threads, &data);
     timed("dense_and_warm_start", test_dense_and_warm_start, &data);
     timed("bcfw", test_bcfw, &data);
+    timed("uncertified", test_uncertified, &data);
     mc_free(&data);
     printf("%d passed, %d failed\n", checks_passed, checks_failed);
     return checks_failed == 0 ? 0 : 1;

@@ -40,6 +40,7 @@ data_seen = 0;
 [~, s2] = bmrm(data, @counting_risk, lambda, struct('MaxIter', 4));
 check(data_seen == 1 + s2.oracle_calls, 'data.calls reached %d after the probe and %d risk calls', ...
       data_seen, s2.oracle_calls);
+check(islogical(s2.certified) && s2.certified, 'a risk certifies its gap (stat.certified)');
 
 % A risk with two outputs, W0, MaxIter (exitflag 0), TimeLimit, TolRel default.
 [W, s] = bmrm(data, @two_outputs, lambda, struct('MaxIter', 3, 'W0', ones(7, 1)));

@@ -43,6 +43,10 @@ pub struct PyInfo {
     pub elapsed_seconds: f64,
     pub oracle_seconds: f64,
     pub qp_seconds: f64,
+    /// Whether every max-oracle answer was trusted as a maximiser (none
+    /// below the ground truth, which is clipped to it, none marked
+    /// inexact): only then does `gap` certify (docs/reliability.md).
+    pub certified: bool,
 }
 
 pub fn exit_name(e: Exit) -> &'static str {
@@ -72,6 +76,7 @@ impl From<&Info> for PyInfo {
             elapsed_seconds: i.elapsed_seconds,
             oracle_seconds: i.oracle_seconds,
             qp_seconds: i.qp_seconds,
+            certified: i.certified,
         }
     }
 }
@@ -81,14 +86,15 @@ impl PyInfo {
     fn __repr__(&self) -> String {
         format!(
             "Info(exit={:?}, iterations={}, primal={:.9e}, lower_bound={:.9e}, gap={:.3e}, \
-             oracle_calls={}, elapsed_seconds={:.3})",
+             oracle_calls={}, elapsed_seconds={:.3}, certified={})",
             self.exit,
             self.iterations,
             self.primal,
             self.lower_bound,
             self.gap,
             self.oracle_calls,
-            self.elapsed_seconds
+            self.elapsed_seconds,
+            if self.certified { "True" } else { "False" }
         )
     }
 }

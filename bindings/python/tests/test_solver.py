@@ -219,3 +219,24 @@ def test_multi_plane_and_mini_batch_bcfw_by_name():
             assert s.bcfw_stats()["approx_passes"] > 0
     with pytest.raises(ValueError, match="use_cache"):
         bmrm.Solver(model, "bcfw", lambda_=1e-2, mini_batch=8, use_cache=True).run()
+
+
+@pytest.mark.parametrize("algorithm", ["bmrm", "prox-p-bmrm", "bcfw"])
+def test_an_oracle_below_the_ground_truth_is_clipped_and_not_certified(algorithm):
+    # Issue 27: an answer with loss -1 and psi 0 has H = -1 < 0, the truth's
+    # H: it is clipped to the truth (H = 0) and the run says its gap
+    # certifies nothing; the exact oracle certifies.
+    X, y = multiclass_data(n=30, d=4, k=3)
+    exact = numpy_multiclass_oracle(X, y, 3)
+    _, info = bmrm.Solver(exact, algorithm, lambda_=0.1).run()
+    assert info.certified is True
+
+    def below(i, w):
+        return -1.0, (np.array([], dtype=np.int64), np.array([])), int(y[i])
+
+    s = bmrm.Solver(bmrm.MaxOracle(below, 12, 30), algorithm, lambda_=0.1)
+    w, info = s.run()
+    assert info.certified is False
+    # Every hinge is clipped to 0: F(0) = 0 = the bound, and w stays 0.
+    assert info.primal == 0.0 and info.lower_bound <= 0.0
+    assert not w.any()

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::steps::CornerRef;
 use super::{BcfwState, ExactPass, Result};
 use crate::oracle::adapters::call_max_oracle;
-use crate::oracle::pass::{check_not_below_truth, on_oracle_thread, PassItem};
+use crate::oracle::pass::{on_oracle_thread, screen_answer, PassItem};
 use crate::oracle::sparse::{CornerScratch, SparseVec};
 use crate::oracle::{Corner, MaxOracle};
 use crate::vocab::Settings;
@@ -37,6 +37,7 @@ impl BcfwState {
             let take = size.min(self.n - done);
             self.draw_batch(take, &mut blocks, &mut in_batch);
             let items = self.answers(oracle, pool, &blocks)?;
+            self.doubtful += items.iter().filter(|x| !x.exact).count() as u64;
             self.oracle_calls += blocks.len() as u64;
             for (&i, item) in blocks.iter().zip(items) {
                 in_batch[i] = false;
@@ -107,13 +108,15 @@ impl BcfwState {
             let (corner, scratch) = state;
             call_max_oracle(oracle, i, w, corner)?;
             let dot = corner.dot(w);
-            let hinge = corner.loss() - dot;
-            check_not_below_truth(hinge, corner.loss(), dot, corner.label(), i)?;
+            let (hinge, exact) = screen_answer(corner, dot, i)?;
+            let psi = SparseVec::from_corner(corner, scratch);
+            super::check_psi_norm(&psi, i)?;
             Ok(PassItem {
                 hinge,
+                exact,
                 loss: corner.loss(),
                 label: corner.label(),
-                psi: Some(SparseVec::from_corner(corner, scratch)),
+                psi: Some(psi),
             })
         };
         let items: Vec<Result<PassItem>> = on_oracle_thread(oracle.thread_safe(), pool, || {

@@ -3,7 +3,7 @@
 use super::super::blocks::Atom;
 use super::steps::{track_truth, update_weights, CornerRef, StepKind};
 use super::{BcfwState, Error, Result};
-use crate::oracle::pass::check_not_below_truth;
+use crate::oracle::pass::below_rounding;
 use crate::oracle::sparse::SparseVec;
 use crate::oracle::MaxOracle;
 
@@ -96,14 +96,23 @@ impl BcfwState {
         };
         let answer = answer?;
         self.oracle_calls += 1;
-        let y = cb.class_of(i, answer.class as u64)?;
-        let loss = if y == cb.rows.truth(i) {
-            0.0
-        } else {
-            answer.loss
-        };
+        let mut y = cb.class_of(i, answer.class as u64)?;
+        let truth = cb.rows.truth(i);
+        let mut loss = if y == truth { 0.0 } else { answer.loss };
         let dot = cb.psi_dot_w(i, y);
-        check_not_below_truth(loss - dot, loss, dot, y as u64, i)?;
+        let hinge = loss - dot;
+        if !hinge.is_finite() {
+            return Err(Error::non_finite(format!(
+                "max-oracle answer for example {i} has H = L - <w, psi> = {hinge} \
+                 (loss {loss}, <w, psi> = {dot})"
+            )));
+        }
+        if hinge < 0.0 && below_rounding(hinge, loss, dot) {
+            // Below the truth: the answer becomes the truth
+            // (`pass::screen_answer`).
+            self.doubtful += 1;
+            (y, loss) = (truth, 0.0);
+        }
         self.fresh_class = y;
         Ok((y, loss))
     }

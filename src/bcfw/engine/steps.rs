@@ -6,7 +6,7 @@ use super::super::blocks::{Atom, Block};
 use super::super::sparse::BlockVec;
 use super::{BcfwState, Error, FreshDots, Result};
 use crate::oracle::adapters::call_max_oracle;
-use crate::oracle::pass::check_not_below_truth;
+use crate::oracle::pass::screen_answer;
 use crate::oracle::sparse::{merge, SparseVec};
 use crate::oracle::MaxOracle;
 use crate::vocab::{Settings, StepType};
@@ -276,8 +276,9 @@ impl BcfwState {
         call_max_oracle(oracle, i, point!(self), &mut self.corner)?;
         self.oracle_calls += 1;
         let dot = self.corner.dot(point!(self));
-        let h = self.corner.loss() - dot;
-        check_not_below_truth(h, self.corner.loss(), dot, self.corner.label(), i)?;
+        // An answer below the truth becomes the truth (the zero corner).
+        let (h, exact) = screen_answer(&mut self.corner, dot, i)?;
+        self.doubtful += u64::from(!exact);
         // Into the reused buffer: only a corner kept as a new atom allocates.
         let (block, point) = (&self.blocks[i].w, point!(self));
         let mut dots = None;
@@ -285,6 +286,7 @@ impl BcfwState {
             .set_from_corner_with(&self.corner, &mut self.corner_sums, |psi| {
                 dots = block.gathered_dots(point, psi);
             });
+        super::check_psi_norm(&self.fresh_psi, i)?;
         self.fresh_dots = dots.map(|(w_dot_wi, psi_dot_wi, shared)| FreshDots {
             block: i,
             w_dot_wi,

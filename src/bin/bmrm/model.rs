@@ -236,6 +236,8 @@ impl Task {
         f.set("iterations", how.info.iterations);
         f.set("primal", format!("{:e}", how.info.primal));
         f.set("lower-bound", format!("{:e}", how.info.lower_bound));
+        // 0: an oracle answer was not a maximiser, the gap certifies nothing.
+        f.set("certified", u8::from(how.info.certified));
         f.set("exit", format!("{:?}", how.info.exit));
         f.weights = w.to_vec();
         f

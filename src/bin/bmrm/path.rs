@@ -244,6 +244,7 @@ pub fn run(a: PathArgs) -> Result<(), String> {
                 primal: p.primal,
                 lower_bound: p.primal - p.gap,
                 gap: p.gap,
+                certified: p.certified,
                 ..Default::default()
             };
             report(

@@ -54,6 +54,12 @@ pub fn emit(v: &Value) {
     let _ = writeln!(out, "{v}");
 }
 
+/// What the summaries say of a run whose gap certifies nothing
+/// (`Info::certified` false).
+pub const NOT_CERTIFIED: &str = "gap not certified: an oracle answer was not known to be a \
+    maximiser (below the ground truth, or marked inexact); the lower bound is valid, the primal \
+    is F(w) with the risk as the oracle answered it";
+
 /// The relative gap `gap / |primal|` (the quantity `tol_rel` bounds).
 pub fn rel_gap(info: &Info) -> f64 {
     info.gap / info.primal.abs().max(f64::MIN_POSITIVE)
@@ -68,6 +74,7 @@ pub fn iteration_json(info: &Info, extra: &[(&str, Value)]) -> Value {
         "lower_bound": info.lower_bound,
         "gap": info.gap,
         "rel_gap": rel_gap(info),
+        "certified": info.certified,
         "risk": info.risk,
         "planes": info.num_planes,
         "elapsed_seconds": info.elapsed_seconds,
@@ -94,6 +101,7 @@ pub fn info_json(info: &Info) -> Value {
         "elapsed_seconds": info.elapsed_seconds,
         "oracle_seconds": info.oracle_seconds,
         "qp_seconds": info.qp_seconds,
+        "certified": info.certified,
     })
 }
 

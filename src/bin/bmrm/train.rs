@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::data;
 use crate::model::{Errors, Provenance, Task};
-use crate::progress::{emit, info_json, rel_gap, short, Mode, Progress};
+use crate::progress::{emit, info_json, rel_gap, short, Mode, Progress, NOT_CERTIFIED};
 use crate::{option_names, say, DataArgs, OutputArgs, RegArgs, SolverArgs};
 
 #[derive(Args, Debug)]
@@ -208,6 +208,9 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
                 info.gap,
                 rel_gap(&info)
             );
+            if !info.certified {
+                println!("{NOT_CERTIFIED}");
+            }
             println!("training error {}", describe_errors(&train_errors, unit));
             if let Some((what, n, e)) = &test {
                 println!(
@@ -243,6 +246,9 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
             });
             for (key, val) in info_json(&info).as_object().unwrap() {
                 v[key] = val.clone();
+            }
+            if !info.certified {
+                v["note"] = json!(NOT_CERTIFIED);
             }
             emit(&v);
         }

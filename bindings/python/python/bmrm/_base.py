@@ -70,6 +70,9 @@ class FitInfo:
     elapsed_seconds: float
     oracle_seconds: float
     qp_seconds: float
+    # False when an oracle answer was below the ground truth (clipped to it)
+    # or inexact: then the gap certifies nothing.
+    certified: bool = True
 
     @classmethod
     def of(cls, info: Info) -> "FitInfo":
@@ -246,6 +249,7 @@ class BaseSSVM:
         h = solver.history
         self.w = w
         self.info_ = FitInfo.of(info)
+        self.certified_ = info.certified
         self.history_ = h
         self.primal_objective_curve_ += list(h["primal"] * scale)
         self.objective_curve_ += list(h["lower_bound"] * scale)

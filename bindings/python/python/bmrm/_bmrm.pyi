@@ -21,6 +21,7 @@ class Info:
     elapsed_seconds: float
     oracle_seconds: float
     qp_seconds: float
+    certified: bool
 
 class FullRisk:
     dim: int

@@ -41,6 +41,9 @@ class InferenceCache:
         # Per example, oldest first: (label id, answer, psi, loss).
         self.entries: List[List[tuple]] = [[] for _ in range(self.n)]
         self.inference_calls = 0
+        # Answers below the ground truth (clipped to it): the run is then
+        # not certified.
+        self.clipped = 0
         self._stacked = None
 
     def _add(self, i: int, y_hat: Any, psi: np.ndarray, loss: float) -> None:
@@ -66,6 +69,9 @@ class InferenceCache:
             if self.check:
                 _check_maximiser(i, hinge, [("the ground truth", 0.0)] + [
                     ("a cached answer", e[3] - float(w @ e[2])) for e in self.entries[i]])
+            # Below the truth by more than rounding: not a maximiser.
+            if hinge < -1e-9 * (abs(loss) + abs(float(w @ psi))) - 1e-12:
+                self.clipped += 1
             total += max(0.0, hinge)
             self._add(i, y_hat, psi, loss)
         self._stacked = None

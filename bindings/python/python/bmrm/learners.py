@@ -211,7 +211,8 @@ class OneSlackSSVM(BaseSSVM):
                              lower_bound=lower, gap=best - lower, risk=best_risk,
                              num_planes=sum(len(c) for c in cache.entries), active_planes=0,
                              elapsed_seconds=time.time() - start, oracle_seconds=0.0,
-                             qp_seconds=0.0)
+                             qp_seconds=0.0, certified=cache.clipped == 0)
+        self.certified_ = self.info_.certified
 
 
 class NSlackSSVM(BaseSSVM):

@@ -89,7 +89,9 @@ class LinearSSVMClassifier(ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     n_iter_ : int
     gap_ : float
-        The certified duality gap of the engine's objective at the solution.
+        The duality gap of the engine's objective at the solution.
+    certified_ : bool
+        Whether ``gap_`` certifies (every oracle answer was a maximiser).
     """
 
     def __init__(self, C: float = 1.0, fit_intercept: bool = True, tol: float = 1e-4,
@@ -152,6 +154,7 @@ class LinearSSVMClassifier(ClassifierMixin, BaseEstimator):
         self.intercept_ = W[:, d].copy() if self.fit_intercept else np.zeros(k)
         self.n_iter_ = info.iterations
         self.gap_ = info.gap
+        self.certified_ = info.certified
         self.objective_ = info.primal
         return self
 
