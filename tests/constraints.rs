@@ -388,3 +388,47 @@ fn bad_constraints_are_refused_by_name() {
     refused(e, ErrorKind::InvalidArgument, "BCFW");
     bcfw.set_bounds(vec![0.0; dim], vec![inf; dim]).unwrap();
 }
+
+#[test]
+fn a_box_and_a_row_on_a_multiclass_model_give_crossing_free_certificates() {
+    // w >= 0 on the first class's weights and w_0 + w_1 >= 0.5, for every
+    // bundle method: each result is feasible, each bound stays below every
+    // method's primal, and every gap closes.
+    let model = Arc::new(common::multiclass(120, 6, 3, 7));
+    let lambda = 0.05;
+    let mut results = Vec::new();
+    for algorithm in BUNDLE {
+        let mut s = Settings::new(algorithm, lambda);
+        s.tol_rel = 1e-6;
+        let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
+        let dim = solver.dim();
+        let mut lo = vec![f64::NEG_INFINITY; dim];
+        lo[..6].iter_mut().for_each(|x| *x = 0.0);
+        solver.set_bounds(lo, vec![f64::INFINITY; dim]).unwrap();
+        let mut row = vec![0.0; dim];
+        row[0] = 1.0;
+        row[1] = 1.0;
+        solver.set_linear_constraints(&row, &[0.5]).unwrap();
+        let mut w = vec![0.0; dim];
+        w[0] = 1.0;
+        let info = solver.run(&mut w).unwrap();
+        assert!(
+            w[..6].iter().all(|&x| x >= 0.0) && w[0] + w[1] >= 0.5,
+            "{algorithm:?} {w:?}"
+        );
+        let f = common::brute_primal(&model, &w, lambda);
+        assert!((f - info.primal).abs() <= 1e-9 * (1.0 + f), "{algorithm:?}");
+        assert!(info.gap <= 1e-6 * info.primal, "{algorithm:?} {info:?}");
+        results.push((algorithm, info));
+    }
+    for (a, x) in &results {
+        for (b, y) in &results {
+            assert!(
+                x.lower_bound <= y.primal + 1e-12,
+                "{a:?} bound {} above {b:?} primal {}",
+                x.lower_bound,
+                y.primal
+            );
+        }
+    }
+}
