@@ -44,7 +44,7 @@
  *   later one the w the last run returned. The ground truth is the corner with
  *   loss 0 and psi 0; every other label must get its own label id
  *   (bmrm_corner_set_label). Extras: bmrm_solver_set_bounds (box
- *   constraints), bmrm_solver_bcfw_info, bmrm_solver_bcfw_pass (per-pass
+ *   constraints, also for the bundle methods), bmrm_solver_bcfw_info, bmrm_solver_bcfw_pass (per-pass
  *   rows), bmrm_solver_bcfw_path (the regularisation path).
  */
 
@@ -1186,11 +1186,14 @@ const char *bmrm_algorithm_name(bmrm_algorithm algorithm);
 const char *bmrm_last_error(void);
 
 /**
- * Sets box constraints lower <= w <= upper on a BCFW solver (`lower` and
- * `upper` each NULL, meaning no bound, or `dim` doubles; use -INFINITY /
- * INFINITY for free coordinates). The next run starts BCFW afresh at w =
- * clip(0). Errors: BMRM_ERROR_INVALID_ARGUMENT (not BCFW, lower > upper,
- * NaN), BMRM_ERROR_DIMENSION_MISMATCH.
+ * Sets box constraints lower <= w <= upper (`lower` and `upper` each NULL,
+ * meaning no bound, or `dim` doubles; use -INFINITY / INFINITY for free
+ * coordinates) on a BCFW solver or a bundle-method solver (BMRM, Prox-BMRM,
+ * P-BMRM, Prox-P-BMRM). BCFW's next run starts afresh at w = clip(0); a
+ * bundle method's run projects its start onto the box, keeps its cutting
+ * planes and keeps every iterate in the box. Errors:
+ * BMRM_ERROR_INVALID_ARGUMENT (SGD, the cutting-plane method or an SGD
+ * start, lower > upper, NaN), BMRM_ERROR_DIMENSION_MISMATCH.
  *
  * # Safety
  * `s` is NULL or a live solver; `lower` and `upper` are NULL or readable
@@ -1819,6 +1822,27 @@ enum bmrm_status bmrm_solver_run(struct bmrm_solver *s, double *w, size_t dim);
  * `s` is NULL or a live solver.
  */
 enum bmrm_status bmrm_solver_set_lambda(struct bmrm_solver *s, double lambda);
+
+/**
+ * Sets linear constraints A w >= b for the bundle methods (BMRM,
+ * Prox-BMRM, P-BMRM, Prox-P-BMRM): `a` holds `rows` rows of `dim` doubles,
+ * row after row, `b` the `rows` right-hand sides (`rows` = 0 removes them;
+ * `a` and `b` may then be NULL). Every iterate satisfies them; the start
+ * given to bmrm_solver_run must satisfy them after its projection onto the
+ * box (bmrm_solver_set_bounds). Errors: BMRM_ERROR_INVALID_ARGUMENT (BCFW,
+ * SGD or the cutting-plane method, or an SGD start), BMRM_ERROR_NON_FINITE
+ * (an entry named), BMRM_ERROR_DIMENSION_MISMATCH (`dim`),
+ * BMRM_ERROR_OUT_OF_MEMORY (`rows * dim` too large).
+ *
+ * # Safety
+ * `s` is NULL or a live solver; when `rows` > 0, `a` is NULL or readable
+ * for `rows * dim` doubles and `b` NULL or readable for `rows` doubles.
+ */
+enum bmrm_status bmrm_solver_set_linear_constraints(struct bmrm_solver *s,
+                                                    const double *a,
+                                                    size_t rows,
+                                                    size_t dim,
+                                                    const double *b);
 
 /**
  * Writes the summary of the last run into `*out` (written only on success):

@@ -595,3 +595,50 @@ fn bcfw_trains_and_its_regularisation_path_reports_breakpoints() {
         &["--eps must be a positive number"],
     );
 }
+
+#[test]
+fn nonneg_keeps_every_weight_non_negative_or_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _) = libsvm_files(dir.path(), 300, 0);
+    for algorithm in ["bmrm", "p-bmrm", "bcfw"] {
+        let model = dir.path().join(format!("{algorithm}.txt"));
+        let out = ok(&[
+            "train",
+            s(&train),
+            "--c",
+            "1",
+            "--algorithm",
+            algorithm,
+            "--nonneg",
+            "-o",
+            s(&model),
+        ]);
+        let text = std::fs::read_to_string(&model).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("weights "))
+            .unwrap();
+        let weights: Vec<f64> = lines[at + 1..].iter().map(|l| l.parse().unwrap()).collect();
+        assert!(!weights.is_empty(), "{out}");
+        assert!(
+            weights.iter().all(|&x| x >= 0.0),
+            "{algorithm}: {weights:?}"
+        );
+        // The box binds: some weight sits at 0.
+        assert!(weights.contains(&0.0), "{algorithm}: {weights:?}");
+    }
+    fails(
+        &[
+            "train",
+            s(&train),
+            "--c",
+            "1",
+            "--algorithm",
+            "sgd",
+            "--nonneg",
+        ],
+        1,
+        &["--nonneg", "SGD"],
+    );
+}

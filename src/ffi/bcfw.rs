@@ -126,11 +126,14 @@ pub struct bmrm_path {
     points: Vec<Breakpoint>,
 }
 
-/// Sets box constraints lower <= w <= upper on a BCFW solver (`lower` and
-/// `upper` each NULL, meaning no bound, or `dim` doubles; use -INFINITY /
-/// INFINITY for free coordinates). The next run starts BCFW afresh at w =
-/// clip(0). Errors: BMRM_ERROR_INVALID_ARGUMENT (not BCFW, lower > upper,
-/// NaN), BMRM_ERROR_DIMENSION_MISMATCH.
+/// Sets box constraints lower <= w <= upper (`lower` and `upper` each NULL,
+/// meaning no bound, or `dim` doubles; use -INFINITY / INFINITY for free
+/// coordinates) on a BCFW solver or a bundle-method solver (BMRM, Prox-BMRM,
+/// P-BMRM, Prox-P-BMRM). BCFW's next run starts afresh at w = clip(0); a
+/// bundle method's run projects its start onto the box, keeps its cutting
+/// planes and keeps every iterate in the box. Errors:
+/// BMRM_ERROR_INVALID_ARGUMENT (SGD, the cutting-plane method or an SGD
+/// start, lower > upper, NaN), BMRM_ERROR_DIMENSION_MISMATCH.
 ///
 /// # Safety
 /// `s` is NULL or a live solver; `lower` and `upper` are NULL or readable

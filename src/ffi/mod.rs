@@ -66,7 +66,7 @@ pub use problem::{
 pub use solver::{
     bmrm_settings_default, bmrm_solver, bmrm_solver_free, bmrm_solver_history,
     bmrm_solver_history_len, bmrm_solver_info, bmrm_solver_new, bmrm_solver_run,
-    bmrm_solver_set_lambda,
+    bmrm_solver_set_lambda, bmrm_solver_set_linear_constraints,
 };
 pub use types::{
     bmrm_algorithm, bmrm_bcfw_iterate_fn, bmrm_exit, bmrm_info, bmrm_iteration, bmrm_progress_fn,

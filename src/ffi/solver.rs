@@ -97,11 +97,16 @@ impl Held {
             Held::Mpi(node) => node.dim(),
         }
     }
-    /// BCFW's box constraints (on an MPI rank other than 0: nothing to set,
-    /// only rank 0's are used).
+    /// Box constraints (on an MPI rank other than 0: nothing to set, only
+    /// rank 0's are used).
     pub(super) fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
         self.solver_mut()
-            .map_or(Ok(()), |s| s.bcfw_for_bounds()?.set_bounds(lower, upper))
+            .map_or(Ok(()), |s| s.set_bounds(lower, upper))
+    }
+    /// Linear constraints `A w >= b` (as [`Held::set_bounds`] on MPI ranks).
+    pub(super) fn set_linear_constraints(&mut self, matrix: &[f64], rhs: &[f64]) -> Result<()> {
+        self.solver_mut()
+            .map_or(Ok(()), |s| s.set_linear_constraints(matrix, rhs))
     }
     /// The solver of this process, for BCFW's dual state (which is not
     /// carried across ranks).
@@ -277,6 +282,64 @@ pub unsafe extern "C" fn bmrm_solver_set_lambda(s: *mut bmrm_solver, lambda: f64
         // SAFETY: forwarded from this function's contract.
         let solver = unsafe { bmrm_solver::from_ptr(s) }?;
         solver.lock()?.set_lambda(lambda)
+    })
+}
+
+/// Sets linear constraints A w >= b for the bundle methods (BMRM,
+/// Prox-BMRM, P-BMRM, Prox-P-BMRM): `a` holds `rows` rows of `dim` doubles,
+/// row after row, `b` the `rows` right-hand sides (`rows` = 0 removes them;
+/// `a` and `b` may then be NULL). Every iterate satisfies them; the start
+/// given to bmrm_solver_run must satisfy them after its projection onto the
+/// box (bmrm_solver_set_bounds). Errors: BMRM_ERROR_INVALID_ARGUMENT (BCFW,
+/// SGD or the cutting-plane method, or an SGD start), BMRM_ERROR_NON_FINITE
+/// (an entry named), BMRM_ERROR_DIMENSION_MISMATCH (`dim`),
+/// BMRM_ERROR_OUT_OF_MEMORY (`rows * dim` too large).
+///
+/// # Safety
+/// `s` is NULL or a live solver; when `rows` > 0, `a` is NULL or readable
+/// for `rows * dim` doubles and `b` NULL or readable for `rows` doubles.
+#[no_mangle]
+pub unsafe extern "C" fn bmrm_solver_set_linear_constraints(
+    s: *mut bmrm_solver,
+    a: *const f64,
+    rows: usize,
+    dim: usize,
+    b: *const f64,
+) -> bmrm_status {
+    status("bmrm_solver_set_linear_constraints", || {
+        // SAFETY: forwarded from this function's contract.
+        let solver = unsafe { bmrm_solver::from_ptr(s) }?;
+        let mut guard = solver.lock()?;
+        if dim != guard.dim() {
+            return Err(Error::dimension_mismatch(format!(
+                "dim = {dim} but the problem's dimension is {}",
+                guard.dim()
+            )));
+        }
+        if rows == 0 {
+            return guard.set_linear_constraints(&[], &[]);
+        }
+        if a.is_null() || b.is_null() {
+            let which = if a.is_null() { "a" } else { "b" };
+            return Err(Error::null_argument(format!(
+                "{which} is NULL with rows = {rows}"
+            )));
+        }
+        let len = rows
+            .checked_mul(dim)
+            .filter(|&n| n <= isize::MAX as usize / 8)
+            .ok_or_else(|| {
+                Error::out_of_memory(format!("{rows} rows of dimension {dim} overflow"))
+            })?;
+        // SAFETY: not NULL, readable for `rows * dim` and `rows` doubles by
+        // the contract.
+        let (matrix, rhs) = unsafe {
+            (
+                std::slice::from_raw_parts(a, len),
+                std::slice::from_raw_parts(b, rows),
+            )
+        };
+        guard.set_linear_constraints(matrix, rhs)
     })
 }
 

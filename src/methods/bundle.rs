@@ -3,6 +3,7 @@
 //! rule choose the prox constant of the step, and evaluates the new point.
 //! The lower bound always comes from the `alpha = 0` problem.
 
+use super::constrained::ConstrainedDual;
 use super::reduced::{
     primal_point, solve_lower, solve_lower_and_prox, Centre, StepContext, StepRule,
 };
@@ -11,6 +12,7 @@ use crate::bundle::Bundle;
 use crate::error::{Error, Result};
 use crate::exec::{Context, Method};
 use crate::linalg::{dist, norm2};
+use crate::qp::QpOptions;
 use crate::vocab::Iteration;
 
 /// A bundle method: its cutting-plane model and its step rule.
@@ -20,15 +22,22 @@ pub struct BundleMethod {
     /// The prox-centre: the best point so far (an iterate worse than it does
     /// not move it, as in every proximal bundle method).
     centre: Vec<f64>,
+    /// The constraints on `w` and their multipliers (`None`: unconstrained).
+    constrained: Option<ConstrainedDual>,
 }
 
 impl BundleMethod {
     /// A run on `bundle` (empty, or kept from the last run) with `rule`.
-    pub fn new(bundle: Bundle, rule: Box<dyn StepRule>) -> Self {
+    pub fn new(
+        bundle: Bundle,
+        rule: Box<dyn StepRule>,
+        constrained: Option<ConstrainedDual>,
+    ) -> Self {
         BundleMethod {
             bundle,
             rule,
             centre: Vec::new(),
+            constrained,
         }
     }
 
@@ -70,6 +79,42 @@ impl Method for BundleMethod {
         let bundle = &mut self.bundle;
         let opts = ctx.qp_options();
         let alpha = self.rule.alpha();
+        if let Some(cd) = &mut self.constrained {
+            // Every evaluated point is feasible, so the best one (the
+            // centre) anchors the repair of a row's violation.
+            let centre = &self.centre;
+            let lower = cd
+                .solve(
+                    bundle,
+                    lambda,
+                    0.0,
+                    centre,
+                    centre,
+                    false,
+                    &opts,
+                    ctx.qp_seconds(),
+                )
+                .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
+            ctx.raise_lower_bound(lower.value);
+            let w_new = if alpha == 0.0 {
+                bundle.beta_prox.clone_from(&bundle.beta);
+                lower.w
+            } else {
+                cd.solve(
+                    bundle,
+                    lambda,
+                    alpha,
+                    centre,
+                    centre,
+                    true,
+                    &opts,
+                    ctx.qp_seconds(),
+                )
+                .map_err(|e| e.context(format!("in the prox problem at iteration {t}")))?
+                .w
+            };
+            return self.finish_step(ctx, t, w_new, lower.value, alpha, opts);
+        }
         // A proximal step solves its prox problem beside the lower bound's.
         let (lower, prox) = if alpha == 0.0 {
             (solve_lower(bundle, lambda, &opts, ctx.qp_seconds()), None)
@@ -99,6 +144,24 @@ impl Method for BundleMethod {
                 primal_point(bundle, lambda, alpha, &bundle.beta_prox, &self.centre)
             }
         };
+        self.finish_step(ctx, t, w_new, lower.value, alpha, opts)
+    }
+}
+
+impl BundleMethod {
+    /// Evaluates the step's point, updates the bundle and lets the rule
+    /// choose the next prox constant.
+    fn finish_step(
+        &mut self,
+        ctx: &mut Context<'_>,
+        t: u64,
+        w_new: Vec<f64>,
+        lower_bound: f64,
+        alpha: f64,
+        opts: QpOptions,
+    ) -> Result<Iteration> {
+        let lambda = ctx.lambda;
+        let bundle = &mut self.bundle;
         let f_prev = ctx.primal();
         let eval = ctx.evaluate(&w_new, t)?;
         let step_norm = dist(&w_new, &self.centre);
@@ -121,11 +184,12 @@ impl Method for BundleMethod {
             lambda,
             f_prev,
             f_new: objective,
-            lower_bound: lower.value,
+            lower_bound,
             tol_rel,
             centre: &self.centre,
             qp: opts,
             qp_seconds: ctx.qp_seconds(),
+            constrained: self.constrained.as_mut(),
         };
         self.rule
             .update(&mut step)

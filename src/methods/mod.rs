@@ -5,12 +5,14 @@
 
 mod bmrm;
 mod bundle;
+mod constrained;
 mod cutting_plane;
 mod prox_bmrm;
 mod reduced;
 mod sgd;
 
 pub use bundle::BundleMethod;
+pub use constrained::{ConstrainedDual, Constraints};
 pub use cutting_plane::CuttingPlane;
 pub use sgd::SgdMethod;
 
@@ -18,7 +20,13 @@ use crate::vocab::Settings;
 
 /// The step rule of the bundle method `settings.algorithm` names: a prox
 /// term for the proximal variants, none for the others.
-pub fn bundle_method(bundle: crate::bundle::Bundle, settings: &Settings) -> BundleMethod {
+/// `constraints` (when not empty) restrict `w`; the start must already be
+/// feasible ([`Constraints::prepare_start`]).
+pub fn bundle_method(
+    bundle: crate::bundle::Bundle,
+    settings: &Settings,
+    constraints: Option<std::sync::Arc<Constraints>>,
+) -> BundleMethod {
     let rule: Box<dyn reduced::StepRule> = if settings.algorithm.is_proximal() {
         Box::new(prox_bmrm::ProxSteps::new(
             settings.prox_t,
@@ -28,5 +36,8 @@ pub fn bundle_method(bundle: crate::bundle::Bundle, settings: &Settings) -> Bund
     } else {
         Box::new(bmrm::PlainSteps)
     };
-    BundleMethod::new(bundle, rule)
+    let constrained = constraints
+        .filter(|c| !c.is_empty())
+        .map(ConstrainedDual::new);
+    BundleMethod::new(bundle, rule, constrained)
 }

@@ -8,6 +8,7 @@
 //! grid `{0} ∪ {lambda * 2^k}`, which is the paper's `{0, 1, 2, 4, ...}`
 //! made invariant to the scale of `F`.
 
+use super::constrained::step_length;
 use super::reduced::{prox_distance, solve_prox, Centre, StepContext, StepRule};
 use crate::error::Result;
 
@@ -80,6 +81,22 @@ impl ProxSteps {
         let lambda = step.lambda;
         let mut distance = |e: i32, this: &Self| -> Result<f64> {
             let alpha = this.alpha_of(e);
+            if let Some(cd) = step.constrained.as_deref_mut() {
+                let c = step.centre;
+                let w = cd
+                    .solve(
+                        step.bundle,
+                        lambda,
+                        alpha,
+                        c,
+                        c,
+                        true,
+                        &step.qp,
+                        step.qp_seconds,
+                    )?
+                    .w;
+                return Ok(step_length(&w, c));
+            }
             solve_prox(
                 step.bundle,
                 lambda,

@@ -47,6 +47,8 @@ pub struct StepContext<'b> {
     pub centre: &'b [f64],
     pub qp: QpOptions,
     pub qp_seconds: &'b mut f64,
+    /// The constraints on `w` and their multipliers, when there are any.
+    pub constrained: Option<&'b mut super::constrained::ConstrainedDual>,
 }
 
 /// The reduced problem around a centre `c`: `A^T c` and `||c||^2`, computed

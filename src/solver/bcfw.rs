@@ -216,18 +216,6 @@ impl<'a> BcfwHandle<'a> {
 }
 
 impl super::Solver {
-    /// The BCFW handle for box constraints, or the error (the C ABI's
-    /// status) on a solver that does not run BCFW.
-    pub(crate) fn bcfw_for_bounds(&mut self) -> Result<BcfwHandle<'_>> {
-        let algorithm = self.settings().algorithm;
-        self.bcfw_mut().ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "box constraints are supported by BCFW only, not {}",
-                algorithm.name()
-            ))
-        })
-    }
-
     /// The BCFW handle for the regularisation path, or the error (the C
     /// ABI's status) on a solver that does not run BCFW.
     pub(crate) fn bcfw_for_path(&mut self) -> Result<BcfwHandle<'_>> {

@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::exec::{
     execute, Context, CountedOracle, CountedParts, Method, Oracles, Reporting, Tally, Units,
 };
-use crate::methods::{bundle_method, CuttingPlane, SgdMethod};
+use crate::methods::{bundle_method, Constraints, CuttingPlane, SgdMethod};
 use crate::oracle::adapters::PassDeadline;
 use crate::oracle::{AnswerLog, MaxOracle, PartitionedRisk, Problem};
 
@@ -56,6 +56,8 @@ pub(crate) struct Core {
     info: Info,
     history: Vec<Iteration>,
     observer: Option<Observer>,
+    /// The bundle methods' constraints on `w` (BCFW keeps its box itself).
+    constraints: Arc<Constraints>,
 }
 
 /// The state a method keeps between runs.
@@ -210,6 +212,7 @@ impl Solver {
                 info: Info::default(),
                 history: Vec::new(),
                 observer: None,
+                constraints: Arc::default(),
             },
             kept,
         })
@@ -258,6 +261,43 @@ impl Solver {
             Kept::Bcfw(b) => Some(BcfwHandle::new(&mut self.core, b)),
             Kept::Planes(_) => None,
         }
+    }
+
+    /// Box constraints `lower <= w <= upper` (infinities leave a coordinate
+    /// free), honoured by BCFW and the four bundle methods; SGD (alone or as
+    /// the bundle methods' start) and the cutting-plane method refuse them.
+    /// A bundle method's run projects its start onto the box; BCFW restarts
+    /// from `clip(0)`. Replaces earlier bounds; the cutting planes are kept
+    /// (they model the risk, which the box does not change).
+    pub fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
+        let dim = self.dim();
+        if let Kept::Bcfw(b) = &mut self.kept {
+            return BcfwHandle::new(&mut self.core, b).set_bounds(lower, upper);
+        }
+        self.core.honours_constraints("box constraints")?;
+        let mut c = (*self.core.constraints).clone();
+        c.bounds = Some(crate::bcfw::Bounds::new(lower, upper, dim)?);
+        self.core.constraints = Arc::new(c);
+        Ok(())
+    }
+
+    /// Linear constraints `A w >= b`: `matrix` holds `rhs.len()` rows of
+    /// `dim()` numbers, row after row (no rows: none). Honoured by the four
+    /// bundle methods, whose start must satisfy them (after the projection
+    /// onto the box); the other algorithms refuse them. Replaces earlier rows.
+    pub fn set_linear_constraints(&mut self, matrix: &[f64], rhs: &[f64]) -> Result<()> {
+        if matches!(self.kept, Kept::Bcfw(_)) {
+            return Err(Error::invalid_argument(
+                "linear constraints A w >= b are honoured by the bundle methods (BMRM, \
+                 Prox-BMRM, P-BMRM, Prox-P-BMRM), not by BCFW (it takes box constraints)",
+            ));
+        }
+        self.core
+            .honours_constraints("linear constraints A w >= b")?;
+        let mut c = (*self.core.constraints).clone();
+        c.set_rows(matrix, rhs, self.dim())?;
+        self.core.constraints = Arc::new(c);
+        Ok(())
     }
 
     /// Calls `observer` after every iteration; it may stop the run.
@@ -337,7 +377,11 @@ impl Solver {
             Algorithm::Sgd => core.execute(&mut SgdMethod::new(settings.sgd_passes), w),
             Algorithm::CuttingPlane => core.execute(&mut CuttingPlane::new(), w),
             _ => {
-                let mut method = bundle_method(bundle, &settings);
+                let constraints = core.constraints.clone();
+                if !constraints.is_empty() {
+                    constraints.prepare_start(w)?;
+                }
+                let mut method = bundle_method(bundle, &settings, Some(constraints));
                 let outcome = core.execute(&mut method, w);
                 bundle = method.into_bundle();
                 outcome
@@ -351,6 +395,24 @@ impl Solver {
 }
 
 impl Core {
+    /// Refuses `what` for the algorithms whose iterates would leave the
+    /// feasible set: SGD (alone or as a start) and the cutting-plane method.
+    fn honours_constraints(&self, what: &str) -> Result<()> {
+        let s = &self.settings;
+        let refuse = |by: &str| {
+            Err(Error::invalid_argument(format!(
+                "{what} are not honoured by {by}; BMRM, Prox-BMRM, P-BMRM and Prox-P-BMRM \
+                 honour them"
+            )))
+        };
+        match s.algorithm {
+            Algorithm::Sgd => refuse("SGD"),
+            Algorithm::CuttingPlane => refuse("the cutting-plane method"),
+            _ if s.sgd_passes > 0 => refuse("the SGD start (sgd_passes > 0): set sgd_passes = 0"),
+            _ => Ok(()),
+        }
+    }
+
     /// The solver's thread pool, built on first use.
     fn pool(&self) -> Result<Arc<rayon::ThreadPool>> {
         if let Some(p) = self.pool.get() {

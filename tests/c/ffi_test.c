@@ -1194,10 +1194,70 @@ static void test_bcfw(const mc_data *data) {
     bmrm_path_free(NULL);
     bmrm_solver_free(solver);
 
-    /* Bounds on a bundle solver are refused. */
-    s = settings_for(BMRM_ALGORITHM_BMRM, 0.05);
+    /* The same box on every bundle method: feasible, and its bound and BCFW's
+     * boxed primal do not cross. A start outside the box is projected. */
+    for (int a = BMRM_ALGORITHM_BMRM; a <= BMRM_ALGORITHM_PROX_P_BMRM; a++) {
+        s = settings_for((bmrm_algorithm)a, 0.05);
+        s.tol_rel = 1e-6;
+        CHECK_STATUS(bmrm_solver_new(p, &s, &solver), BMRM_OK);
+        CHECK_STATUS(bmrm_solver_set_bounds(solver, lo, NULL, dim), BMRM_OK);
+        for (size_t j = 0; j < dim; j++) w[j] = -1.0;
+        CHECK_STATUS(bmrm_solver_run(solver, w, dim), BMRM_OK);
+        int in_box = 1;
+        for (size_t j = 0; j < data->d; j++) in_box &= w[j] >= 0.0;
+        CHECK(in_box, "%s: box violated", bmrm_algorithm_name((bmrm_algorithm)a));
+        bmrm_info info;
+        CHECK_STATUS(bmrm_solver_info(solver, &info), BMRM_OK);
+        CHECK(info.lower_bound <= boxed.primal + 1e-12 && boxed.lower_bound <= info.primal + 1e-12,
+              "%s: bounds %.17g %.17g vs primals %.17g %.17g",
+              bmrm_algorithm_name((bmrm_algorithm)a), info.lower_bound, boxed.lower_bound,
+              info.primal, boxed.primal);
+        if (a != BMRM_ALGORITHM_BMRM) {
+            bmrm_solver_free(solver);
+            continue;
+        }
+        /* A w >= b: the first two weights sum to at least 0.5. */
+        double *rows = calloc(dim, sizeof(double));
+        rows[0] = 1.0;
+        rows[1] = 1.0;
+        double rhs = 0.5;
+        CHECK_STATUS(bmrm_solver_set_linear_constraints(solver, rows, 1, dim + 1, &rhs),
+                     BMRM_ERROR_DIMENSION_MISMATCH);
+        CHECK_STATUS(bmrm_solver_set_linear_constraints(solver, NULL, 1, dim, &rhs),
+                     BMRM_ERROR_NULL_ARGUMENT);
+        CHECK_STATUS(bmrm_solver_set_linear_constraints(NULL, rows, 1, dim, &rhs),
+                     BMRM_ERROR_NULL_ARGUMENT);
+        rows[1] = NAN;
+        CHECK_STATUS(bmrm_solver_set_linear_constraints(solver, rows, 1, dim, &rhs),
+                     BMRM_ERROR_NON_FINITE);
+        CHECK(last_error_has("A[0][1]"), "'%s'", bmrm_last_error());
+        rows[1] = 1.0;
+        CHECK_STATUS(bmrm_solver_set_linear_constraints(solver, rows, 1, dim, &rhs), BMRM_OK);
+        memset(w, 0, dim * sizeof(double));
+        CHECK_STATUS(bmrm_solver_run(solver, w, dim), BMRM_ERROR_INVALID_ARGUMENT);
+        CHECK(last_error_has("row 0"), "'%s'", bmrm_last_error());
+        w[0] = 1.0;
+        CHECK_STATUS(bmrm_solver_run(solver, w, dim), BMRM_OK);
+        CHECK(w[0] + w[1] >= 0.5 && w[0] >= 0.0 && w[1] >= 0.0, "A w >= b violated");
+        bmrm_info cut;
+        CHECK_STATUS(bmrm_solver_info(solver, &cut), BMRM_OK);
+        CHECK(cut.lower_bound <= cut.primal && cut.primal >= info.lower_bound - 1e-12,
+              "a row cannot beat the box alone");
+        CHECK_STATUS(bmrm_solver_set_linear_constraints(solver, NULL, 0, dim, NULL), BMRM_OK);
+        free(rows);
+        bmrm_solver_free(solver);
+    }
+    /* SGD refuses both by name; BCFW refuses rows. */
+    s = settings_for(BMRM_ALGORITHM_SGD, 0.05);
     CHECK_STATUS(bmrm_solver_new(p, &s, &solver), BMRM_OK);
     CHECK_STATUS(bmrm_solver_set_bounds(solver, lo, NULL, dim), BMRM_ERROR_INVALID_ARGUMENT);
+    CHECK(last_error_has("SGD"), "'%s'", bmrm_last_error());
+    bmrm_solver_free(solver);
+    s = settings_for(BMRM_ALGORITHM_BCFW, 0.05);
+    CHECK_STATUS(bmrm_solver_new(p, &s, &solver), BMRM_OK);
+    double one = 1.0;
+    CHECK_STATUS(bmrm_solver_set_linear_constraints(solver, lo, 1, dim, &one),
+                 BMRM_ERROR_INVALID_ARGUMENT);
     CHECK(last_error_has("BCFW"), "'%s'", bmrm_last_error());
     bmrm_solver_free(solver);
     free(lo);

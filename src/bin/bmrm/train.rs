@@ -28,6 +28,11 @@ pub struct TrainArgs {
     /// data the test part of the standard split (with --folds: the other folds).
     #[arg(long, value_name = "DATA")]
     pub test: Option<PathBuf>,
+    /// Keep every weight >= 0 (box constraints, honoured by BMRM, Prox-BMRM,
+    /// P-BMRM, Prox-P-BMRM and BCFW; SGD, an SGD start and the cutting-plane
+    /// method refuse it).
+    #[arg(long)]
+    pub nonneg: bool,
     /// Train over MPI (a build with `--features mpi`, started by mpirun, e.g.
     /// `mpirun -np 4 bmrm train --distributed ...`): every rank reads the
     /// data and evaluates its share of the parts; rank 0 keeps the bundle,
@@ -80,11 +85,18 @@ fn train_here(
     mode: Mode,
     lambda: f64,
     tol_rel: f64,
+    nonneg: bool,
 ) -> Result<(Vec<f64>, bmrm::Info), String> {
     let alg = settings.algorithm;
     let m = task.num_examples();
     let mut solver =
         Solver::new(task.problem(), settings).map_err(|e| option_names(&e.to_string()))?;
+    if nonneg {
+        let dim = solver.dim();
+        solver
+            .set_bounds(vec![0.0; dim], vec![f64::INFINITY; dim])
+            .map_err(|e| format!("--nonneg: {}", option_names(&e.to_string())))?;
+    }
     say!(
         mode,
         "training a {} with {} at lambda = {} (C = 1/(m lambda) = {}, m = {m})",
@@ -147,6 +159,10 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
     #[cfg(feature = "mpi")]
     let _universe;
     #[cfg(feature = "mpi")]
+    if a.distributed && a.nonneg {
+        return Err("--nonneg is not available with --distributed".into());
+    }
+    #[cfg(feature = "mpi")]
     let (w, info) = if a.distributed {
         match run_distributed(&task, settings.clone())? {
             Some((w, info, universe)) => {
@@ -156,10 +172,10 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
             None => return Ok(()),
         }
     } else {
-        train_here(&task, settings, mode, lambda, tol_rel)?
+        train_here(&task, settings, mode, lambda, tol_rel, a.nonneg)?
     };
     #[cfg(not(feature = "mpi"))]
-    let (w, info) = train_here(&task, settings, mode, lambda, tol_rel)?;
+    let (w, info) = train_here(&task, settings, mode, lambda, tol_rel, a.nonneg)?;
     let unit = match task.space.input {
         data::Format::Ocr => "letters",
         _ => "tokens",
