@@ -5,6 +5,8 @@
 //! identity without box constraints). Its negation is a lower bound on the
 //! primal optimum, and `primal(w) + f = sum_i g_i`, the sum of block gaps.
 
+use std::time::Instant;
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -119,6 +121,8 @@ pub struct BcfwState {
     /// oracle without a box or mini-batches (then `blocks[i].w` is unused
     /// and kept corners hold no psi); see [`ClassBlocks`].
     classes: Option<ClassBlocks>,
+    /// Where the approximate steps and passes stop (the run's time limit).
+    deadline: Option<Instant>,
 }
 
 impl BcfwState {
@@ -186,6 +190,7 @@ impl BcfwState {
             order: Vec::new(),
             working_set: None,
             classes,
+            deadline: None,
         })
     }
 
@@ -473,11 +478,7 @@ impl BcfwState {
                 ))
             })?;
             if settings.multi_plane {
-                for _ in 0..settings.mp_block_steps {
-                    if !self.approximate_step(settings, i) {
-                        break;
-                    }
-                }
+                self.approximate_block_steps(settings, i);
             }
         }
         self.passes += 1;
