@@ -595,3 +595,100 @@ fn bcfw_trains_and_its_regularisation_path_reports_breakpoints() {
         &["--eps must be a positive number"],
     );
 }
+
+/// A LIBSVM file of 60 examples with 50 features and 3 classes: its model
+/// file (153 weights) is a few KB.
+fn wide_file(dir: &Path) -> PathBuf {
+    let d = 50;
+    let (x, y) = synthetic::gaussian_multiclass(60, d, 3, 3.0, 9);
+    let labels: Vec<String> = y.iter().map(|c| c.to_string()).collect();
+    let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let path = dir.join("wide.svm");
+    libsvm::write_dense(File::create(&path).unwrap(), &x, d, &labels).unwrap();
+    path
+}
+
+#[test]
+fn a_model_write_cut_short_keeps_the_old_model() {
+    // Issue 30.6: the model file was overwritten in place, so a full disk,
+    // a failed write or a kill during the write left a truncated model.
+    // Under `ulimit -f 1` (1 KB) the write of the new model fails part-way:
+    // with SIGXFSZ ignored as a write error, by default as a kill.
+    let dir = tempfile::tempdir().unwrap();
+    let data = wide_file(dir.path());
+    let model = dir.path().join("model.txt");
+    ok(&["train", s(&data), "--lambda", "0.1", "-q", "-o", s(&model)]);
+    let old = std::fs::read(&model).unwrap();
+    assert!(old.len() > 2048, "the model is {} bytes", old.len());
+    for trap in ["trap '' XFSZ;", ""] {
+        let script =
+            format!("{trap} ulimit -f 1; exec \"$0\" train \"$1\" --lambda 0.01 -q -o \"$2\"");
+        let o = Command::new("bash")
+            .args([
+                "-c",
+                &script,
+                env!("CARGO_BIN_EXE_bmrm"),
+                s(&data),
+                s(&model),
+            ])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{trap:?}: the write succeeded");
+        if !trap.is_empty() {
+            assert!(stderr(&o).contains("cannot write"), "{}", stderr(&o));
+        }
+        assert!(
+            std::fs::read(&model).unwrap() == old,
+            "{trap:?}: the old model changed"
+        );
+        ok(&["predict", s(&model), s(&data), "-q"]);
+    }
+    // The new model replaces the old one whole when the write succeeds; a
+    // temporary file left by the kill is not mistaken for it.
+    ok(&["train", s(&data), "--lambda", "0.01", "-q", "-o", s(&model)]);
+    assert!(std::fs::read(&model).unwrap() != old);
+    ok(&["predict", s(&model), s(&data), "-q"]);
+}
+
+#[test]
+fn the_model_path_is_checked_before_training() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = wide_file(dir.path());
+    let missing = dir.path().join("no-such-dir").join("model.txt");
+    let o = bmrm(&[
+        "train",
+        s(&data),
+        "--lambda",
+        "0.1",
+        "--json",
+        "-o",
+        s(&missing),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no-such-dir"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    // Nothing was read or trained.
+    assert!(!stdout(&o).contains("\"iteration\""), "{}", stdout(&o));
+    let o = bmrm(&[
+        "train",
+        s(&data),
+        "--lambda",
+        "0.1",
+        "-q",
+        "-o",
+        s(dir.path()),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
+    let o = bmrm(&[
+        "path",
+        s(&data),
+        "--lambdas",
+        "0.1",
+        "-q",
+        "-o",
+        s(&missing),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+}

@@ -29,7 +29,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const MAGIC: &str = "bmrm-model";
 const VERSION: &str = "1";
@@ -82,25 +82,40 @@ impl ModelFile {
         })
     }
 
+    /// Writes the model to `path` atomically: into a temporary file in the
+    /// same directory, synced, then renamed over `path`. A failed write or a
+    /// kill at any moment leaves the old file (or none) whole, never a
+    /// truncated model (issue 30.6).
     pub fn write(&self, path: &Path) -> Result<(), String> {
         let e = |err: std::io::Error| format!("model file {}: cannot write: {err}", path.display());
-        let file = std::fs::File::create(path).map_err(e)?;
-        let mut out = BufWriter::new(file);
-        writeln!(out, "{MAGIC} {VERSION}").map_err(e)?;
+        let (tmp, file) = create_temporary(path)?;
+        let written = (|| -> std::io::Result<()> {
+            let mut out = BufWriter::new(file);
+            self.write_to(&mut out)?;
+            out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            std::fs::rename(&tmp, path)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written.map_err(e)
+    }
+
+    fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        writeln!(out, "{MAGIC} {VERSION}")?;
         writeln!(
             out,
             "# written by bmrm {}; weights in the shortest form that reads back exactly",
             env!("CARGO_PKG_VERSION")
-        )
-        .map_err(e)?;
+        )?;
         for (k, v) in &self.header {
-            writeln!(out, "{k} {v}").map_err(e)?;
+            writeln!(out, "{k} {v}")?;
         }
-        writeln!(out, "weights {}", self.weights.len()).map_err(e)?;
+        writeln!(out, "weights {}", self.weights.len())?;
         for w in &self.weights {
-            writeln!(out, "{w:e}").map_err(e)?;
+            writeln!(out, "{w:e}")?;
         }
-        out.flush().map_err(e)
+        out.flush()
     }
 
     pub fn read(path: &Path) -> Result<ModelFile, String> {
@@ -183,6 +198,65 @@ impl ModelFile {
         }
         Ok(model)
     }
+}
+
+/// Creates a new temporary file beside `path` (same directory, so the
+/// rename is atomic): `.NAME.PID.K.tmp`.
+fn create_temporary(path: &Path) -> Result<(PathBuf, std::fs::File), String> {
+    let name = path.display();
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| format!("model file {name}: not a file name"))?
+        .to_string_lossy();
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(format!(
+            "model file {name}: the directory {} does not exist",
+            dir.display()
+        ));
+    }
+    let mut last = None;
+    for k in 0..100 {
+        let tmp = dir.join(format!(".{file_name}.{}.{k}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => {
+                return Err(format!(
+                    "model file {name}: cannot create a file in {}: {e}",
+                    dir.display()
+                ))
+            }
+        }
+    }
+    Err(format!(
+        "model file {name}: cannot create a temporary file in {}: {}",
+        dir.display(),
+        last.map_or(String::new(), |e| e.to_string())
+    ))
+}
+
+/// Checks before training that the model can be written to `path`: its
+/// directory exists and takes a new file, and `path` is not a directory.
+pub fn check_writable(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("model file {}: is a directory", path.display()));
+    }
+    let (tmp, _file) = create_temporary(path)?;
+    std::fs::remove_file(&tmp).map_err(|e| {
+        format!(
+            "model file {}: cannot remove the test file {}: {e}",
+            path.display(),
+            tmp.display()
+        )
+    })
 }
 
 #[cfg(test)]
