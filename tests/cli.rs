@@ -692,3 +692,38 @@ fn the_model_path_is_checked_before_training() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_file_without_line_breaks_is_an_error_in_bounded_memory() {
+    // Issue 30.7: `/dev/zero` as the data or the model made train and
+    // predict grow one line until the allocation aborted. Under a 2 GB
+    // address limit each must end with the reader's error naming line 1.
+    let dir = tempfile::tempdir().unwrap();
+    let data = wide_file(dir.path());
+    let model = dir.path().join("model.txt");
+    ok(&["train", s(&data), "--lambda", "0.1", "-q", "-o", s(&model)]);
+    let cases = [
+        ("train /dev/zero --lambda 0.1 -q", "/dev/zero, line 1"),
+        ("predict /dev/zero \"$1\" -q", "/dev/zero, line 1"),
+        ("predict \"$2\" /dev/zero -q", "/dev/zero, line 1"),
+    ];
+    for (args, want) in cases {
+        let script = format!("ulimit -v 2000000; exec \"$0\" {args}");
+        let o = Command::new("bash")
+            .args([
+                "-c",
+                &script,
+                env!("CARGO_BIN_EXE_bmrm"),
+                s(&data),
+                s(&model),
+            ])
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args}: {err}");
+        assert!(
+            err.contains(want) && err.contains("longer than"),
+            "{args}: {err}"
+        );
+    }
+}

@@ -28,7 +28,7 @@
 //! `c * (features + bias)`).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &str = "bmrm-model";
@@ -122,13 +122,36 @@ impl ModelFile {
         let name = path.display();
         let file = std::fs::File::open(path)
             .map_err(|e| format!("model file {name}: cannot open: {e}"))?;
-        let mut lines = BufReader::new(file).lines().enumerate();
+        let mut reader = BufReader::new(file);
+        let mut no = 0;
+        // Lines are bounded like the data readers' (a file without line
+        // breaks, /dev/zero, grew one line without end: issue 30.7).
         let mut next = || -> Result<Option<(usize, String)>, String> {
-            match lines.next() {
-                None => Ok(None),
-                Some((i, Ok(l))) => Ok(Some((i + 1, l))),
-                Some((i, Err(e))) => Err(format!("model file {name}, line {}: {e}", i + 1)),
+            let mut buf = Vec::new();
+            let limit = bmrm::data::MAX_LINE_BYTES;
+            let n = (&mut reader)
+                .take(limit as u64 + 1)
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| format!("model file {name}, line {}: {e}", no + 1))?;
+            if n == 0 {
+                return Ok(None);
             }
+            no += 1;
+            if buf.len() > limit && buf.last() != Some(&b'\n') {
+                return Err(format!(
+                    "model file {name}, line {no}: the line is longer than {limit} bytes \
+                     (no line break within them): not a bmrm model file"
+                ));
+            }
+            if buf.last() == Some(&b'\n') {
+                buf.pop();
+                if buf.last() == Some(&b'\r') {
+                    buf.pop();
+                }
+            }
+            String::from_utf8(buf)
+                .map(|l| Some((no, l)))
+                .map_err(|_| format!("model file {name}, line {no}: not UTF-8 text"))
         };
         match next()? {
             Some((_, l)) if l.trim_end() == format!("{MAGIC} {VERSION}") => {}
