@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v cc >/dev/null || need_apt+=(gcc)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)   # the C ABI's install test
+command -v cmake >/dev/null || need_apt+=(cmake)             # find_package(bmrm) of the install test
 command -v valgrind >/dev/null || need_apt+=(valgrind)       # the C ABI's memcheck run
 command -v c++ >/dev/null || need_apt+=(g++)                 # the C++ front end's tests
 command -v octave-cli >/dev/null || need_apt+=(octave)       # the MATLAB/Octave front end's tests
