@@ -66,6 +66,10 @@ if command -v readelf >/dev/null && [ "$(uname -s)" = Linux ]; then
 fi
 echo "== cargo doc (no warnings)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib
+echo "== cargo publish --dry-run (the packaged crate builds from what it holds)"
+# --allow-dirty only for a work tree with uncommitted changes (CI's clone has none).
+dirty=$([ -n "$(git status --porcelain 2>/dev/null)" ] && echo --allow-dirty || true)
+cargo publish --dry-run $dirty
 echo "== no reference to a document outside the repository"
 # (the pattern is split so that this file does not match itself)
 if git grep -n "DESIGN""[.]md" -- . ; then
