@@ -727,3 +727,36 @@ fn a_file_without_line_breaks_is_an_error_in_bounded_memory() {
         );
     }
 }
+
+#[test]
+fn unknown_model_keys_are_refused_and_extra_features_noted() {
+    // Issue 30.9: both were ignored without a word.
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = libsvm_files(dir.path(), 60, 20);
+    let model = dir.path().join("model.txt");
+    ok(&["train", s(&train), "--lambda", "0.1", "-q", "-o", s(&model)]);
+    let text = std::fs::read_to_string(&model).unwrap();
+    let edited = dir.path().join("edited.txt");
+    std::fs::write(&edited, text.replace("\nbias ", "\nscale 2\nbias ")).unwrap();
+    fails(
+        &["predict", s(&edited), s(&test), "-q"],
+        1,
+        &["unknown header key `scale`"],
+    );
+    // Test data with a feature beyond the model's 8: a warning naming it.
+    let wide = dir.path().join("wide.svm");
+    let mut lines = std::fs::read_to_string(&test).unwrap();
+    lines.push_str("3 1:0.5 12:1.5\n");
+    std::fs::write(&wide, lines).unwrap();
+    let o = bmrm(&["predict", s(&model), s(&wide), "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning")
+            && err.contains("1 examples have features beyond the model's 8")
+            && err.contains("up to feature 12"),
+        "{err}"
+    );
+    let o = bmrm(&["predict", s(&model), s(&test), "-q"]);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}

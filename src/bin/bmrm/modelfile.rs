@@ -21,9 +21,9 @@
 //!
 //! The first line is the magic `bmrm-model 1` (1 is the format version).
 //! Then `key value` lines (`#` lines are comments), in any order, up to
-//! `weights N`, which is followed by exactly `N` numbers, one a line. Keys a
-//! reader does not know are kept (and ignored), so newer files stay
-//! readable. The weights are laid out as the library's model lays out `w`
+//! `weights N`, which is followed by exactly `N` numbers, one a line. A key
+//! `bmrm predict` does not know is an error naming it (model.rs), never
+//! silently ignored. The weights are laid out as the library's model lays out `w`
 //! (for multiclass: class `c`'s block of `features + bias` weights at
 //! `c * (features + bias)`).
 
