@@ -760,3 +760,37 @@ fn unknown_model_keys_are_refused_and_extra_features_noted() {
     let o = bmrm(&["predict", s(&model), s(&test), "-q"]);
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }
+
+#[test]
+fn ctrl_c_ends_the_tool_with_a_message_and_status_130() {
+    // Issue 30.9: SIGINT ended the tool with status 130 and no word.
+    let dir = tempfile::tempdir().unwrap();
+    let data = wide_file(dir.path());
+    let child = Command::new(env!("CARGO_BIN_EXE_bmrm"))
+        .args([
+            "train",
+            s(&data),
+            "--lambda",
+            "1e-9",
+            "--tol-rel",
+            "1e-15",
+            "-q",
+        ])
+        .args(["-a", "cutting-plane", "--time-limit", "60"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("interrupted (SIGINT)"),
+        "{}",
+        stderr(&o)
+    );
+}
