@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v cc >/dev/null || need_apt+=(gcc)
 command -v pkg-config >/dev/null || need_apt+=(pkg-config)   # the C ABI's install test
+command -v cmake >/dev/null || need_apt+=(cmake)             # find_package(bmrm) of the install test
 command -v valgrind >/dev/null || need_apt+=(valgrind)       # the C ABI's memcheck run
 command -v c++ >/dev/null || need_apt+=(g++)                 # the C++ front end's tests
 command -v octave-cli >/dev/null || need_apt+=(octave)       # the MATLAB/Octave front end's tests
@@ -65,6 +66,10 @@ if command -v readelf >/dev/null && [ "$(uname -s)" = Linux ]; then
 fi
 echo "== cargo doc (no warnings)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib
+echo "== cargo publish --dry-run (the packaged crate builds from what it holds)"
+# --allow-dirty only for a work tree with uncommitted changes (CI's clone has none).
+dirty=$([ -n "$(git status --porcelain 2>/dev/null)" ] && echo --allow-dirty || true)
+cargo publish --dry-run $dirty
 echo "== no reference to a document outside the repository"
 # (the pattern is split so that this file does not match itself)
 if git grep -n "DESIGN""[.]md" -- . ; then

@@ -642,3 +642,202 @@ fn nonneg_keeps_every_weight_non_negative_or_is_refused_by_name() {
         &["--nonneg", "SGD"],
     );
 }
+
+/// A LIBSVM file of 60 examples with 50 features and 3 classes: its model
+/// file (153 weights) is a few KB.
+fn wide_file(dir: &Path) -> PathBuf {
+    let d = 50;
+    let (x, y) = synthetic::gaussian_multiclass(60, d, 3, 3.0, 9);
+    let labels: Vec<String> = y.iter().map(|c| c.to_string()).collect();
+    let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let path = dir.join("wide.svm");
+    libsvm::write_dense(File::create(&path).unwrap(), &x, d, &labels).unwrap();
+    path
+}
+
+#[test]
+fn a_model_write_cut_short_keeps_the_old_model() {
+    // Issue 30.6: the model file was overwritten in place, so a full disk,
+    // a failed write or a kill during the write left a truncated model.
+    // Under `ulimit -f 1` (1 KB) the write of the new model fails part-way:
+    // with SIGXFSZ ignored as a write error, by default as a kill.
+    let dir = tempfile::tempdir().unwrap();
+    let data = wide_file(dir.path());
+    let model = dir.path().join("model.txt");
+    ok(&["train", s(&data), "--lambda", "0.1", "-q", "-o", s(&model)]);
+    let old = std::fs::read(&model).unwrap();
+    assert!(old.len() > 2048, "the model is {} bytes", old.len());
+    for trap in ["trap '' XFSZ;", ""] {
+        let script =
+            format!("{trap} ulimit -f 1; exec \"$0\" train \"$1\" --lambda 0.01 -q -o \"$2\"");
+        let o = Command::new("bash")
+            .args([
+                "-c",
+                &script,
+                env!("CARGO_BIN_EXE_bmrm"),
+                s(&data),
+                s(&model),
+            ])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{trap:?}: the write succeeded");
+        if !trap.is_empty() {
+            assert!(stderr(&o).contains("cannot write"), "{}", stderr(&o));
+        }
+        assert!(
+            std::fs::read(&model).unwrap() == old,
+            "{trap:?}: the old model changed"
+        );
+        ok(&["predict", s(&model), s(&data), "-q"]);
+    }
+    // The new model replaces the old one whole when the write succeeds; a
+    // temporary file left by the kill is not mistaken for it.
+    ok(&["train", s(&data), "--lambda", "0.01", "-q", "-o", s(&model)]);
+    assert!(std::fs::read(&model).unwrap() != old);
+    ok(&["predict", s(&model), s(&data), "-q"]);
+}
+
+#[test]
+fn the_model_path_is_checked_before_training() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = wide_file(dir.path());
+    let missing = dir.path().join("no-such-dir").join("model.txt");
+    let o = bmrm(&[
+        "train",
+        s(&data),
+        "--lambda",
+        "0.1",
+        "--json",
+        "-o",
+        s(&missing),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no-such-dir"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    // Nothing was read or trained.
+    assert!(!stdout(&o).contains("\"iteration\""), "{}", stdout(&o));
+    let o = bmrm(&[
+        "train",
+        s(&data),
+        "--lambda",
+        "0.1",
+        "-q",
+        "-o",
+        s(dir.path()),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
+    let o = bmrm(&[
+        "path",
+        s(&data),
+        "--lambdas",
+        "0.1",
+        "-q",
+        "-o",
+        s(&missing),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_file_without_line_breaks_is_an_error_in_bounded_memory() {
+    // Issue 30.7: `/dev/zero` as the data or the model made train and
+    // predict grow one line until the allocation aborted. Under a 2 GB
+    // address limit each must end with the reader's error naming line 1.
+    let dir = tempfile::tempdir().unwrap();
+    let data = wide_file(dir.path());
+    let model = dir.path().join("model.txt");
+    ok(&["train", s(&data), "--lambda", "0.1", "-q", "-o", s(&model)]);
+    let cases = [
+        ("train /dev/zero --lambda 0.1 -q", "/dev/zero, line 1"),
+        ("predict /dev/zero \"$1\" -q", "/dev/zero, line 1"),
+        ("predict \"$2\" /dev/zero -q", "/dev/zero, line 1"),
+    ];
+    for (args, want) in cases {
+        let script = format!("ulimit -v 2000000; exec \"$0\" {args}");
+        let o = Command::new("bash")
+            .args([
+                "-c",
+                &script,
+                env!("CARGO_BIN_EXE_bmrm"),
+                s(&data),
+                s(&model),
+            ])
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args}: {err}");
+        assert!(
+            err.contains(want) && err.contains("longer than"),
+            "{args}: {err}"
+        );
+    }
+}
+
+#[test]
+fn unknown_model_keys_are_refused_and_extra_features_noted() {
+    // Issue 30.9: both were ignored without a word.
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = libsvm_files(dir.path(), 60, 20);
+    let model = dir.path().join("model.txt");
+    ok(&["train", s(&train), "--lambda", "0.1", "-q", "-o", s(&model)]);
+    let text = std::fs::read_to_string(&model).unwrap();
+    let edited = dir.path().join("edited.txt");
+    std::fs::write(&edited, text.replace("\nbias ", "\nscale 2\nbias ")).unwrap();
+    fails(
+        &["predict", s(&edited), s(&test), "-q"],
+        1,
+        &["unknown header key `scale`"],
+    );
+    // Test data with a feature beyond the model's 8: a warning naming it.
+    let wide = dir.path().join("wide.svm");
+    let mut lines = std::fs::read_to_string(&test).unwrap();
+    lines.push_str("3 1:0.5 12:1.5\n");
+    std::fs::write(&wide, lines).unwrap();
+    let o = bmrm(&["predict", s(&model), s(&wide), "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning")
+            && err.contains("1 examples have features beyond the model's 8")
+            && err.contains("up to feature 12"),
+        "{err}"
+    );
+    let o = bmrm(&["predict", s(&model), s(&test), "-q"]);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+#[test]
+fn ctrl_c_ends_the_tool_with_a_message_and_status_130() {
+    // Issue 30.9: SIGINT ended the tool with status 130 and no word.
+    let dir = tempfile::tempdir().unwrap();
+    let data = wide_file(dir.path());
+    let child = Command::new(env!("CARGO_BIN_EXE_bmrm"))
+        .args([
+            "train",
+            s(&data),
+            "--lambda",
+            "1e-9",
+            "--tol-rel",
+            "1e-15",
+            "-q",
+        ])
+        .args(["-a", "cutting-plane", "--time-limit", "60"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("interrupted (SIGINT)"),
+        "{}",
+        stderr(&o)
+    );
+}

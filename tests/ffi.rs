@@ -1066,3 +1066,74 @@ fn c_programs_under_valgrind() {
         );
     }
 }
+
+/// scripts/install.sh also installs a CMake package: `find_package(bmrm
+/// CONFIG REQUIRED)` gives `bmrm::bmrm` (shared) and `bmrm::bmrm_static`,
+/// and the C and C++ examples build with them and run (issue 30.4).
+#[test]
+fn c_and_cpp_examples_build_with_find_package_against_the_installed_tree() {
+    assert!(
+        support::has_program("cmake"),
+        "no cmake: scripts/test.sh installs it"
+    );
+    let dir = work_dir().join(format!("cmake-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let prefix = dir.join("prefix");
+    run_ok(
+        Command::new("bash")
+            .arg(root().join("scripts/install.sh"))
+            .arg(&prefix)
+            .env("BMRM_LIB_DIR", lib_dir())
+            .env_remove("DESTDIR")
+            .env_remove("LIBDIR"),
+        "scripts/install.sh",
+    );
+    let project = |version: &str| {
+        format!(
+            "cmake_minimum_required(VERSION 3.16)\n\
+             project(consumer C CXX)\n\
+             find_package(bmrm {version} CONFIG REQUIRED)\n\
+             add_executable(c_shared {ex}/c/multiclass.c)\n\
+             target_link_libraries(c_shared PRIVATE bmrm::bmrm m)\n\
+             add_executable(c_static {ex}/c/multiclass.c)\n\
+             target_link_libraries(c_static PRIVATE bmrm::bmrm_static m)\n\
+             add_executable(cpp_shared {ex}/cpp/multiclass_shogun.cpp)\n\
+             set_target_properties(cpp_shared PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)\n\
+             target_link_libraries(cpp_shared PRIVATE bmrm::bmrm)\n",
+            ex = path_arg(&root().join("examples")),
+        )
+    };
+    let configure = |version: &str, name: &str| {
+        let src = dir.join(name);
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("CMakeLists.txt"), project(version)).unwrap();
+        Command::new("cmake")
+            .arg("-S")
+            .arg(&src)
+            .arg("-B")
+            .arg(src.join("build"))
+            .arg(format!("-DCMAKE_PREFIX_PATH={}", path_arg(&prefix)))
+            .output()
+            .unwrap()
+    };
+    let major_minor: Vec<&str> = env!("CARGO_PKG_VERSION").split('.').collect();
+    let out = configure(&format!("{}.{}", major_minor[0], major_minor[1]), "ok");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let build = dir.join("ok/build");
+    run_ok(
+        Command::new("cmake").arg("--build").arg(&build),
+        "cmake --build",
+    );
+    for program in ["c_shared", "c_static", "cpp_shared"] {
+        let out = run_ok(&mut Command::new(build.join(program)), program);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(text.contains("test error"), "{program}: {text}");
+    }
+    // A later version than the one installed is not found.
+    let out = configure("99.0", "too_new");
+    assert!(!out.status.success(), "find_package(bmrm 99.0) succeeded");
+}

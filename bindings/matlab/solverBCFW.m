@@ -17,8 +17,9 @@ function [model, progress] = solverBCFW(param, options)
 %
 % Outputs: model.w (the weighted average under do_weighted_averaging, else
 % the last iterate) and model.ell (of that same point: its dual is
-% model.ell - lambda/2*||model.w||^2); with debug, progress.primal, dual,
-% eff_pass, train_error (and test_error with test_data) after every pass.
+% model.ell - lambda/2*||model.w||^2); progress.primal, dual, eff_pass,
+% train_error (and test_error with test_data): with debug their values after
+% every pass, without debug empty (as BCFWstruct's).
 who = 'solverBCFW';
 if nargin < 1 || ~isstruct(param) || numel(param) ~= 1
   error('bmrm:badArgument', '%s: param must be a struct', who);
@@ -64,7 +65,11 @@ end
 
 [m, p] = bcfw_call(who, param, o);
 model = struct('w', m.w, 'ell', m.ell);
-progress = struct();
+% BCFWstruct's progress always has these fields, empty without debug.
+progress = struct('primal', [], 'dual', [], 'eff_pass', [], 'train_error', []);
+if has_test
+  progress.test_error = [];
+end
 if debug
   k = numel(p.model_pass);
   progress.primal = zeros(k, 1);

@@ -5,6 +5,8 @@
 //! identity without box constraints). Its negation is a lower bound on the
 //! primal optimum, and `primal(w) + f = sum_i g_i`, the sum of block gaps.
 
+use std::time::Instant;
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -136,6 +138,8 @@ pub struct BcfwState {
     /// oracle without a box or mini-batches (then `blocks[i].w` is unused
     /// and kept corners hold no psi); see [`ClassBlocks`].
     classes: Option<ClassBlocks>,
+    /// Where the approximate steps and passes stop (the run's time limit).
+    deadline: Option<Instant>,
 }
 
 impl BcfwState {
@@ -204,6 +208,7 @@ impl BcfwState {
             order: Vec::new(),
             working_set: None,
             classes,
+            deadline: None,
         })
     }
 
@@ -497,11 +502,7 @@ impl BcfwState {
                 ))
             })?;
             if settings.multi_plane {
-                for _ in 0..settings.mp_block_steps {
-                    if !self.approximate_step(settings, i) {
-                        break;
-                    }
-                }
+                self.approximate_block_steps(settings, i);
             }
         }
         self.passes += 1;

@@ -147,6 +147,7 @@ impl Method for BcfwMethod<'_> {
         let oracle = examples(ctx)?;
         let settings = ctx.settings;
         self.k = k;
+        self.state.set_deadline(ctx.deadline());
         let before = self.state.dual();
         let started = std::time::Instant::now();
         let mut exact = None;

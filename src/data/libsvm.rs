@@ -49,6 +49,7 @@ use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
 
+use super::text::{read_line_bounded, too_long, MAX_LINE_BYTES};
 use crate::error::{Error, Result};
 use crate::models::SparseRows;
 
@@ -273,18 +274,40 @@ pub fn read(path: impl AsRef<Path>) -> Result<LibsvmData> {
 /// Parses LIBSVM-format text from `reader`; `name` is used in messages as
 /// the file name.
 pub fn parse(reader: impl BufRead, name: &str) -> Result<LibsvmData> {
+    parse_bounded(reader, name, MAX_LINE_BYTES)
+}
+
+/// [`parse`] with lines of at most `max_line` bytes.
+pub(crate) fn parse_bounded(
+    mut reader: impl BufRead,
+    name: &str,
+    max_line: usize,
+) -> Result<LibsvmData> {
     let mut raw_labels: Vec<f64> = Vec::new();
     let mut row_ptr = vec![0usize];
     let mut col: Vec<u32> = Vec::new();
     let mut val: Vec<f32> = Vec::new();
     let mut max_index = 0usize;
-    for (line_index, bytes) in reader.split(b'\n').enumerate() {
-        let line_no = line_index + 1;
-        let bytes = bytes.map_err(|e| {
+    let mut bytes = Vec::new();
+    for line_no in 1.. {
+        let read = read_line_bounded(&mut reader, &mut bytes, max_line).map_err(|e| {
             Error::invalid_argument(format!(
                 "libsvm file {name}, line {line_no}: read error: {e}"
             ))
         })?;
+        match read {
+            (0, _) => break,
+            (_, true) => {
+                return Err(Error::invalid_argument(format!(
+                    "libsvm file {name}, line {line_no}: {}",
+                    too_long(max_line)
+                )))
+            }
+            _ => {}
+        }
+        if bytes.last() == Some(&b'\n') {
+            bytes.pop();
+        }
         let line = std::str::from_utf8(&bytes).map_err(|e| {
             Error::invalid_argument(format!(
                 "libsvm file {name}, line {line_no}, column {}: not valid UTF-8 text",

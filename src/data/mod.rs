@@ -21,3 +21,5 @@ pub mod idx;
 pub mod libsvm;
 pub mod ocr;
 mod text;
+
+pub use text::MAX_LINE_BYTES;

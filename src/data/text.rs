@@ -10,6 +10,42 @@ use flate2::read::MultiGzDecoder;
 
 use crate::error::{Error, Result};
 
+/// The longest line the text readers accept, end included: 256 MiB, far
+/// above any valid line (a dense LIBSVM row of ten million features is about
+/// 150 MB) and below what a 4 GB address space can grow a buffer to. A file
+/// with no line break (6 GB of zero bytes, `/dev/zero`) made the readers
+/// grow one line until the allocation aborted (issue 30.7).
+pub const MAX_LINE_BYTES: usize = 256 << 20;
+
+/// Reads one line, its `\n` included, into `buf` (cleared first), at most
+/// `limit + 1` bytes of it: returns the bytes read (0 at the end) and
+/// whether the line is longer than `limit` (then `buf` holds its start).
+pub(crate) fn read_line_bounded(
+    reader: &mut dyn BufRead,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<(usize, bool)> {
+    use std::io::Read;
+    buf.clear();
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let n = loop {
+        match reader.take(cap).read_until(b'\n', buf) {
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            other => break other?,
+        }
+    };
+    let too_long = buf.len() > limit && buf.last() != Some(&b'\n');
+    Ok((n, too_long))
+}
+
+/// The message for a line longer than `limit` bytes.
+pub(crate) fn too_long(limit: usize) -> String {
+    format!(
+        "the line is longer than {limit} bytes (no line break within them): not a text \
+         file of this format"
+    )
+}
+
 /// A text file read one line at a time, gunzipped when it starts with the
 /// gzip magic bytes `1f 8b` (whatever its name).
 pub(crate) struct TextFile {
@@ -49,24 +85,29 @@ impl TextFile {
     pub(crate) fn next_line(&mut self) -> Result<Option<(usize, &str)>> {
         let mut bytes = std::mem::take(&mut self.line).into_bytes();
         bytes.clear();
-        let n = loop {
-            match self.reader.read_until(b'\n', &mut bytes) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    let what = match e.kind() {
-                        ErrorKind::UnexpectedEof => {
-                            "the gzip data is truncated (unexpected end of file)".to_string()
-                        }
-                        ErrorKind::InvalidData => format!("invalid data (corrupt gzip data): {e}"),
-                        _ => format!("read error: {e}"),
-                    };
-                    return Err(Error::invalid_argument(format!(
-                        "{}: line {}: {what}",
-                        self.path.display(),
-                        self.line_no + 1
-                    )));
-                }
+        let n = match read_line_bounded(self.reader.as_mut(), &mut bytes, MAX_LINE_BYTES) {
+            Ok((_, true)) => {
+                return Err(Error::invalid_argument(format!(
+                    "{}: line {}: {}",
+                    self.path.display(),
+                    self.line_no + 1,
+                    too_long(MAX_LINE_BYTES)
+                )))
+            }
+            Ok((n, false)) => n,
+            Err(e) => {
+                let what = match e.kind() {
+                    ErrorKind::UnexpectedEof => {
+                        "the gzip data is truncated (unexpected end of file)".to_string()
+                    }
+                    ErrorKind::InvalidData => format!("invalid data (corrupt gzip data): {e}"),
+                    _ => format!("read error: {e}"),
+                };
+                return Err(Error::invalid_argument(format!(
+                    "{}: line {}: {what}",
+                    self.path.display(),
+                    self.line_no + 1
+                )));
             }
         };
         if n == 0 {

@@ -4,6 +4,8 @@
 //! The lower bound always comes from the `alpha = 0` problem.
 
 use super::constrained::ConstrainedDual;
+use std::time::Instant;
+
 use super::reduced::{
     primal_point, solve_lower, solve_lower_and_prox, Centre, StepContext, StepRule,
 };
@@ -60,7 +62,14 @@ impl Method for BundleMethod {
                 }
             }
             let (best, others) = sgd.into_evaluations();
+            // Each add can evict and rebuild Gram rows: thousands of passes
+            // took minutes past the limit (issue 30.5). The seeding planes
+            // are optional, so the deadline just stops adding them.
+            let deadline = ctx.deadline();
             for e in others {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    break;
+                }
                 self.bundle.add(e.planes);
             }
             best

@@ -394,6 +394,20 @@ impl Solver {
     }
 }
 
+/// The threads of a pool asked for `requested` (0: all cores): never more
+/// than the cores this process may use. Results do not depend on the count,
+/// and idle work-stealing threads cost every parallel step time in
+/// proportion to their number: 1024 threads on 2 cores made one evaluation
+/// of 200 examples take seconds (issue 30.5).
+fn pool_threads(requested: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if requested == 0 {
+        0
+    } else {
+        requested.min(cores)
+    }
+}
+
 impl Core {
     /// Refuses `what` for the algorithms whose iterates would leave the
     /// feasible set: SGD (alone or as a start) and the cutting-plane method.
@@ -419,7 +433,7 @@ impl Core {
             return Ok(p.clone());
         }
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.settings.num_threads)
+            .num_threads(pool_threads(self.settings.num_threads))
             .build()
             .map_err(|e| Error::internal(format!("cannot build the thread pool: {e}")))?;
         Ok(self.pool.get_or_init(|| Arc::new(pool)).clone())

@@ -142,6 +142,17 @@ check(isequal(mf.w, model.w), 'BCFWstruct defaults = bcfw.m with uniform, FW, no
 expect_error(@() solverBCFW(bp, struct('debug_multiplier', 10)), 'bmrm:unsupported', 'debug_multiplier');
 expect_error(@() solverBCFW(bp, struct('sample', 'gap')), 'bmrm:badArgument', 'sample');
 expect_error(@() solverBCFW(bp, struct('useCache', 1)), 'bmrm:badArgument', 'useCache');
+% Without debug BCFWstruct still returns progress with its fields, empty
+% (issue 30: `progress.primal` failed on an empty struct).
+[~, pq] = solverBCFW(bp, struct('lambda', lam, 'num_passes', 3));
+for f = {'primal', 'dual', 'eff_pass', 'train_error'}
+  check(isfield(pq, f{1}) && isempty(pq.(f{1})), 'BCFWstruct progress.%s is there, empty, without debug', f{1});
+end
+check(~isfield(pq, 'test_error'), 'no progress.test_error without test_data');
+[~, pq] = solverBCFW(bp, struct('lambda', lam, 'num_passes', 3, ...
+    'test_data', struct('patterns', {test.patterns}, 'labels', {test.labels})));
+check(isfield(pq, 'test_error') && isempty(pq.test_error) && isempty(pq.primal), ...
+      'BCFWstruct progress.test_error is there, empty, with test_data and without debug');
 
 %% gapBCFW's multi-lambda grid, warm-started (keep_primal) and not.
 lams = lam * [10 1 0.3];

@@ -155,11 +155,7 @@ impl BcfwState {
         let fixed = (!settings.line_search).then(|| 2.0 * n / (self.steps as f64 - 1.0 + 2.0 * n));
         self.step_towards(settings, i, s, w_dot_wi, fixed);
         if settings.multi_plane {
-            for _ in 0..settings.mp_block_steps {
-                if !self.approximate_step(settings, i) {
-                    break;
-                }
-            }
+            self.approximate_block_steps(settings, i);
         }
         Ok(())
     }

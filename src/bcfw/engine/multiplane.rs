@@ -39,6 +39,9 @@ impl BcfwState {
     pub fn approximate_passes(&mut self, settings: &Settings, exact_gain: f64, exact_seconds: f64) {
         let exact_rate = exact_gain / exact_seconds.max(1e-9);
         for _ in 0..settings.mp_approx_passes {
+            if self.past_deadline() {
+                break;
+            }
             let before = self.dual();
             let started = Instant::now();
             let moved = self.approximate_pass(settings);
@@ -47,6 +50,35 @@ impl BcfwState {
                 break;
             }
             if settings.mp_timed && gain / started.elapsed().as_secs_f64().max(1e-9) < exact_rate {
+                break;
+            }
+        }
+    }
+}
+
+/// Approximate block steps between reads of the clock.
+const STEPS_PER_CLOCK_READ: u32 = 64;
+
+impl BcfwState {
+    /// The time limit the approximate passes and block steps stop at (the
+    /// run's; `None`: none): up to 2^32 - 1 of either ran for minutes past
+    /// it (issue 30.5).
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
+    fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Up to `mp_block_steps` approximate steps on block `i` after its
+    /// oracle step, ending at one that does not move or at the deadline.
+    pub(super) fn approximate_block_steps(&mut self, settings: &Settings, i: usize) {
+        for k in 0..settings.mp_block_steps {
+            if k > 0 && k % STEPS_PER_CLOCK_READ == 0 && self.past_deadline() {
+                break;
+            }
+            if !self.approximate_step(settings, i) {
                 break;
             }
         }

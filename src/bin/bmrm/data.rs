@@ -297,6 +297,7 @@ pub fn load(src: &Source, space: Option<&Space>) -> Result<Examples, String> {
             let (d, labels, truth) = match space {
                 Some(sp) => {
                     let map = LabelMap::from_names(&sp.labels).map_err(e)?;
+                    warn_features_beyond(&data, sp.d, &src.describe());
                     (sp.d, sp.labels.clone(), data.classes_in(&map))
                 }
                 None => {
@@ -410,6 +411,23 @@ pub fn load(src: &Source, space: Option<&Space>) -> Result<Examples, String> {
     out.what = src.describe();
     out.seconds = t.elapsed().as_secs_f64();
     Ok(out)
+}
+
+/// Notes on stderr the features of `data` beyond the model's `d`: they are
+/// dropped (a linear model's weights for them would be 0), which is
+/// LIBLINEAR's behaviour, but not silently (issue 30.9).
+fn warn_features_beyond(data: &libsvm::LibsvmData, d: usize, what: &str) {
+    if data.num_features <= d {
+        return;
+    }
+    let examples = (0..data.num_examples())
+        .filter(|&i| data.row(i).any(|(j, _)| j >= d))
+        .count();
+    eprintln!(
+        "bmrm: warning: data {what}: {examples} examples have features beyond the model's {d} \
+         (up to feature {}); they are ignored (weight 0)",
+        data.num_features
+    );
 }
 
 /// CoNLL indicator rows of `s` (in its own feature space) moved to the space

@@ -512,7 +512,16 @@ impl OutputArgs {
     }
 }
 
+/// The exit status of a run stopped by SIGINT (128 + 2, the shells' own).
+const EXIT_INTERRUPTED: i32 = 130;
+
 fn main() {
+    // Ctrl-C ended the tool with no word (issue 30.9): say what happened. A
+    // model being written is left whole (modelfile.rs writes atomically).
+    let _ = ctrlc::set_handler(|| {
+        eprintln!("\nbmrm: interrupted (SIGINT): stopped before the end of the run");
+        std::process::exit(EXIT_INTERRUPTED);
+    });
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Train(a) => train::run(a),

@@ -262,10 +262,46 @@ pub struct Saved {
     pub w: Vec<f64>,
 }
 
+/// The header keys of a model file (what `Task::to_file` writes).
+const KNOWN_KEYS: [&str; 16] = [
+    "model",
+    "input",
+    "classes",
+    "labels",
+    "features",
+    "bias",
+    "sparse",
+    "conll-vocab",
+    "lambda",
+    "C",
+    "train-examples",
+    "algorithm",
+    "iterations",
+    "primal",
+    "lower-bound",
+    "exit",
+];
+
 impl Saved {
     pub fn read(path: &Path) -> Result<Saved, String> {
         let f = ModelFile::read(path)?;
         let bad = |m: String| format!("model file {}: {m}", path.display());
+        // A key this version does not know would be ignored, and with it
+        // whatever it means (issue 30.9): refuse it, naming it.
+        let unknown: Vec<&str> = f
+            .header
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .filter(|k| !KNOWN_KEYS.contains(k))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(bad(format!(
+                "unknown header key{} `{}` (this bmrm knows {})",
+                if unknown.len() > 1 { "s" } else { "" },
+                unknown.join("`, `"),
+                KNOWN_KEYS.join(", ")
+            )));
+        }
         let kind = match f.require::<String>(path, "model")?.as_str() {
             "multiclass" => Kind::Multiclass,
             "chain" => Kind::Chain,

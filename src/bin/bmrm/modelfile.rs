@@ -21,15 +21,15 @@
 //!
 //! The first line is the magic `bmrm-model 1` (1 is the format version).
 //! Then `key value` lines (`#` lines are comments), in any order, up to
-//! `weights N`, which is followed by exactly `N` numbers, one a line. Keys a
-//! reader does not know are kept (and ignored), so newer files stay
-//! readable. The weights are laid out as the library's model lays out `w`
+//! `weights N`, which is followed by exactly `N` numbers, one a line. A key
+//! `bmrm predict` does not know is an error naming it (model.rs), never
+//! silently ignored. The weights are laid out as the library's model lays out `w`
 //! (for multiclass: class `c`'s block of `features + bias` weights at
 //! `c * (features + bias)`).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::path::Path;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
 
 const MAGIC: &str = "bmrm-model";
 const VERSION: &str = "1";
@@ -82,38 +82,76 @@ impl ModelFile {
         })
     }
 
+    /// Writes the model to `path` atomically: into a temporary file in the
+    /// same directory, synced, then renamed over `path`. A failed write or a
+    /// kill at any moment leaves the old file (or none) whole, never a
+    /// truncated model (issue 30.6).
     pub fn write(&self, path: &Path) -> Result<(), String> {
         let e = |err: std::io::Error| format!("model file {}: cannot write: {err}", path.display());
-        let file = std::fs::File::create(path).map_err(e)?;
-        let mut out = BufWriter::new(file);
-        writeln!(out, "{MAGIC} {VERSION}").map_err(e)?;
+        let (tmp, file) = create_temporary(path)?;
+        let written = (|| -> std::io::Result<()> {
+            let mut out = BufWriter::new(file);
+            self.write_to(&mut out)?;
+            out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            std::fs::rename(&tmp, path)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written.map_err(e)
+    }
+
+    fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        writeln!(out, "{MAGIC} {VERSION}")?;
         writeln!(
             out,
             "# written by bmrm {}; weights in the shortest form that reads back exactly",
             env!("CARGO_PKG_VERSION")
-        )
-        .map_err(e)?;
+        )?;
         for (k, v) in &self.header {
-            writeln!(out, "{k} {v}").map_err(e)?;
+            writeln!(out, "{k} {v}")?;
         }
-        writeln!(out, "weights {}", self.weights.len()).map_err(e)?;
+        writeln!(out, "weights {}", self.weights.len())?;
         for w in &self.weights {
-            writeln!(out, "{w:e}").map_err(e)?;
+            writeln!(out, "{w:e}")?;
         }
-        out.flush().map_err(e)
+        out.flush()
     }
 
     pub fn read(path: &Path) -> Result<ModelFile, String> {
         let name = path.display();
         let file = std::fs::File::open(path)
             .map_err(|e| format!("model file {name}: cannot open: {e}"))?;
-        let mut lines = BufReader::new(file).lines().enumerate();
+        let mut reader = BufReader::new(file);
+        let mut no = 0;
+        // Lines are bounded like the data readers' (a file without line
+        // breaks, /dev/zero, grew one line without end: issue 30.7).
         let mut next = || -> Result<Option<(usize, String)>, String> {
-            match lines.next() {
-                None => Ok(None),
-                Some((i, Ok(l))) => Ok(Some((i + 1, l))),
-                Some((i, Err(e))) => Err(format!("model file {name}, line {}: {e}", i + 1)),
+            let mut buf = Vec::new();
+            let limit = bmrm::data::MAX_LINE_BYTES;
+            let n = (&mut reader)
+                .take(limit as u64 + 1)
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| format!("model file {name}, line {}: {e}", no + 1))?;
+            if n == 0 {
+                return Ok(None);
             }
+            no += 1;
+            if buf.len() > limit && buf.last() != Some(&b'\n') {
+                return Err(format!(
+                    "model file {name}, line {no}: the line is longer than {limit} bytes \
+                     (no line break within them): not a bmrm model file"
+                ));
+            }
+            if buf.last() == Some(&b'\n') {
+                buf.pop();
+                if buf.last() == Some(&b'\r') {
+                    buf.pop();
+                }
+            }
+            String::from_utf8(buf)
+                .map(|l| Some((no, l)))
+                .map_err(|_| format!("model file {name}, line {no}: not UTF-8 text"))
         };
         match next()? {
             Some((_, l)) if l.trim_end() == format!("{MAGIC} {VERSION}") => {}
@@ -183,6 +221,65 @@ impl ModelFile {
         }
         Ok(model)
     }
+}
+
+/// Creates a new temporary file beside `path` (same directory, so the
+/// rename is atomic): `.NAME.PID.K.tmp`.
+fn create_temporary(path: &Path) -> Result<(PathBuf, std::fs::File), String> {
+    let name = path.display();
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| format!("model file {name}: not a file name"))?
+        .to_string_lossy();
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(format!(
+            "model file {name}: the directory {} does not exist",
+            dir.display()
+        ));
+    }
+    let mut last = None;
+    for k in 0..100 {
+        let tmp = dir.join(format!(".{file_name}.{}.{k}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => {
+                return Err(format!(
+                    "model file {name}: cannot create a file in {}: {e}",
+                    dir.display()
+                ))
+            }
+        }
+    }
+    Err(format!(
+        "model file {name}: cannot create a temporary file in {}: {}",
+        dir.display(),
+        last.map_or(String::new(), |e| e.to_string())
+    ))
+}
+
+/// Checks before training that the model can be written to `path`: its
+/// directory exists and takes a new file, and `path` is not a directory.
+pub fn check_writable(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("model file {}: is a directory", path.display()));
+    }
+    let (tmp, _file) = create_temporary(path)?;
+    std::fs::remove_file(&tmp).map_err(|e| {
+        format!(
+            "model file {}: cannot remove the test file {}: {e}",
+            path.display(),
+            tmp.display()
+        )
+    })
 }
 
 #[cfg(test)]

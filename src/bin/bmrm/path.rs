@@ -62,6 +62,9 @@ pub struct PathArgs {
 
 pub fn run(a: PathArgs) -> Result<(), String> {
     let mode = a.out.mode();
+    if let Some(out) = &a.output {
+        crate::modelfile::check_writable(out)?;
+    }
     let given: Vec<f64> = a.cs.clone().unwrap_or_else(|| a.lambdas.clone());
     let what = if a.cs.is_some() { "--cs" } else { "--lambdas" };
     if given.is_empty() {

@@ -137,6 +137,9 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
     let mode = a.out.mode();
     a.reg.check()?;
     a.solver.settings(1.0)?; // the other settings, before reading the data
+    if let Some(out) = &a.output {
+        crate::modelfile::check_writable(out)?;
+    }
     let src = a.data.source();
     let ex = data::load(&src, None)?;
     let (n_seq, n_tok, secs) = (ex.num_sequences(), ex.len(), ex.seconds);

@@ -150,3 +150,24 @@ fn files_plain_and_gzipped_round_trip_through_write_dense() {
     assert_eq!(d2.num_examples(), 2);
     assert_eq!(d2.to_dense(3), x[..6].to_vec());
 }
+
+#[test]
+fn a_line_longer_than_the_bound_is_an_error_naming_it() {
+    // Issue 30.7: a line is read only up to the bound (here 16 bytes).
+    let ok = "1 1:0.5 2:0.25\n"; // 15 bytes with its end
+    let d = parse_bounded(ok.as_bytes(), "f", 15).unwrap();
+    assert_eq!(d.num_examples(), 1);
+    let text = format!("{ok}2 1:0.125 2:0.0625 3:1\n");
+    let e = parse_bounded(text.as_bytes(), "f", 16).unwrap_err();
+    assert!(
+        e.message.contains("f, line 2") && e.message.contains("longer than 16 bytes"),
+        "{e}"
+    );
+    // A stream without line breaks: read up to the bound only.
+    let endless = std::io::repeat(0u8);
+    let e = parse_bounded(std::io::BufReader::new(endless), "zeros", 1 << 20).unwrap_err();
+    assert!(
+        e.message.contains("line 1") && e.message.contains("longer than"),
+        "{e}"
+    );
+}
