@@ -841,3 +841,285 @@ fn ctrl_c_ends_the_tool_with_a_message_and_status_130() {
         stderr(&o)
     );
 }
+
+/// A graph file of chains of 2..4 ternary nodes with 2 node features and
+/// Potts edges with 1 feature (docs/cli.md, "Graph problems"), and its
+/// parsed form: per example, (labels, node features, edges (u, v, x)).
+type GraphEx = (Vec<u32>, Vec<[f64; 2]>, Vec<(usize, usize, f64)>);
+fn graph_file(dir: &Path, m: usize, seed: u64) -> (PathBuf, Vec<GraphEx>) {
+    let mut state = seed;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut text = format!(
+        "bmrm-graph 1 examples={m} node-features=2 edges=potts edge-features=1 loss=hamming\n"
+    );
+    let mut exs = Vec::new();
+    for i in 0..m {
+        let n = 2 + i % 3;
+        text += &format!("# example {i}\nexample {n} {}\n", n - 1);
+        let (mut y, mut x, mut e) = (vec![], vec![], vec![]);
+        for _ in 0..n {
+            let label = (next() * 3.0) as u32 % 3;
+            let f = [
+                f64::from(label) - 1.0 + next() - 0.5,
+                (next() * 8.0).round() / 8.0,
+            ];
+            text += &format!("3 {label} {} {}\n", f[0] as f32, f[1] as f32);
+            y.push(label);
+            x.push([f64::from(f[0] as f32), f64::from(f[1] as f32)]);
+        }
+        for u in 0..n - 1 {
+            let f = (next() * 4.0).round() / 4.0;
+            text += &format!("{u} {} {f}  # an edge\n", u + 1);
+            e.push((u, u + 1, f));
+        }
+        exs.push((y, x, e));
+    }
+    let p = dir.join("graphs.txt");
+    std::fs::write(&p, text).unwrap();
+    (p, exs)
+}
+
+/// <w, phi(x, y)> of the graph model: unary rows s (2 features + bias),
+/// then the Potts weight, -[a != b] w_p x_e.
+fn graph_score(w: &[f64], ex: &GraphEx, y: &[u32]) -> f64 {
+    let mut s = 0.0;
+    for (i, &yi) in y.iter().enumerate() {
+        let row = &w[3 * yi as usize..3 * yi as usize + 3];
+        s += row[0] * ex.1[i][0] + row[1] * ex.1[i][1] + row[2];
+    }
+    for &(u, v, x) in &ex.2 {
+        if y[u] != y[v] {
+            s -= w[9] * x;
+        }
+    }
+    s
+}
+
+/// Every labelling of n ternary nodes.
+fn labellings(n: usize) -> impl Iterator<Item = Vec<u32>> {
+    (0..3usize.pow(n as u32)).map(move |mut k| {
+        (0..n)
+            .map(|_| {
+                let s = (k % 3) as u32;
+                k /= 3;
+                s
+            })
+            .collect()
+    })
+}
+
+fn model_weights(path: &Path) -> (Vec<f64>, f64) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let primal = text
+        .lines()
+        .find_map(|l| l.strip_prefix("primal "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    lines.find(|l| l.starts_with("weights ")).unwrap();
+    (lines.map(|l| l.parse().unwrap()).collect(), primal)
+}
+
+#[test]
+fn graph_models_train_and_predict_against_enumeration() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, exs) = graph_file(dir.path(), 6, 3);
+    let lambda = 0.05;
+    for (alg, engine) in [
+        ("bmrm", "exhaustive"),
+        ("bcfw", "auto"),
+        ("prox-p-bmrm", "auto"),
+    ] {
+        let model = dir.path().join(format!("{alg}.txt"));
+        let out = ok(&[
+            "train",
+            "--graph",
+            s(&data),
+            "--lambda",
+            "0.05",
+            "-a",
+            alg,
+            "--engine",
+            engine,
+            "--tol-rel",
+            "1e-4",
+            "-o",
+            s(&model),
+        ]);
+        assert!(
+            out.contains("training a graph model (6 examples, 3 states, 10 weights"),
+            "{out}"
+        );
+        let (w, primal) = model_weights(&model);
+        assert_eq!(w.len(), 10);
+        // F(w) by enumeration: lambda/2 |w|^2 + mean max_y [Hamming + score(y) - score(y_i)].
+        let mut risk = 0.0;
+        for ex in &exs {
+            let truth = graph_score(&w, ex, &ex.0);
+            risk += labellings(ex.0.len())
+                .map(|y| {
+                    let loss = y.iter().zip(&ex.0).filter(|(a, b)| a != b).count() as f64;
+                    loss + graph_score(&w, ex, &y) - truth
+                })
+                .fold(f64::NEG_INFINITY, f64::max);
+        }
+        let f = 0.5 * lambda * w.iter().map(|v| v * v).sum::<f64>() + risk / exs.len() as f64;
+        assert!(
+            (f - primal).abs() <= 1e-9 * f,
+            "{alg}: F(w) {f} by enumeration, file {primal}"
+        );
+        assert!(primal > 0.1, "{alg}: a non-trivial problem, F = {primal}");
+        // The predictions are the enumeration's argmax of <w, phi> (no loss).
+        let pred = ok(&["predict", s(&model), s(&data)]);
+        let lines: Vec<&str> = pred.lines().take(exs.len()).collect();
+        for (i, ex) in exs.iter().enumerate() {
+            let best = labellings(ex.0.len())
+                .max_by(|a, b| graph_score(&w, ex, a).total_cmp(&graph_score(&w, ex, b)))
+                .unwrap();
+            let want: Vec<String> = best.iter().map(|v| v.to_string()).collect();
+            assert_eq!(lines[i], want.join(" "), "{alg}: example {i}\n{pred}");
+        }
+        assert!(pred.contains("6 examples (18 nodes)"), "{pred}");
+    }
+    // --output and JSON.
+    let model = dir.path().join("bmrm.txt");
+    let preds = dir.path().join("pred.txt");
+    let json = ok(&["predict", s(&model), s(&data), "--json", "-o", s(&preds)]);
+    assert!(
+        json.contains("\"model\":\"graph\"") && json.contains("\"examples\":6"),
+        "{json}"
+    );
+    assert_eq!(std::fs::read_to_string(&preds).unwrap().lines().count(), 6);
+}
+
+#[test]
+fn bad_graph_files_and_options_are_refused_with_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, _) = graph_file(dir.path(), 3, 5);
+    let text = std::fs::read_to_string(&data).unwrap();
+    let bad = dir.path().join("bad.txt");
+    let case = |t: &str, want: &[&str]| {
+        std::fs::write(&bad, t).unwrap();
+        fails(&["train", "--graph", s(&bad), "--lambda", "0.1"], 1, want);
+    };
+    let name = s(&bad).to_string();
+    case("hello\n", &[&format!("{name}:1: not a graph file")]);
+    case(
+        &text.replacen("loss=hamming", "colour=red", 1),
+        &[":1: header: unknown key `colour`"],
+    );
+    case(
+        &text.replacen("examples=3", "examples=4", 1),
+        &["the file ends before example 3 (of 4)"],
+    );
+    case(
+        &text.replacen("examples=3", "examples=2", 1),
+        &[":15: data after the 2 examples"],
+    );
+    // Line 4 is example 0's node 0: a missing feature, a bad number.
+    let lines: Vec<&str> = text.lines().collect();
+    let with = |no: usize, l: &str| {
+        let mut v = lines.clone();
+        v[no - 1] = l;
+        v.join("\n") + "\n"
+    };
+    case(
+        &with(4, "3 0 0.5"),
+        &[&format!(
+            "{name}:4: example 0, node 0: 1 node features, expected 2"
+        )],
+    );
+    case(
+        &with(4, "3 0 0.5 x"),
+        &[":4: example 0, node 0: node feature `x`"],
+    );
+    case(
+        &with(4, "3 0 0.5 inf"),
+        &[":4: example 0, node 0: node feature `inf` is not finite"],
+    );
+    case(
+        &with(4, "2 0 0.5 0.5"),
+        &[":5: example 0, node 1: 3 states, but line 4 has 2"],
+    );
+    case(
+        &with(6, "0 2 1"),
+        &[":6: example 0, edge 0: node 2 (v) is not in the example's 2 nodes"],
+    );
+    case(
+        &with(6, "0 1 1 2"),
+        &[":6: example 0, edge 0: more than 1 edge features"],
+    );
+    case(&with(4, "3 5 0.5 0.5"), &["example 0", "node 0", "label 5"]);
+    case(&with(4, &"9".repeat(1 << 21)), &[":4: a line longer than"]);
+    case(
+        &with(6, "0 0 1"),
+        &["example 0: edge 0 is a self loop on node 0"],
+    );
+    // Options that do not apply, an engine that cannot handle the graph.
+    fails(
+        &["train", s(&data), "--lambda", "0.1", "--engine", "auto"],
+        1,
+        &["--engine is for graph models"],
+    );
+    fails(
+        &[
+            "train",
+            "--graph",
+            s(&data),
+            "--lambda",
+            "0.1",
+            "--split",
+            "test",
+        ],
+        1,
+        &["--split does not apply"],
+    );
+    fails(
+        &[
+            "train",
+            "--graph",
+            s(&data),
+            "--lambda",
+            "0.1",
+            "--engine",
+            "graph-cut",
+        ],
+        1,
+        &["graph file", "invalid argument"],
+    );
+    // A graph model: unknown keys in the model file, data of another kind.
+    let model = dir.path().join("m.txt");
+    ok(&[
+        "train",
+        "--graph",
+        s(&data),
+        "--lambda",
+        "0.1",
+        "-q",
+        "-o",
+        s(&model),
+    ]);
+    let m = std::fs::read_to_string(&model).unwrap();
+    std::fs::write(&bad, m.replacen("bias 1", "bias 1\nshape round", 1)).unwrap();
+    fails(
+        &["predict", s(&bad), s(&data)],
+        1,
+        &["unknown key `shape` in a graph model"],
+    );
+    std::fs::write(
+        &bad,
+        text.replacen("loss=hamming", "loss=normalised-hamming", 1),
+    )
+    .unwrap();
+    fails(
+        &["predict", s(&model), s(&bad)],
+        1,
+        &["loss=normalised-hamming", "but the model has"],
+    );
+}

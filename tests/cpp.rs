@@ -6,7 +6,8 @@
 //!   the progress observer, exceptions thrown in callbacks (rethrown by
 //!   `run()`), C errors as `bmrm::error`, that callbacks of problems that are
 //!   not thread-safe run on the caller's thread, moves, and the SHOGUN-style
-//!   adapter against the C API on a multiclass SVM.
+//!   adapter against the C API on a multiclass SVM, and graph problems
+//!   (`Problem::graph`, a C++ decoder matching the exhaustive engine).
 //! - `examples/cpp/multiclass_shogun.cpp` is built and run.
 //! - `cpp_programs_under_valgrind` (ignored by default; scripts/test.sh runs
 //!   it) runs both under valgrind's memcheck.
@@ -60,7 +61,7 @@ fn cpp_test_program_passes() {
         "C++ checks: {summary}\n{stdout}"
     );
     for l in stdout.lines().filter(|l| {
-        ["WRITERS", "THREADS", "SHOGUN", "BCFW"]
+        ["WRITERS", "THREADS", "SHOGUN", "BCFW", "GRAPH"]
             .iter()
             .any(|tag| l.starts_with(tag))
     }) {
@@ -72,6 +73,14 @@ fn cpp_test_program_passes() {
         stdout
             .lines()
             .any(|l| l.starts_with("SHOGUN sparse") && l.ends_with("(bit-identical)")),
+        "{stdout}"
+    );
+    // A C++ decoder over the potentials gives the built-in exhaustive
+    // engine's solve bit for bit.
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("GRAPH decoder") && l.ends_with("(bit-identical)")),
         "{stdout}"
     );
 }

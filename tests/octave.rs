@@ -8,6 +8,9 @@
 //!   cell-array partitions, bcfw.m's oracles against bmrm.m on a multiclass
 //!   SVM, and the error cases (the user's own message, NaN, bad arguments,
 //!   Ctrl-C), after which the session goes on.
+//! - `tests/octave/graph_tests.m` checks bmrm_graph.m: the built-in
+//!   exhaustive engine, a MATLAB decoder and bmrm.m over a MATLAB risk by
+//!   enumeration agree; bad graphs and decoders give errors naming them.
 //! - `examples/matlab/multiclass_svm.m` and `examples/matlab/chain_ocr.m` run.
 //!
 //! Without Octave the tests say so and pass, unless BMRM_REQUIRE_OCTAVE is
@@ -127,6 +130,25 @@ fn octave_checks(name: &str) -> (String, String) {
         .unwrap_or_default()
         .to_owned();
     (stdout, summary)
+}
+
+#[test]
+fn octave_graph_problems_match_a_matlab_oracle() {
+    if skip() {
+        return;
+    }
+    let (stdout, summary) = octave_checks("graph_tests");
+    assert!(
+        summary.ends_with(" passed, 0 failed"),
+        "Octave graph checks: {summary}\n{stdout}"
+    );
+    // The MATLAB decoder gives the built-in exhaustive engine's solve bit
+    // for bit (checked inside), and the line is printed only at the end.
+    assert!(
+        stdout.lines().any(|l| l.starts_with("graph: Fp")),
+        "{stdout}"
+    );
+    println!("Octave graph checks: {summary}");
 }
 
 #[test]

@@ -61,14 +61,7 @@ fn solver(problem: &Problem, s: Settings, t: &TableSettings) -> bmrm::Result<Sol
         for &j in &t.non_negative {
             lo[j] = 0.0;
         }
-        match solver.bcfw_mut() {
-            Some(mut bcfw) => bcfw.set_bounds(lo, vec![f64::INFINITY; dim])?,
-            None => {
-                return Err(bmrm::Error::invalid_argument(
-                    "box constraints for the bundle methods are not available",
-                ))
-            }
-        }
+        solver.set_bounds(lo, vec![f64::INFINITY; dim])?;
     }
     Ok(solver)
 }

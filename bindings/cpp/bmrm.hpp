@@ -46,6 +46,7 @@
 #ifndef BMRM_HPP
 #define BMRM_HPP
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
@@ -538,11 +539,231 @@ using PartialRiskFn =
 using MaxOracleFn = std::function<void(std::size_t example, span<const double> w, Corner &out)>;
 
 // ---------------------------------------------------------------------------
+// Graph problems: the factor-graph model of the library (bmrm_graph_data).
+
+/// How the nodes' features give their unary scores (bmrm_node_features).
+enum class NodeFeatures : int {
+    dense = BMRM_NODE_FEATURES_DENSE,
+    csr = BMRM_NODE_FEATURES_CSR,
+    per_state = BMRM_NODE_FEATURES_PER_STATE,
+};
+
+/// What the edges score (bmrm_edge_features).
+enum class EdgeFeatures : int {
+    constant = BMRM_EDGE_FEATURES_CONSTANT,
+    dense = BMRM_EDGE_FEATURES_DENSE,
+    displacement = BMRM_EDGE_FEATURES_DISPLACEMENT,
+    potts = BMRM_EDGE_FEATURES_POTTS,
+};
+
+/// The loss of a labelling (bmrm_graph_loss).
+enum class GraphLoss : int {
+    hamming = BMRM_GRAPH_LOSS_HAMMING,
+    table = BMRM_GRAPH_LOSS_TABLE,
+};
+
+/// The built-in inference engines (bmrm_engine); `automatic` is AUTO.
+enum class Engine : int {
+    automatic = BMRM_ENGINE_AUTO,
+    exhaustive = BMRM_ENGINE_EXHAUSTIVE,
+    tree_max_sum = BMRM_ENGINE_TREE_MAX_SUM,
+    distance_transform = BMRM_ENGINE_DISTANCE_TRANSFORM,
+    graph_cut = BMRM_ENGINE_GRAPH_CUT,
+    alpha_expansion = BMRM_ENGINE_ALPHA_EXPANSION,
+};
+
+/// The examples of a graph problem as std::vectors, example after example;
+/// the fields are those of bmrm_graph_data (docs/c-api.md), an empty vector
+/// standing for NULL. Fill the vectors directly, or with add_example /
+/// add_node / add_edge for dense node features and constant, dense or Potts
+/// edges. Problem::graph copies what it needs.
+struct GraphData {
+    std::vector<std::size_t> node_start;   ///< m + 1 offsets
+    std::vector<std::uint32_t> states;     ///< n state counts
+    std::vector<std::uint32_t> labels;     ///< n true states
+    std::vector<std::uint32_t> node_types; ///< n types, or empty for all 0
+    NodeFeatures node_features = NodeFeatures::dense;
+    std::size_t node_dim = 0;
+    std::vector<float> node_values;
+    std::vector<std::size_t> node_indptr;    ///< CSR only
+    std::vector<std::uint32_t> node_indices; ///< CSR only
+    bool bias = false;
+    std::vector<std::size_t> edge_start;   ///< m + 1 offsets
+    std::vector<std::uint32_t> edges;      ///< 2 E node indices, local to the example
+    std::vector<std::uint32_t> edge_types; ///< E types, or empty for all 0
+    EdgeFeatures edge_features = EdgeFeatures::constant;
+    std::size_t edge_dim = 0;
+    std::vector<float> edge_values;
+    std::vector<std::size_t> symmetric, antisymmetric;
+    std::vector<bmrm_grid> grids; ///< DISPLACEMENT: one per node
+    GraphLoss loss = GraphLoss::hamming;
+    std::vector<double> class_weight;
+    bool normalise = false;
+    std::vector<double> loss_table;
+    Engine engine = Engine::automatic;
+
+    /// The number of examples (node_start.size() - 1).
+    std::size_t num_examples() const noexcept {
+        return node_start.empty() ? 0 : node_start.size() - 1;
+    }
+    /// The nodes of example `i`.
+    std::size_t num_nodes(std::size_t i) const {
+        if (i >= num_examples())
+            throw error(Status::invalid_argument,
+                        "example " + std::to_string(i) + " is out of range (" +
+                            std::to_string(num_examples()) + " examples)");
+        return node_start[i + 1] - node_start[i];
+    }
+
+    /// Starts a new example (its nodes and edges follow); returns its index.
+    std::size_t add_example() {
+        if (node_start.empty()) node_start.push_back(states.size());
+        if (edge_start.empty()) edge_start.push_back(edges.size() / 2);
+        node_start.push_back(node_start.back());
+        edge_start.push_back(edge_start.back());
+        return num_examples() - 1;
+    }
+    /// Appends a node to the last example (dense features, node_dim of
+    /// them); returns its index within the example.
+    std::size_t add_node(std::uint32_t num_states, std::uint32_t label,
+                         span<const float> features = {}) {
+        if (node_start.empty())
+            throw error(Status::invalid_argument, "GraphData::add_node: call add_example first");
+        if (features.size() != node_dim)
+            throw error(Status::dimension_mismatch,
+                        "GraphData::add_node: example " + std::to_string(num_examples() - 1) +
+                            ", node " + std::to_string(node_start.back() - node_start[node_start.size() - 2]) +
+                            ": " + std::to_string(features.size()) +
+                            " features but node_dim = " + std::to_string(node_dim));
+        states.push_back(num_states);
+        labels.push_back(label);
+        node_values.insert(node_values.end(), features.begin(), features.end());
+        return node_start.back()++ - node_start[node_start.size() - 2];
+    }
+    /// Appends the edge (u, v) (node indices within the example) to the last
+    /// example, with edge_dim features for dense and Potts edges.
+    void add_edge(std::uint32_t u, std::uint32_t v, span<const float> features = {}) {
+        if (edge_start.empty())
+            throw error(Status::invalid_argument, "GraphData::add_edge: call add_example first");
+        if (features.size() != edge_dim)
+            throw error(Status::dimension_mismatch,
+                        "GraphData::add_edge: example " + std::to_string(num_examples() - 1) +
+                            ", edge " + std::to_string(edge_start.back() - edge_start[edge_start.size() - 2]) +
+                            ": " + std::to_string(features.size()) +
+                            " features but edge_dim = " + std::to_string(edge_dim));
+        edges.push_back(u);
+        edges.push_back(v);
+        edge_values.insert(edge_values.end(), features.begin(), features.end());
+        edge_start.back()++;
+    }
+
+    /// The C view of the vectors (valid while they are neither changed nor
+    /// destroyed). Throws when node_start and edge_start disagree.
+    bmrm_graph_data to_c() const {
+        if (!edge_start.empty() && edge_start.size() != node_start.size())
+            throw error(Status::dimension_mismatch,
+                        "GraphData: node_start has " + std::to_string(node_start.size()) +
+                            " entries but edge_start " + std::to_string(edge_start.size()));
+        auto ptr = [](const auto &v) { return v.empty() ? nullptr : v.data(); };
+        bmrm_graph_data g = bmrm_graph_data_default();
+        g.num_examples = num_examples();
+        g.node_start = ptr(node_start);
+        g.states = ptr(states);
+        g.labels = ptr(labels);
+        g.node_types = ptr(node_types);
+        g.node_features = static_cast<bmrm_node_features>(node_features);
+        g.node_dim = node_dim;
+        g.node_values = ptr(node_values);
+        g.node_indptr = ptr(node_indptr);
+        g.node_indices = ptr(node_indices);
+        g.bias = bias;
+        g.edge_start = ptr(edge_start);
+        g.edges = ptr(edges);
+        g.edge_types = ptr(edge_types);
+        g.edge_features = static_cast<bmrm_edge_features>(edge_features);
+        g.edge_dim = edge_dim;
+        g.edge_values = ptr(edge_values);
+        g.symmetric = ptr(symmetric);
+        g.num_symmetric = symmetric.size();
+        g.antisymmetric = ptr(antisymmetric);
+        g.num_antisymmetric = antisymmetric.size();
+        g.grids = ptr(grids);
+        g.loss = static_cast<bmrm_graph_loss>(loss);
+        g.class_weight = ptr(class_weight);
+        g.num_class_weights = class_weight.size();
+        g.normalise = normalise;
+        g.loss_table = ptr(loss_table);
+        g.engine = static_cast<bmrm_engine>(engine);
+        return g;
+    }
+};
+
+/// One example's potentials as a decoder sees them (bmrm_potentials): find
+/// y maximising score(y) = sum_i unary(i, y_i) + sum_e pair(e, y_u, y_v).
+/// Valid only during the decoder call.
+class Potentials {
+  public:
+    explicit Potentials(const bmrm_potentials &p) noexcept : p_(p) {}
+    std::size_t example() const noexcept { return p_.example; }
+    std::size_t num_nodes() const noexcept { return p_.num_nodes; }
+    std::size_t num_edges() const noexcept { return p_.num_edges; }
+    /// The state count of node i.
+    std::uint32_t states(std::size_t i) const noexcept { return p_.states[i]; }
+    /// The first and second node of edge e.
+    std::uint32_t edge_u(std::size_t e) const noexcept { return p_.edges[2 * e]; }
+    std::uint32_t edge_v(std::size_t e) const noexcept { return p_.edges[2 * e + 1]; }
+    /// The unary score of node i in state s (loss augmentation included).
+    double unary(std::size_t i, std::uint32_t s) const noexcept {
+        return p_.unary[p_.unary_start[i] + s];
+    }
+    /// Whether the edges are tables (else displacement costs on grids).
+    bool has_tables() const noexcept { return p_.pairwise != nullptr; }
+    /// The score of edge e with its ends in states (a, b).
+    double pair(std::size_t e, std::uint32_t a, std::uint32_t b) const noexcept {
+        std::uint32_t u = edge_u(e), v = edge_v(e);
+        if (p_.pairwise != nullptr)
+            return p_.pairwise[p_.pairwise_start[e] + a * p_.states[v] + b];
+        const bmrm_grid &gu = p_.grids[u], &gv = p_.grids[v];
+        double dx = (gv.origin_x + static_cast<double>(b % gv.width)) -
+                    (gu.origin_x + static_cast<double>(a % gu.width));
+        double dy = (gv.origin_y + static_cast<double>(b / gv.width)) -
+                    (gu.origin_y + static_cast<double>(a / gu.width));
+        const double *c = p_.displacement_cost + 4 * e;
+        return -(c[0] * dx + c[1] * dy + c[2] * dx * dx + c[3] * dy * dy);
+    }
+    /// The score of a labelling (num_nodes states), nodes first, then edges.
+    double score(span<const std::uint32_t> y) const noexcept {
+        double s = 0.0;
+        for (std::size_t i = 0; i < num_nodes(); i++) s += unary(i, y[i]);
+        for (std::size_t e = 0; e < num_edges(); e++) s += pair(e, y[edge_u(e)], y[edge_v(e)]);
+        return s;
+    }
+    /// The C struct.
+    const bmrm_potentials &raw() const noexcept { return p_; }
+
+  private:
+    const bmrm_potentials &p_;
+};
+
+/// A labelling and whether it is known to be a maximiser.
+struct Labelling {
+    std::vector<std::uint32_t> labels;
+    bool exact = true;
+    Labelling() = default;
+    Labelling(std::vector<std::uint32_t> y, bool exact_ = true)
+        : labels(std::move(y)), exact(exact_) {}
+};
+
+/// The caller's decoder: a maximiser of the potentials' score (Labelling,
+/// or a std::vector<std::uint32_t> taken as exact).
+using GraphDecoderFn = std::function<Labelling(const Potentials &)>;
+
+// ---------------------------------------------------------------------------
 // Callback plumbing.
 
 namespace detail {
 
-enum class Level { none, risk, partitioned, max_oracle };
+enum class Level { none, risk, partitioned, max_oracle, graph };
 
 /// The oracle a Problem describes; shared (read-only) by its solvers.
 struct Oracle {
@@ -553,6 +774,8 @@ struct Oracle {
     RiskFn risk;
     PartialRiskFn partial;
     MaxOracleFn max_oracle;
+    std::shared_ptr<const GraphData> graph; ///< Level::graph: the examples
+    GraphDecoderFn decoder;                 ///< Level::graph: empty = built-in engine
 };
 
 /// The `user` of the C callbacks: the oracle, the observer, and the first
@@ -619,6 +842,26 @@ inline std::int32_t bmrm_hpp_oracle_trampoline(void *user, std::size_t example, 
         ctx->oracle->max_oracle(example, bmrm::span<const double>(w, dim), corner);
     });
 }
+inline std::int32_t bmrm_hpp_graph_decoder_trampoline(void *user, const bmrm_potentials *p,
+                                                      std::uint32_t *labels, bool *exact) {
+    auto *ctx = static_cast<bmrm::detail::Context *>(user);
+    return ctx->guard([&] {
+        bmrm::Labelling y = ctx->oracle->decoder(bmrm::Potentials(*p));
+        std::string where = "graph decoder: example " + std::to_string(p->example);
+        if (y.labels.size() != p->num_nodes)
+            throw bmrm::error(bmrm::Status::dimension_mismatch,
+                              where + ": " + std::to_string(y.labels.size()) + " labels for " +
+                                  std::to_string(p->num_nodes) + " nodes");
+        for (std::size_t i = 0; i < p->num_nodes; i++)
+            if (y.labels[i] >= p->states[i])
+                throw bmrm::error(bmrm::Status::invalid_argument,
+                                  where + ", node " + std::to_string(i) + ": state " +
+                                      std::to_string(y.labels[i]) + " out of range (" +
+                                      std::to_string(p->states[i]) + " states)");
+        std::copy(y.labels.begin(), y.labels.end(), labels);
+        *exact = y.exact;
+    });
+}
 inline std::int32_t bmrm_hpp_progress_trampoline(void *user, const bmrm_info *info) {
     auto *ctx = static_cast<bmrm::detail::Context *>(user);
     bool stop = false;
@@ -646,13 +889,37 @@ inline void install(bmrm_problem *p, const Oracle &oracle, void *user) {
         break;
     case Level::none:
         break; // bmrm_solver_new reports BMRM_ERROR_NO_ORACLE
+    case Level::graph:
+        throw error(Status::invalid_argument, "a graph problem has no oracle to install");
     }
+}
+
+/// A new C graph problem for `oracle` (Level::graph), its decoder (if any)
+/// reporting to `user`.
+inline bmrm_problem *new_graph_problem(const Oracle &oracle, void *user) {
+    bmrm_graph_data g = oracle.graph->to_c();
+    bmrm_problem *p = nullptr;
+    if (oracle.decoder)
+        check(bmrm_problem_new_graph_decoder(&g, bmrm_hpp_graph_decoder_trampoline, user,
+                                             oracle.thread_safe, &p));
+    else
+        check(bmrm_problem_new_graph(&g, &p));
+    return p;
 }
 
 /// Owns a bmrm_problem.
 struct ProblemHandle {
     bmrm_problem *p = nullptr;
     explicit ProblemHandle(std::size_t dim) { check(bmrm_problem_new(dim, &p)); }
+    /// A problem for `oracle` whose callbacks report to `user`.
+    ProblemHandle(const Oracle &oracle, void *user) {
+        if (oracle.level == Level::graph) {
+            p = new_graph_problem(oracle, user);
+        } else {
+            check(bmrm_problem_new(oracle.dim, &p));
+            install(p, oracle, user); // on a throw the destructor frees p
+        }
+    }
     ~ProblemHandle() { bmrm_problem_free(p); }
     ProblemHandle(const ProblemHandle &) = delete;
     ProblemHandle &operator=(const ProblemHandle &) = delete;
@@ -722,6 +989,45 @@ class Problem {
         return *this;
     }
 
+    /// The factor-graph model over `data`, decoded by the built-in engine
+    /// data.engine; the dimension is the model's (docs/c-api.md). Throws
+    /// bmrm::error naming the example and the node or edge of a bad graph.
+    static Problem graph(const GraphData &data) { return graph_problem(data, {}, false); }
+
+    /// The same model decoded by the caller's `decoder` over the potentials
+    /// the library computes (data.engine must be Engine::automatic). An
+    /// exception the decoder throws stops the solve and Solver::run (or
+    /// predict_graph) rethrows it. With `thread_safe` calls may overlap.
+    template <class F>
+    static Problem graph_decoder(const GraphData &data, F &&decoder, bool thread_safe = false) {
+        GraphDecoderFn f = std::forward<F>(decoder);
+        if (!f) throw error(Status::null_argument, "Problem::graph_decoder: empty decoder");
+        return graph_problem(data, std::move(f), thread_safe);
+    }
+
+    /// Whether this is a graph problem (Problem::graph / graph_decoder).
+    bool is_graph() const noexcept { return oracle_ && oracle_->level == detail::Level::graph; }
+
+    /// Graph problems: the labelling of `example` maximising <w, phi> (no
+    /// loss), and whether the engine knows it to be a maximiser. Rethrows an
+    /// exception of the decoder.
+    Labelling predict_graph(span<const double> w, std::size_t example) const {
+        if (!is_graph())
+            throw error(Status::invalid_argument,
+                        "predict_graph: the problem is not a graph problem (Problem::graph)");
+        std::size_t n = oracle_->graph->num_nodes(example);
+        Labelling y(std::vector<std::uint32_t>(n, 0), false);
+        bool exact = false;
+        ctx_->take();
+        bmrm_status st = bmrm_graph_predict(p_, w.data(), w.size(), example, y.labels.data(),
+                                            n, &exact);
+        std::string message = st != BMRM_OK ? bmrm_last_error() : "";
+        if (std::exception_ptr e = ctx_->take()) std::rethrow_exception(e);
+        if (st != BMRM_OK) throw error(static_cast<Status>(st), message);
+        y.exact = exact;
+        return y;
+    }
+
     /// The C handle, for C calls. Its callbacks report a C++ exception as a
     /// failed callback only (bmrm::Solver rethrows it; a C solver made from
     /// this handle cannot) and live as long as this Problem.
@@ -729,6 +1035,23 @@ class Problem {
 
   private:
     friend class Solver;
+
+    Problem() = default;
+    static Problem graph_problem(const GraphData &data, GraphDecoderFn decoder, bool ts) {
+        auto o = std::make_shared<detail::Oracle>();
+        o->level = detail::Level::graph;
+        o->graph = std::make_shared<const GraphData>(data);
+        o->decoder = std::move(decoder);
+        o->thread_safe = ts;
+        o->count = o->graph->num_examples();
+        Problem p;
+        p.ctx_ = std::make_unique<detail::Context>();
+        p.ctx_->oracle = o;
+        p.p_ = detail::new_graph_problem(*o, p.ctx_.get());
+        detail::check(bmrm_problem_dim(p.p_, &o->dim));
+        p.oracle_ = std::move(o);
+        return p;
+    }
 
     std::shared_ptr<detail::Oracle> fresh(detail::Level level, std::size_t count, bool ts) const {
         if (!oracle_) throw error(Status::null_argument, "bmrm::Problem: moved-from problem");
@@ -754,6 +1077,12 @@ class Problem {
     std::unique_ptr<detail::Context> ctx_;
 };
 
+/// Problem::predict_graph as a free function.
+inline Labelling predict_graph(const Problem &problem, span<const double> w,
+                               std::size_t example) {
+    return problem.predict_graph(w, example);
+}
+
 /// A solver for one problem with fixed settings (lambda aside), keeping its
 /// state between runs for warm starts. Move-only; owns a bmrm_solver.
 class Solver {
@@ -767,8 +1096,7 @@ class Solver {
         dim_ = problem.dim();
         // A C problem of the solver's own, whose callbacks report to this
         // solver's context; the solver keeps the oracle, so it goes at once.
-        detail::ProblemHandle own(dim_);
-        detail::install(own.p, *ctx_->oracle, ctx_.get());
+        detail::ProblemHandle own(*ctx_->oracle, ctx_.get());
         bmrm_settings c = settings.to_c();
         if (ctx_->progress) {
             c.progress = bmrm_hpp_progress_trampoline;

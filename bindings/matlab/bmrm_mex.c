@@ -5,6 +5,7 @@
  *
  *   [W, stat]        = bmrm_mex('bmrm', data, risk, lambda, opts)
  *   [model, prog]    = bmrm_mex('bcfw', param, opts)
+ *   [W, stat, pred]  = bmrm_mex('graph', data, lambda, opts, decoder)
  *   version          = bmrm_mex('version')
  *
  * opts is a struct of plain fields (see bmrm.m and bcfw.m for the mapping
@@ -18,6 +19,7 @@
  *   mex_run.c        one solve, its results, its error raised afterwards
  *   mex_bmrm.c       the 'bmrm' command (bundle methods)
  *   mex_bcfw.c       the 'bcfw' command (BCFW, lambda sequences, logged models)
+ *   mex_graph.c      the 'graph' command (factor-graph models, bmrm_graph.m)
  *   mex_dual.c       BCFW's dual state to and from MATLAB (gapBCFW's cache)
  *
  * Rules these files follow:
@@ -48,6 +50,8 @@ void mexFunction(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
         plhs[0] = mxCreateString(bmrm_version());
     } else if (strcmp(cmd, "bmrm") == 0) {
         do_bmrm(nlhs, plhs, nrhs, prhs);
+    } else if (strcmp(cmd, "graph") == 0) {
+        do_graph(nlhs, plhs, nrhs, prhs);
     } else if (strcmp(cmd, "bcfw") == 0) {
         do_bcfw(nlhs, plhs, nrhs, prhs);
     } else {

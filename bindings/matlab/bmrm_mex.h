@@ -53,6 +53,7 @@ typedef struct {
     sparse_vec *truth;      /* phi(x_i, y_i), computed once per example */
     int hash_args;          /* hashFn(param, y) (2) or hashFn(y) (1, gapBCFW) */
     struct lambda_result *current_result; /* where the iterate hook writes */
+    const mxArray *decoder; /* graph: the decoder handle, or NULL */
     double log_every;       /* keep the model of every log_every-th pass (0: none) */
     /* reporting */
     double verb;            /* print every verb iterations (0: never) */
@@ -151,6 +152,8 @@ void free_dual(dual_state *d);
 bool export_dual(gate *g, bmrm_solver *solver, size_t n, dual_state *d);
 mxArray *dual_to_mx(const dual_state *d, size_t dim, double lambda);
 void dual_from_mx(arg_error *e, const mxArray *m, size_t n, size_t dim, dual_state *d);
+/* mex_graph.c */
+void do_graph(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]);
 /* mex_bcfw.c */
 void do_bcfw(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]);
 

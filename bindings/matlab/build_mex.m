@@ -41,7 +41,7 @@ end
 
 % The gateway's C files (bmrm_mex.c lists what each holds).
 sources = {'bmrm_mex.c', 'mex_gate.c', 'mex_callbacks.c', 'mex_options.c', ...
-           'mex_run.c', 'mex_bmrm.c', 'mex_bcfw.c', 'mex_dual.c'};
+           'mex_run.c', 'mex_bmrm.c', 'mex_bcfw.c', 'mex_dual.c', 'mex_graph.c'};
 gateway = cellfun(@(f) fullfile(here, f), sources, 'UniformOutput', false);
 inc = ['-I' fullfile(root, 'include')];
 % The system libraries a static Rust library needs (rustc's native-static-libs).

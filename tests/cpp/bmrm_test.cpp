@@ -1,7 +1,8 @@
 // The C++ wrapper (bindings/cpp/bmrm.hpp): every callback kind, the corner
 // writers, the progress observer, exceptions thrown in callbacks, C errors as
 // bmrm::error, the threads callbacks run on, move semantics, and the
-// SHOGUN-style adapter agreeing with the C API on a multiclass SVM.
+// SHOGUN-style adapter agreeing with the C API on a multiclass SVM, and graph
+// problems (a C++ decoder giving the built-in exhaustive engine's solves).
 //
 // Compiled with the system C++ compiler (C++17) against the static library
 // and run by tests/cpp.rs; exits 0 when every check passed, and prints
@@ -850,6 +851,176 @@ static void test_bcfw() {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Graph problems: Problem::graph / graph_decoder / predict_graph.
+
+// Six chains of 2..4 binary nodes with two features each, built with the
+// GraphData helpers.
+static bmrm::GraphData graph_chains(bmrm::Engine engine) {
+    bmrm::GraphData g;
+    g.node_dim = 2;
+    g.bias = true;
+    g.normalise = true;
+    g.engine = engine;
+    std::uint64_t state = 27;
+    auto next = [&state] {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<double>(state >> 11) / 9007199254740992.0;
+    };
+    for (std::size_t i = 0; i < 6; i++) {
+        g.add_example();
+        std::size_t len = 2 + i % 3;
+        for (std::size_t t = 0; t < len; t++) {
+            std::uint32_t y = next() < 0.5 ? 0 : 1;
+            std::vector<float> x(2);
+            for (float &v : x) v = static_cast<float>((y ? 0.5 : -0.5) + next() - 0.5);
+            std::size_t node = g.add_node(2, y, x);
+            if (node > 0) g.add_edge(static_cast<std::uint32_t>(node - 1),
+                                     static_cast<std::uint32_t>(node));
+        }
+    }
+    return g;
+}
+
+// Exhaustive search over the potentials, node 0 fastest, the first best
+// kept: the built-in exhaustive engine's order.
+static bmrm::Labelling enumerate_labellings(const bmrm::Potentials &p) {
+    std::vector<std::uint32_t> y(p.num_nodes(), 0), best_y = y;
+    double best = -INFINITY;
+    for (;;) {
+        double s = p.score(y);
+        if (s > best) {
+            best = s;
+            best_y = y;
+        }
+        std::size_t i = 0;
+        while (i < p.num_nodes() && ++y[i] == p.states(i)) y[i++] = 0;
+        if (i == p.num_nodes()) break;
+    }
+    return best_y;
+}
+
+static void test_graph() {
+    bmrm::Problem built = bmrm::Problem::graph(graph_chains(bmrm::Engine::exhaustive));
+    std::atomic<int> calls{0};
+    bmrm::Problem user = bmrm::Problem::graph_decoder(
+        graph_chains(bmrm::Engine::automatic), [&calls](const bmrm::Potentials &p) {
+            calls++;
+            return enumerate_labellings(p);
+        });
+    // 2 states x (2 features + bias) + a 2 x 2 table.
+    CHECK(built.dim() == 10 && user.dim() == 10, "dims %zu %zu", built.dim(), user.dim());
+    CHECK(built.is_graph() && user.is_graph(), "graph problems");
+    for (bmrm::Algorithm a : {bmrm::Algorithm::bmrm, bmrm::Algorithm::bcfw}) {
+        bmrm::Settings s(a, 0.05);
+        s.tol_rel = a == bmrm::Algorithm::bcfw ? 1e-3 : 1e-7;
+        s.num_threads = 2;
+        std::vector<double> wa(10, 0.0), wb(10, 0.0);
+        bmrm::Info ia = bmrm::Solver(built, s).run(wa);
+        bmrm::Info ib = bmrm::Solver(user, s).run(wb);
+        CHECK(wa == wb, "%s: w differs", bmrm::to_string(a));
+        CHECK(ia.primal == ib.primal && ia.lower_bound == ib.lower_bound,
+              "%s: F %.17g / %.17g, bound %.17g / %.17g", bmrm::to_string(a), ia.primal,
+              ib.primal, ia.lower_bound, ib.lower_bound);
+        CHECK(ia.lower_bound <= ia.primal && ia.gap <= 1e-3 * ia.primal + 1e-12, "gap %g",
+              ia.gap);
+        CHECK(ia.primal > 0.0, "a non-trivial problem: F %g", ia.primal);
+        if (a == bmrm::Algorithm::bmrm)
+            std::printf("GRAPH decoder vs exhaustive engine: F %.17g, bound %.17g "
+                        "(bit-identical)\n",
+                        ia.primal, ia.lower_bound);
+        // Predictions of both problems agree with an enumeration at w, no loss.
+        for (std::size_t i = 0; i < 6; i++) {
+            bmrm::Labelling pa = built.predict_graph(wa, i);
+            bmrm::Labelling pb = bmrm::predict_graph(user, wb, i);
+            CHECK(pa.labels == pb.labels && pa.exact && pb.exact, "example %zu: predictions", i);
+            CHECK(pa.labels.size() == 2 + i % 3, "example %zu: %zu labels", i, pa.labels.size());
+        }
+    }
+    CHECK(calls > 0, "the decoder was called %d times", calls.load());
+    CHECK_THROWS(bmrm::error, built.predict_graph(std::vector<double>(10, 0.0), 6),
+                 CHECK(std::string(e.what()).find("example 6 is out of range") !=
+                           std::string::npos,
+                       "'%s'", e.what()));
+    CHECK_THROWS(bmrm::error, built.predict_graph(std::vector<double>(9, 0.0), 0),
+                 CHECK(e.status() == bmrm::Status::dimension_mismatch, "status %d",
+                       (int)e.status()));
+
+    // Bad graphs throw with the library's message naming example and node/edge.
+    {
+        bmrm::GraphData g = graph_chains(bmrm::Engine::automatic);
+        g.edges[2 * g.edge_start[1]] = 9;
+        CHECK_THROWS(bmrm::error, bmrm::Problem::graph(g), {
+            CHECK(e.status() == bmrm::Status::invalid_argument, "status %d", (int)e.status());
+            CHECK(std::string(e.what()).find("example 1: edge 0 (9, 1) joins node 9") !=
+                      std::string::npos,
+                  "'%s'", e.what());
+        });
+        g = graph_chains(bmrm::Engine::automatic);
+        g.states[g.node_start[3] + 1] = 0;
+        CHECK_THROWS(bmrm::error,
+                     bmrm::Problem::graph_decoder(g, enumerate_labellings),
+                     CHECK(std::string(e.what()).find("example 3: node 1 has zero states") !=
+                               std::string::npos,
+                           "'%s'", e.what()));
+        g = graph_chains(bmrm::Engine::automatic);
+        g.edge_start.pop_back();
+        CHECK_THROWS(bmrm::error, bmrm::Problem::graph(g),
+                     CHECK(e.status() == bmrm::Status::dimension_mismatch, "status %d",
+                           (int)e.status()));
+        bmrm::GraphData h;
+        h.node_dim = 2;
+        CHECK_THROWS(bmrm::error, h.add_node(2, 0), ); // no example yet
+        h.add_example();
+        CHECK_THROWS(bmrm::error, h.add_node(2, 0, std::vector<float>(3)),
+                     CHECK(std::string(e.what()).find("example 0, node 0: 3 features") !=
+                               std::string::npos,
+                           "'%s'", e.what()));
+        CHECK_THROWS(bmrm::error,
+                     bmrm::Problem::graph_decoder(graph_chains(bmrm::Engine::exhaustive),
+                                                  enumerate_labellings),
+                     CHECK(std::string(e.what()).find("engine = 1") != std::string::npos,
+                           "'%s'", e.what()));
+    }
+
+    // A decoder that throws: caught at the C boundary, rethrown by run()
+    // and by predict_graph; a decoder answering badly is a bmrm::error.
+    {
+        int n = 0;
+        bmrm::Problem p = bmrm::Problem::graph_decoder(
+            graph_chains(bmrm::Engine::automatic), [&n](const bmrm::Potentials &pot) {
+                if (++n == 5) throw MyError(pot.example() == 4 ? 5 : 0);
+                return enumerate_labellings(pot);
+            });
+        bmrm::Solver solver(p, bmrm::Settings(bmrm::Algorithm::bcfw, 0.05));
+        std::vector<double> w(p.dim(), 0.0);
+        CHECK_THROWS(MyError, solver.run(w), CHECK(e.code == 5 || e.code == 0, "code %d", e.code));
+        CHECK(n == 5, "the solve stopped at the throwing call (%d calls)", n);
+        bmrm::Info info = solver.run(w); // the slot is reset; n > 5 now never throws
+        CHECK(info.lower_bound <= info.primal, "run after an exception");
+        n = 4;
+        CHECK_THROWS(MyError, p.predict_graph(w, 2), CHECK(e.code == 0, "code %d", e.code));
+        bmrm::Problem wrong = bmrm::Problem::graph_decoder(
+            graph_chains(bmrm::Engine::automatic), [](const bmrm::Potentials &pot) {
+                return std::vector<std::uint32_t>(pot.num_nodes() + 1, 0);
+            });
+        bmrm::Solver ws(wrong, bmrm::Settings(bmrm::Algorithm::bmrm, 0.05));
+        CHECK_THROWS(bmrm::error, ws.run(w), {
+            CHECK(e.status() == bmrm::Status::dimension_mismatch, "status %d", (int)e.status());
+            CHECK(std::string(e.what()).find("graph decoder: example ") != std::string::npos,
+                  "'%s'", e.what());
+        });
+        bmrm::Problem out_of_range = bmrm::Problem::graph_decoder(
+            graph_chains(bmrm::Engine::automatic), [](const bmrm::Potentials &pot) {
+                return std::vector<std::uint32_t>(pot.num_nodes(), 2);
+            });
+        CHECK_THROWS(bmrm::error, out_of_range.predict_graph(w, 1),
+                     CHECK(std::string(e.what()).find("example 1, node 0: state 2 out of range") !=
+                               std::string::npos,
+                           "'%s'", e.what()));
+    }
+}
+
 int main() {
     test_settings();
     test_full_and_partitioned_risk();
@@ -861,6 +1032,7 @@ int main() {
     test_moves_and_warm_start();
     test_shogun_adapter();
     test_bcfw();
+    test_graph();
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

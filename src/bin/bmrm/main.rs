@@ -3,6 +3,8 @@
 
 mod data;
 mod demo;
+mod graph;
+mod graph_data;
 mod model;
 mod modelfile;
 mod path;

@@ -45,6 +45,10 @@ pub struct PredictArgs {
 
 pub fn run(a: PredictArgs) -> Result<(), String> {
     let mode = a.out.mode();
+    let file = crate::modelfile::ModelFile::read(&a.model)?;
+    if file.get("model") == Some("graph") {
+        return run_graph(a, file, mode);
+    }
     let saved = Saved::read(&a.model)?;
     let src = Source {
         path: &a.data,
@@ -107,4 +111,19 @@ pub fn run(a: PredictArgs) -> Result<(), String> {
         }));
     }
     Ok(())
+}
+
+/// `bmrm predict` with a graph model: DATA is a graph file; the options that
+/// do not apply to it are errors.
+fn run_graph(a: PredictArgs, file: crate::modelfile::ModelFile, mode: Mode) -> Result<(), String> {
+    let unused = [
+        (a.format != data::Format::Auto, "--format"),
+        (a.split.is_some(), "--split"),
+        (a.folds.is_some(), "--folds"),
+    ];
+    if let Some((_, name)) = unused.iter().find(|(set, _)| *set) {
+        return Err(format!("{name} does not apply to a graph model"));
+    }
+    let saved = crate::graph::read_model(file, &a.model)?;
+    crate::graph::predict(saved, &a.data, a.examples, a.output.as_deref(), mode)
 }

@@ -33,6 +33,13 @@ pub struct TrainArgs {
     /// method refuse it).
     #[arg(long)]
     pub nonneg: bool,
+    /// DATA (and --test) are graph files (docs/cli.md, "Graph problems"): train a
+    /// factor-graph model, decoded by --engine.
+    #[arg(long)]
+    pub graph: bool,
+    /// With --graph: the inference engine.
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub engine: Option<crate::graph::EngineArg>,
     /// Train over MPI (a build with `--features mpi`, started by mpirun, e.g.
     /// `mpirun -np 4 bmrm train --distributed ...`): every rank reads the
     /// data and evaluates its share of the parts; rank 0 keeps the bundle,
@@ -139,6 +146,12 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
     a.solver.settings(1.0)?; // the other settings, before reading the data
     if let Some(out) = &a.output {
         crate::modelfile::check_writable(out)?;
+    }
+    if a.graph {
+        return run_graph(&a, mode);
+    }
+    if a.engine.is_some() {
+        return Err("--engine is for graph models: give --graph".into());
     }
     let src = a.data.source();
     let ex = data::load(&src, None)?;
@@ -274,4 +287,34 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
         Mode::Quiet => {}
     }
     Ok(())
+}
+
+/// `bmrm train --graph`: the options that do not apply to graph data are errors.
+fn run_graph(a: &TrainArgs, mode: Mode) -> Result<(), String> {
+    let d = &a.data;
+    let unused = [
+        (d.format != data::Format::Auto, "--format"),
+        (d.split.is_some(), "--split"),
+        (d.folds.is_some(), "--folds"),
+        (d.model != crate::model::Kind::Auto, "--model"),
+    ];
+    if let Some((_, name)) = unused.iter().find(|(set, _)| *set) {
+        return Err(format!("{name} does not apply to graph data (--graph)"));
+    }
+    #[cfg(feature = "mpi")]
+    if a.distributed {
+        return Err("--distributed does not apply to graph data (--graph)".into());
+    }
+    crate::graph::train(crate::graph::TrainGraph {
+        data: &d.data,
+        limit: d.examples,
+        engine: a.engine.unwrap_or(crate::graph::EngineArg::Auto),
+        bias: !a.solver.no_bias,
+        reg: &a.reg,
+        solver: &a.solver,
+        mode,
+        output: a.output.as_deref(),
+        test: a.test.as_deref(),
+        nonneg: a.nonneg,
+    })
 }
