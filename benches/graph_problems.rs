@@ -338,41 +338,34 @@ fn chains(m: usize, seed: u64) -> GraphExamples {
 /// Hamming loss) and the `bmrm_graph_data` pointing into them.
 struct CGraph {
     g: bmrm_graph_data,
-    _keep: (
-        Vec<usize>,
-        Vec<u32>,
-        Vec<u32>,
-        Vec<f32>,
-        Vec<usize>,
-        Vec<u32>,
-    ),
+    /// What `g` points into (the vectors' buffers do not move with them).
+    _examples: GraphExamples,
+    _edges: Vec<u32>,
 }
 
 impl CGraph {
     fn new(ex: &GraphExamples) -> Self {
+        let ex = ex.clone();
         let NodeFeatures::Dense { values, d } = &ex.node_features else {
             unreachable!("dense features")
         };
-        let keep = (
-            ex.node_start.clone(),
-            ex.states.clone(),
-            ex.labels.clone(),
-            values.clone(),
-            ex.edge_start.clone(),
-            ex.edges.iter().flatten().copied().collect::<Vec<u32>>(),
-        );
+        let edges: Vec<u32> = ex.edges.iter().flatten().copied().collect();
         let mut g = bmrm_graph_data_default();
         g.num_examples = ex.num_examples();
-        g.node_start = keep.0.as_ptr();
-        g.states = keep.1.as_ptr();
-        g.labels = keep.2.as_ptr();
-        g.node_values = keep.3.as_ptr();
+        g.node_start = ex.node_start.as_ptr();
+        g.states = ex.states.as_ptr();
+        g.labels = ex.labels.as_ptr();
+        g.node_values = values.as_ptr();
         g.node_dim = *d;
         g.bias = true;
-        g.edge_start = keep.4.as_ptr();
-        g.edges = keep.5.as_ptr();
+        g.edge_start = ex.edge_start.as_ptr();
+        g.edges = edges.as_ptr();
         g.normalise = true;
-        CGraph { g, _keep: keep }
+        CGraph {
+            g,
+            _examples: ex,
+            _edges: edges,
+        }
     }
 }
 
