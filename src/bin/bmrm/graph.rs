@@ -126,6 +126,7 @@ pub fn train(a: TrainGraph<'_>) -> Result<(), String> {
         f.set("train-examples", m);
         f.set("primal", info.primal);
         f.set("gap", info.gap);
+        f.set("certified", u8::from(info.certified));
         f.weights = w.clone();
         f.write(out)?;
     }
@@ -233,7 +234,7 @@ pub struct SavedGraph {
 
 /// Reads a model file whose `model` is `graph`; every key must be known.
 pub fn read_model(f: ModelFile, path: &Path) -> Result<SavedGraph, String> {
-    const KEYS: [&str; 14] = [
+    const KEYS: [&str; 15] = [
         "model",
         "graph-format",
         "states",
@@ -248,6 +249,7 @@ pub fn read_model(f: ModelFile, path: &Path) -> Result<SavedGraph, String> {
         "train-examples",
         "primal",
         "gap",
+        "certified",
     ];
     let name = path.display();
     if let Some((k, _)) = f.header.iter().find(|(k, _)| !KEYS.contains(&k.as_str())) {

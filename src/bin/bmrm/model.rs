@@ -263,7 +263,7 @@ pub struct Saved {
 }
 
 /// The header keys of a model file (what `Task::to_file` writes).
-const KNOWN_KEYS: [&str; 16] = [
+const KNOWN_KEYS: [&str; 17] = [
     "model",
     "input",
     "classes",
@@ -280,6 +280,7 @@ const KNOWN_KEYS: [&str; 16] = [
     "primal",
     "lower-bound",
     "exit",
+    "certified",
 ];
 
 impl Saved {
