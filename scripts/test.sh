@@ -15,7 +15,9 @@ command -v mkoctfile >/dev/null || need_apt+=(liboctave-dev) # ... and its MEX b
 # The `mpi` feature (src/distributed, tests/mpi.rs): Open MPI, and libclang
 # for the bindgen run of the mpi-sys crate.
 command -v mpirun >/dev/null || need_apt+=(openmpi-bin)
-command -v mpicc >/dev/null || need_apt+=(libopenmpi-dev)
+# mpicc alone may come without the headers (Octave's packages pull in
+# openmpi-bin): ask for mpi.h itself.
+echo '#include <mpi.h>' | mpicc -x c -E - >/dev/null 2>&1 || need_apt+=(libopenmpi-dev)
 ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || need_apt+=(libclang-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
