@@ -202,7 +202,7 @@ fn decode_error(bytes: &[u8]) -> Error {
 }
 
 /// Number of entries of an encoded [`Info`].
-pub const INFO_LEN: usize = 12;
+pub const INFO_LEN: usize = 13;
 
 /// `info` as numbers (counts below 2^53 are exact).
 pub fn encode_info(info: &Info) -> [f64; INFO_LEN] {
@@ -219,6 +219,7 @@ pub fn encode_info(info: &Info) -> [f64; INFO_LEN] {
         info.elapsed_seconds,
         info.oracle_seconds,
         info.qp_seconds,
+        f64::from(u8::from(info.certified)),
     ]
 }
 
@@ -244,6 +245,7 @@ pub fn decode_info(v: &[f64]) -> Info {
         elapsed_seconds: v[9],
         oracle_seconds: v[10],
         qp_seconds: v[11],
+        certified: v[12] != 0.0,
     }
 }
 

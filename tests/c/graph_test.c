@@ -114,7 +114,7 @@ static bmrm_info solve(const bmrm_problem *p, bmrm_algorithm a, size_t threads, 
                        size_t dim) {
     bmrm_settings s = bmrm_settings_default(a);
     s.lambda = 0.05;
-    s.tol_rel = a == BMRM_ALGORITHM_BCFW ? 1e-3 : 1e-7;
+    s.tol_rel = a == BMRM_ALGORITHM_BCFW ? 1e-2 : 1e-7; /* BCFW: few passes under valgrind */
     s.num_threads = threads;
     bmrm_info info;
     memset(&info, 0, sizeof info);
@@ -150,7 +150,7 @@ static void test_decoder_matches_engine(void) {
         CHECK(a.primal == b.primal && a.lower_bound == b.lower_bound,
               "algorithm %d: F %.17g / %.17g, bound %.17g / %.17g", (int)algs[k], a.primal,
               b.primal, a.lower_bound, b.lower_bound);
-        CHECK(a.lower_bound <= a.primal && a.gap <= 1e-3 * a.primal + 1e-12, "gap %g", a.gap);
+        CHECK(a.lower_bound <= a.primal && a.gap <= 1e-2 * a.primal + 1e-12, "gap %g", a.gap);
     }
     CHECK(calls > 0, "the decoder was called %d times", calls);
     /* Prediction: the maximiser of <w, phi> without loss, by enumeration. */
