@@ -71,6 +71,7 @@ use std::cell::RefCell;
 use super::sparse::SparseRows;
 use super::{check_example, check_w_len};
 use crate::error::{Error, Result};
+use crate::models::with_scratch;
 use crate::oracle::{Corner, MaxOracle};
 
 const NAME: &str = "chain model";
@@ -141,21 +142,6 @@ struct Scratch {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
-}
-
-/// Runs `f` with this thread's scratch (a fresh one if it is in use, which
-/// only a re-entrant call could cause).
-fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
-    let mut f = Some(f);
-    let r = SCRATCH.try_with(|s| {
-        s.try_borrow_mut()
-            .ok()
-            .map(|mut s| (f.take().expect("called once"))(&mut s))
-    });
-    match r {
-        Ok(Some(r)) => r,
-        _ => (f.take().expect("called once"))(&mut Scratch::default()),
-    }
 }
 
 /// The 64-bit id of a label sequence over `num_labels` labels: exact base-`K`
@@ -431,7 +417,7 @@ impl MaxOracle for Chain {
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
         check_w_len(NAME, w, self.dim)?;
         check_example(NAME, example, self.num_examples())?;
-        with_scratch(|s| {
+        with_scratch(&SCRATCH, |s| {
             self.emission_scores(w, self.tokens(example), &mut s.emit);
             self.oracle_in(example, w, out, s)
         })

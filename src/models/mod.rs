@@ -149,6 +149,26 @@ impl DenseFeatures {
     }
 }
 
+/// Runs `f` with this thread's buffers in `key` (fresh ones if they are in
+/// use, which only a re-entrant call could cause): the per-thread scratch of
+/// the models' and engines' hot loops, reused across calls so that they do
+/// not allocate.
+pub(crate) fn with_scratch<T: Default + 'static, R>(
+    key: &'static std::thread::LocalKey<std::cell::RefCell<T>>,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    let mut f = Some(f);
+    let r = key.try_with(|s| {
+        s.try_borrow_mut()
+            .ok()
+            .map(|mut s| (f.take().expect("called once"))(&mut s))
+    });
+    match r {
+        Ok(Some(r)) => r,
+        _ => (f.take().expect("called once"))(&mut T::default()),
+    }
+}
+
 /// The error for a `w` of the wrong length.
 pub(crate) fn check_w_len(model: &str, w: &[f64], dim: usize) -> Result<()> {
     if w.len() != dim {

@@ -241,7 +241,7 @@ impl Chain {
     ) -> Result<()> {
         check_w_len(NAME, w, self.dim)?;
         check_example(NAME, example, self.num_examples())?;
-        with_scratch(|s| {
+        with_scratch(&SCRATCH, |s| {
             self.emission_scores(w, self.tokens(example), &mut s.emit);
             let len = self.tokens(example).len();
             self.viterbi(w, len, None, 0.0, s);
@@ -259,7 +259,7 @@ impl Chain {
     pub fn predict_into(&self, w: &[f64], example: usize, out: &mut Vec<u32>) {
         assert_eq!(w.len(), self.dim, "{NAME}: w has the wrong length");
         let toks = self.tokens(example);
-        with_scratch(|s| {
+        with_scratch(&SCRATCH, |s| {
             self.emission_scores(w, toks.clone(), &mut s.emit);
             self.viterbi(w, toks.len(), None, 0.0, s);
             out.clear();

@@ -10,6 +10,7 @@ use super::select::{EngineChoice, Engines};
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::models::chain::sequence_id;
+use crate::models::with_scratch;
 use crate::models::{check_example, check_w_len, dot_f32};
 use crate::oracle::{Corner, MaxOracle};
 
@@ -56,19 +57,6 @@ struct Scratch {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
-}
-
-fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
-    let mut f = Some(f);
-    let r = SCRATCH.try_with(|s| {
-        s.try_borrow_mut()
-            .ok()
-            .map(|mut s| (f.take().expect("called once"))(&mut s))
-    });
-    match r {
-        Ok(Some(r)) => r,
-        _ => (f.take().expect("called once"))(&mut Scratch::default()),
-    }
 }
 
 impl GraphModel {
@@ -147,7 +135,7 @@ impl GraphModel {
     pub fn predict(&self, w: &[f64], example: usize) -> Result<(Vec<u32>, bool)> {
         check_w_len(NAME, w, self.layout.dim)?;
         check_example(NAME, example, self.ex.num_examples())?;
-        with_scratch(|s| {
+        with_scratch(&SCRATCH, |s| {
             let exact = self.decode(w, example, false, s)?;
             Ok((s.labels.clone(), exact))
         })
@@ -160,7 +148,7 @@ impl GraphModel {
     pub fn loss_augmented(&self, w: &[f64], example: usize) -> Result<(Vec<u32>, bool)> {
         check_w_len(NAME, w, self.layout.dim)?;
         check_example(NAME, example, self.ex.num_examples())?;
-        with_scratch(|s| {
+        with_scratch(&SCRATCH, |s| {
             let exact = self.decode(w, example, true, s)?;
             Ok((s.labels.clone(), exact))
         })
@@ -200,29 +188,13 @@ impl GraphModel {
             )));
         }
         let shape = self.ex.shape(i);
-        let pairwise = match &self.ex.edge_features {
-            EdgeFeatures::Displacement { grids } => Pairwise::Displacement {
-                grids: &grids[self.ex.node_start[i]..self.ex.node_start[i + 1]],
-                cost: &s.cost,
-            },
-            _ => Pairwise::Tables {
-                values: &s.tables,
-                start: &s.table_start,
-            },
-        };
-        let potentials = Potentials {
-            example: i,
-            shape,
-            unary: &s.unary,
-            unary_start: &s.unary_start,
-            pairwise,
-        };
-        s.labels.clear();
-        s.labels.resize(shape.num_nodes(), 0);
+        let mut labels = std::mem::take(&mut s.labels);
+        labels.clear();
+        labels.resize(shape.num_nodes(), 0);
         let engine: &dyn Engine = self.engines.of(i);
-        let exact = engine
-            .maximize(&potentials, &mut s.labels)
-            .map_err(|e| in_example(e, i).context(format!("({})", engine.name())))?;
+        let answer = engine.maximize(&self.potentials(i, s), &mut labels);
+        s.labels = labels;
+        let exact = answer.map_err(|e| in_example(e, i).context(format!("({})", engine.name())))?;
         if let Some((node, &y)) = s
             .labels
             .iter()
@@ -236,6 +208,28 @@ impl GraphModel {
             )));
         }
         Ok(exact)
+    }
+
+    /// Example `i`'s potentials as [`GraphModel::decode`] left them in `s`.
+    fn potentials<'a>(&'a self, i: usize, s: &'a Scratch) -> Potentials<'a> {
+        let nodes = self.ex.node_start[i]..self.ex.node_start[i + 1];
+        let pairwise = match &self.ex.edge_features {
+            EdgeFeatures::Displacement { grids } => Pairwise::Displacement {
+                grids: &grids[nodes],
+                cost: &s.cost,
+            },
+            _ => Pairwise::Tables {
+                values: &s.tables,
+                start: &s.table_start,
+            },
+        };
+        Potentials {
+            example: i,
+            shape: self.ex.shape(i),
+            unary: &s.unary,
+            unary_start: &s.unary_start,
+            pairwise,
+        }
     }
 
     fn fill_unary(&self, w: &[f64], i: usize, augment: bool, s: &mut Scratch) {
@@ -544,31 +538,14 @@ impl MaxOracle for GraphModel {
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
         check_w_len(NAME, w, self.layout.dim)?;
         check_example(NAME, example, self.ex.num_examples())?;
-        with_scratch(|s| {
+        with_scratch(&SCRATCH, |s| {
             let exact = self.decode(w, example, true, s)?;
             if !exact {
                 out.mark_inexact();
             }
             let first = self.ex.node_start[example];
             let truth = &self.ex.labels[first..self.ex.node_start[example + 1]];
-            let shape = self.ex.shape(example);
-            let pairwise = match &self.ex.edge_features {
-                EdgeFeatures::Displacement { grids } => Pairwise::Displacement {
-                    grids: &grids[first..self.ex.node_start[example + 1]],
-                    cost: &s.cost,
-                },
-                _ => Pairwise::Tables {
-                    values: &s.tables,
-                    start: &s.table_start,
-                },
-            };
-            let p = Potentials {
-                example,
-                shape,
-                unary: &s.unary,
-                unary_start: &s.unary_start,
-                pairwise,
-            };
+            let p = self.potentials(example, s);
             // The truth is always feasible with loss 0: an answer that does
             // not score above it (a tie, or a non-maximiser of an inexact
             // engine) is replaced by the truth, so H_i(w) >= 0 holds.

@@ -270,7 +270,7 @@ impl Segmentation {
     ) -> Result<()> {
         check_w_len(NAME, w, self.dim)?;
         check_example(NAME, example, self.num_examples())?;
-        with_scratch(|s| {
+        with_scratch(&SCRATCH, |s| {
             self.segment_scores(w, example, s);
             let best = self.best_segmentation(w, self.num_columns(example), None, s);
             if !best.is_finite() {

@@ -36,6 +36,7 @@ use std::cell::RefCell;
 use super::graph_cut::{check_finite, submodular, BinaryCut};
 use crate::error::{Error, Result};
 use crate::models::graph::{Engine, GraphShape, Pairwise, Potentials};
+use crate::models::with_scratch;
 
 /// The most sweeps over the labels (a sweep that keeps no move stops
 /// earlier).
@@ -57,21 +58,6 @@ struct Scratch {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
-}
-
-/// Runs `f` with this thread's scratch (a fresh one if it is in use, which
-/// only a re-entrant call could cause).
-fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
-    let mut f = Some(f);
-    let r = SCRATCH.try_with(|s| {
-        s.try_borrow_mut()
-            .ok()
-            .map(|mut s| (f.take().expect("called once"))(&mut s))
-    });
-    match r {
-        Ok(Some(r)) => r,
-        _ => (f.take().expect("called once"))(&mut Scratch::default()),
-    }
 }
 
 /// Alpha-expansion by repeated minimum cuts: nodes may have different
@@ -121,7 +107,7 @@ impl Engine for AlphaExpansion {
         }
         let num_labels = p.shape.states.iter().copied().max().unwrap_or(0);
         let mut score = p.score(labels);
-        with_scratch(|scratch| {
+        with_scratch(&SCRATCH, |scratch| {
             for _ in 0..MAX_SWEEPS {
                 let mut moved = false;
                 for alpha in 0..num_labels {

@@ -41,6 +41,7 @@ use std::cell::RefCell;
 use super::forest::{check_forest, check_potentials, MaxSum};
 use crate::error::{Error, Result};
 use crate::models::graph::{Engine, GraphShape, Grid, Pairwise, Potentials};
+use crate::models::with_scratch;
 
 const NAME: &str = "distance transform";
 
@@ -88,21 +89,6 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Runs `f` with this thread's scratch (a fresh one if it is in use, which
-/// only a re-entrant call could cause).
-fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
-    let mut f = Some(f);
-    let r = SCRATCH.try_with(|s| {
-        s.try_borrow_mut()
-            .ok()
-            .map(|mut s| (f.take().expect("called once"))(&mut s))
-    });
-    match r {
-        Ok(Some(r)) => r,
-        _ => (f.take().expect("called once"))(&mut Scratch::default()),
-    }
-}
-
 impl Engine for DistanceTransform {
     fn name(&self) -> &str {
         NAME
@@ -121,7 +107,7 @@ impl Engine for DistanceTransform {
         };
         p.shape.check()?;
         check_potentials(p, labels)?;
-        with_scratch(|s| {
+        with_scratch(&SCRATCH, |s| {
             let work = &mut s.work;
             s.max_sum.run(p, labels, NAME, |edge, message, best| {
                 let c = cost[edge.edge];

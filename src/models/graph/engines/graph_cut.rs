@@ -32,6 +32,7 @@ use std::cell::RefCell;
 use super::maxflow::MaxFlow;
 use crate::error::{Error, Result};
 use crate::models::graph::{Engine, GraphShape, Pairwise, Potentials};
+use crate::models::with_scratch;
 
 /// How much a pairwise term may violate submodularity through rounding
 /// alone, relative to the sum of its four values' magnitudes.
@@ -141,21 +142,6 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Runs `f` with this thread's scratch (a fresh one if it is in use, which
-/// only a re-entrant call could cause).
-fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
-    let mut f = Some(f);
-    let r = SCRATCH.try_with(|s| {
-        s.try_borrow_mut()
-            .ok()
-            .map(|mut s| (f.take().expect("called once"))(&mut s))
-    });
-    match r {
-        Ok(Some(r)) => r,
-        _ => (f.take().expect("called once"))(&mut Scratch::default()),
-    }
-}
-
 /// Exact maximisation by one minimum cut, for graphs whose nodes have two
 /// states (or one, fixed at state 0) and whose pairwise tables are
 /// submodular: `t(0,0) + t(1,1) >= t(0,1) + t(1,0)` on every edge.
@@ -195,7 +181,7 @@ impl Engine for GraphCut {
             ));
         }
         check_finite(p)?;
-        with_scratch(|scratch| {
+        with_scratch(&SCRATCH, |scratch| {
             let Scratch { cut, var_of } = scratch;
             var_of.clear();
             let mut num_vars = 0u32;

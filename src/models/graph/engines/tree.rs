@@ -18,6 +18,7 @@ use std::cell::RefCell;
 use super::forest::{check_forest, check_potentials, Edge, MaxSum};
 use crate::error::Result;
 use crate::models::graph::{Engine, GraphShape, Pairwise, Potentials};
+use crate::models::with_scratch;
 
 const NAME: &str = "tree max-sum";
 
@@ -40,21 +41,6 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Runs `f` with this thread's scratch (a fresh one if it is in use, which
-/// only a re-entrant call could cause).
-fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
-    let mut f = Some(f);
-    let r = SCRATCH.try_with(|s| {
-        s.try_borrow_mut()
-            .ok()
-            .map(|mut s| (f.take().expect("called once"))(&mut s))
-    });
-    match r {
-        Ok(Some(r)) => r,
-        _ => (f.take().expect("called once"))(&mut Scratch::default()),
-    }
-}
-
 impl Engine for TreeMaxSum {
     fn name(&self) -> &str {
         NAME
@@ -67,7 +53,7 @@ impl Engine for TreeMaxSum {
     fn maximize(&self, p: &Potentials, labels: &mut [u32]) -> Result<bool> {
         p.shape.check()?;
         check_potentials(p, labels)?;
-        with_scratch(|s| {
+        with_scratch(&SCRATCH, |s| {
             let (table, positions) = (&mut s.table, &mut s.positions);
             s.max_sum.run(p, labels, NAME, |edge, message, best| {
                 table_message(p, edge, table, positions, message, best);
