@@ -333,24 +333,54 @@ impl BcfwState {
         }
     }
 
-    /// `-f`: the dual value, a lower bound on the primal optimum.
+    /// `-f`: the dual value as the steps keep it (their progress measure).
+    /// What a user reads is [`BcfwState::certified_dual`].
     pub fn dual(&self) -> f64 {
         dual_value(self.lambda, &self.v, self.bounds.as_ref(), self.l)
     }
 
-    /// The dual value of the averaged weights, when averaging is on.
+    /// The rounding allowance of `l` and `v` after the block steps so far:
+    /// both are sums updated once per step, each update rounding relative
+    /// to the magnitudes it adds, so after `K` steps they may be off by
+    /// `gamma_{2K}` of those magnitudes (issue 30, finding 3: a bound 4.4e-16
+    /// above `min F` on a tiny problem). Taken off `ell` and the dual wherever
+    /// they are reported, so that a certificate computed from them stays
+    /// below `min F`.
+    fn rounding(&self, l: f64, v: &[f64]) -> f64 {
+        let terms = 2 * self.steps as usize + 4 * self.n + 16;
+        let magnitude = l.abs() + self.lambda * crate::linalg::norm2(v);
+        2.0 * crate::bundle::gamma(terms) * magnitude
+    }
+
+    /// The dual value rounded down by [`BcfwState::rounding`]: a lower bound
+    /// on the primal optimum.
+    pub fn certified_dual(&self) -> f64 {
+        self.dual() - self.rounding(self.l, &self.v)
+    }
+
+    /// The certified dual value of the averaged weights, when averaging is on.
     pub fn dual_of_average(&self) -> Option<f64> {
-        self.vbar
-            .as_ref()
-            .map(|vb| dual_value(self.lambda, vb, self.bounds.as_ref(), self.lbar))
+        self.vbar.as_ref().map(|vb| {
+            dual_value(self.lambda, vb, self.bounds.as_ref(), self.lbar)
+                - self.rounding(self.lbar, vb)
+        })
     }
 
     /// Calls `f(w, ell, dual, averaged)` with the iterate the BCFW codes
     /// return: the averaged point under weighted averaging, else the last.
+    /// `ell` and `dual` are rounded down by the same allowance, so that
+    /// `ell - lambda/2 ||w||^2` computed by the caller is a valid bound too.
     pub fn with_iterate<R>(&self, f: impl FnOnce(&[f64], f64, f64, bool) -> R) -> R {
-        match (self.average_point(), self.dual_of_average()) {
-            (Some(avg), Some(dual)) => f(&avg, self.lbar, dual, true),
-            _ => f(point!(self), self.l, self.dual(), false),
+        match (self.average_point(), self.vbar.as_ref()) {
+            (Some(avg), Some(vb)) => {
+                let e = self.rounding(self.lbar, vb);
+                let dual = dual_value(self.lambda, vb, self.bounds.as_ref(), self.lbar);
+                f(&avg, self.lbar - e, dual - e, true)
+            }
+            _ => {
+                let e = self.rounding(self.l, &self.v);
+                f(point!(self), self.l - e, self.dual() - e, false)
+            }
         }
     }
 
@@ -396,8 +426,8 @@ impl BcfwState {
             oracle_calls: self.oracle_calls,
             cache_hits: self.cache_hits,
             approx_passes: self.approx_passes,
-            ell: self.l,
-            dual: self.dual(),
+            ell: self.l - self.rounding(self.l, &self.v),
+            dual: self.certified_dual(),
             gap_estimate: self.gap_estimate(),
             last_exact_gap: self.last_exact_gap,
             corners: self.blocks.iter().map(|b| b.atoms.len() as u64).sum(),
@@ -473,6 +503,8 @@ impl BcfwState {
                 return Err(Error::non_finite(format!("BCFW's {what} is {x} {context}")));
             }
         }
+        // The reported gap is against the certified dual.
+        let gap = gap + self.rounding(self.l, &self.v);
         Ok((ExactPass { primal, risk, gap }, items))
     }
 

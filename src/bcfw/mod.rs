@@ -196,7 +196,7 @@ impl Method for BcfwMethod<'_> {
             }
         }
         self.note_doubtful(ctx);
-        let dual = self.state.dual();
+        let dual = self.state.certified_dual();
         if !dual.is_finite() {
             return Err(Error::non_finite(format!(
                 "BCFW's dual value is {dual} after pass {k}"

@@ -6,10 +6,12 @@
 //! everywhere. Planes model the risk `R`, not `F`, so they stay valid when
 //! lambda changes.
 
+mod certify;
 mod slope;
 
 use rayon::prelude::*;
 
+pub use certify::{gamma, Certified, PlaneError};
 pub(crate) use slope::release_thread_scratch;
 pub use slope::Slope;
 
@@ -28,6 +30,8 @@ pub struct Kept {
     pub slope: Slope,
     /// The offset: the plane is `<a, w> + b`.
     pub b: f64,
+    /// How far the plane may lie above an exact minorant (rounding).
+    pub err: PlaneError,
 }
 
 /// One cutting plane: `R_p(w) >= <a, w> + b`.
@@ -39,6 +43,8 @@ pub struct Plane {
     pub a: Slope,
     /// The offset: the plane is `<a, w> + b`.
     pub b: f64,
+    /// How far the plane may lie above an exact minorant (rounding).
+    pub err: PlaneError,
 }
 
 /// A point and every kept plane's dot product with it, in plane order.
@@ -208,11 +214,13 @@ impl Bundle {
                 part: p.part,
                 slope: p.a,
                 b: p.b,
+                err: p.err,
             })
             .chain(point.map(|c| Kept {
                 part: 0,
                 slope: Slope::new(c.to_vec()),
                 b: 0.0,
+                err: PlaneError::default(),
             }))
             .collect();
         let width = columns.len();
@@ -371,13 +379,37 @@ impl Bundle {
                 .map(|&i| if uniform { 1.0 } else { self.beta[i] } / weight)
                 .collect();
             let mut a = vec![0.0; self.dim];
+            let mut abs_a = vec![0.0; self.dim];
             let mut b = 0.0;
+            let mut abs_b = 0.0;
+            let mut coef_sum = 0.0;
+            let mut err = PlaneError::default();
             for (&i, &c) in members.iter().zip(&coef) {
                 if c != 0.0 {
-                    self.planes[i].slope.add_block_to(c, 0, &mut a);
-                    b += c * self.planes[i].b;
+                    let plane = &self.planes[i];
+                    plane.slope.add_block_to(c, 0, &mut a);
+                    plane.slope.add_abs_block_to(c, 0, &mut abs_a);
+                    b += c * plane.b;
+                    abs_b += c * plane.b.abs();
+                    coef_sum += c;
+                    err.offset += c * plane.err.offset;
+                    err.slope += c * plane.err.slope;
                 }
             }
+            // The aggregate stands for the exact convex combination with
+            // weights c / sum(c): its sums round, and sum(c) is 1 only to
+            // rounding (docs in certify.rs).
+            let k = members.len();
+            let s_err = (coef_sum - 1.0).abs() + gamma(k) * coef_sum;
+            let eta = s_err / (1.0 - s_err).max(0.5);
+            let norm_abs_a = crate::linalg::norm2(&abs_a).sqrt();
+            err.offset = (err.offset + gamma(k) * abs_b) * (1.0 + eta) + eta * b.abs();
+            err.slope = (err.slope + gamma(k) * norm_abs_a) * (1.0 + eta)
+                + eta * norm_abs_a * (1.0 + gamma(k));
+            let err = PlaneError {
+                offset: err.offset * (1.0 + gamma(4)),
+                slope: err.slope * (1.0 + gamma(self.dim + 4)),
+            };
             // Gram entries of the aggregate from the Gram matrix, no n-dim work.
             let row: Vec<f64> = (0..n)
                 .map(|j| {
@@ -395,7 +427,18 @@ impl Bundle {
                 keep[i] = false;
             }
             let slope = Slope::new(a);
-            aggregates.push((Kept { part, slope, b }, row, diag, beta, beta_prox));
+            aggregates.push((
+                Kept {
+                    part,
+                    slope,
+                    b,
+                    err,
+                },
+                row,
+                diag,
+                beta,
+                beta_prox,
+            ));
         }
         // Append the aggregates (rows against the old planes), then drop the members.
         for (plane, row, diag, beta, beta_prox) in aggregates {
@@ -441,6 +484,32 @@ impl Bundle {
                 })
         });
         out
+    }
+
+    /// `A beta` as [`Bundle::combine`] makes it, and `|A| beta` (the same
+    /// sum of the slopes' absolute values), which bounds its rounding.
+    pub fn combine_with_abs(&self, beta: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let v = self.combine(beta);
+        let active: Vec<(usize, f64)> = beta
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b != 0.0)
+            .map(|(i, &b)| (i, b))
+            .collect();
+        let mut out = vec![0.0; self.dim];
+        const BLOCK: usize = 4096;
+        let planes = &self.planes;
+        self.in_pool(|| {
+            out.par_chunks_mut(BLOCK)
+                .enumerate()
+                .for_each(|(blk, chunk)| {
+                    let start = blk * BLOCK;
+                    for &(i, b) in &active {
+                        planes[i].slope.add_abs_block_to(b.abs(), start, chunk);
+                    }
+                })
+        });
+        (v, out)
     }
 
     /// `A^T c`: every plane's dot product with `c`, in parallel over planes,
@@ -552,6 +621,7 @@ mod tests {
             part,
             a: Slope::new(a),
             b,
+            err: PlaneError::default(),
         }
     }
 
@@ -671,6 +741,7 @@ mod sparse_tests {
                 part,
                 a: Slope::new(a),
                 b: next(),
+                err: PlaneError::default(),
             }
         };
         let planes: Vec<Plane> = (0..9)
@@ -736,6 +807,7 @@ mod sparse_tests {
                     .collect(),
             ),
             b: 0.0,
+            err: PlaneError::default(),
         };
         let mut bundle = Bundle::new(dim, 2, 100);
         let first: Vec<Plane> = (0..5).map(|i| plane(i % 2, i % 3 == 0)).collect();

@@ -169,6 +169,26 @@ impl Slope {
         self.dot(self)
     }
 
+    /// `y[range] += alpha * |a[range]|` (bounds the rounding of
+    /// [`Slope::add_block_to`]'s sums).
+    pub fn add_abs_block_to(&self, alpha: f64, start: usize, y: &mut [f64]) {
+        match self {
+            Slope::Dense(a) => {
+                let end = start + y.len();
+                for (yj, aj) in y.iter_mut().zip(&a[start..end]) {
+                    *yj += alpha * aj.abs();
+                }
+            }
+            Slope::Sparse { index, value, .. } => {
+                let from = index.partition_point(|&j| (j as usize) < start);
+                let to = index.partition_point(|&j| (j as usize) < start + y.len());
+                for (&j, &v) in index[from..to].iter().zip(&value[from..to]) {
+                    y[j as usize - start] += alpha * v.abs();
+                }
+            }
+        }
+    }
+
     /// `y[range] += alpha * a[range]` for the coordinates `start..start +
     /// y.len()` (one block of a parallel sum).
     pub fn add_block_to(&self, alpha: f64, start: usize, y: &mut [f64]) {

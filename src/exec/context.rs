@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::counting::{Tally, Units};
-use crate::bundle::{Plane, Slope};
+use crate::bundle::{gamma, Plane, PlaneError, Slope};
 use crate::error::{Error, Result};
 use crate::linalg::{first_non_finite, norm2};
 use crate::oracle::adapters::{eval_parts, PassDeadline};
@@ -186,11 +186,14 @@ impl<'a> Context<'a> {
             }
             risk += r;
             let b = r - a.dot(w);
+            let (abs_dot, terms) = a.abs_dot(w);
+            // The sum of `terms` absolute values itself rounds: inflate it.
+            let err = PlaneError::of_evaluation(r, abs_dot * (1.0 + gamma(terms)), terms);
             let a = match a {
                 Subgradient::Dense(a) => Slope::new(a),
                 Subgradient::Sparse(a) => Slope::from_sparse(w.len(), a),
             };
-            planes.push(Plane { part: p, a, b });
+            planes.push(Plane { part: p, a, b, err });
         }
         let objective = self.objective(w, risk);
         if !objective.is_finite() {

@@ -10,7 +10,7 @@ use super::reduced::{
     primal_point, solve_lower, solve_lower_and_prox, Centre, StepContext, StepRule,
 };
 use super::sgd::Sgd;
-use crate::bundle::Bundle;
+use crate::bundle::{Bundle, Certified};
 use crate::error::{Error, Result};
 use crate::exec::{Context, Method};
 use crate::linalg::{dist, norm2};
@@ -26,7 +26,13 @@ pub struct BundleMethod {
     centre: Vec<f64>,
     /// The constraints on `w` and their multipliers (`None`: unconstrained).
     constrained: Option<ConstrainedDual>,
+    /// Consecutive iterations whose bound lost more than `F` to rounding.
+    imprecise: u32,
 }
+
+/// Iterations in a row whose bound's rounding exceeds `F` before the run
+/// ends with an error saying so (the gap could never close).
+const IMPRECISE_LIMIT: u32 = 10;
 
 impl BundleMethod {
     /// A run on `bundle` (empty, or kept from the last run) with `rule`.
@@ -39,6 +45,7 @@ impl BundleMethod {
             bundle,
             rule,
             centre: Vec::new(),
+            imprecise: 0,
             constrained,
         }
     }
@@ -104,7 +111,8 @@ impl Method for BundleMethod {
                     ctx.qp_seconds(),
                 )
                 .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
-            ctx.raise_lower_bound(lower.value);
+            let bound = cd.certified_lower(bundle, lambda, ctx.primal(), lower.value, &lower.w);
+            self.imprecise = check_precision(bound, ctx, self.imprecise, t)?;
             let w_new = if alpha == 0.0 {
                 bundle.beta_prox.clone_from(&bundle.beta);
                 lower.w
@@ -142,7 +150,10 @@ impl Method for BundleMethod {
                 lower.value
             )));
         }
-        ctx.raise_lower_bound(lower.value);
+        // The QP's value went through the Gram matrix: the reported bound
+        // is recomputed from the planes with its rounding taken off.
+        let bound = bundle.certified_dual(&bundle.beta, lambda, ctx.primal());
+        self.imprecise = check_precision(bound, ctx, self.imprecise, t)?;
         let w_new = match prox {
             None => {
                 bundle.beta_prox.clone_from(&bundle.beta);
@@ -155,6 +166,29 @@ impl Method for BundleMethod {
         };
         self.finish_step(ctx, t, w_new, lower.value, alpha, opts)
     }
+}
+
+/// Raises the run's lower bound to `bound`, and ends the run when rounding
+/// took more than `F` off the bound in [`IMPRECISE_LIMIT`] iterations in a
+/// row: the data's scale is beyond what `f64` can certify (a feature at
+/// 1e30 beside features near 1 makes the reduced problem's cancellation
+/// 1e44), and the gap would never close. Returns the new count.
+fn check_precision(bound: Certified, ctx: &mut Context<'_>, count: u32, t: u64) -> Result<u32> {
+    ctx.raise_lower_bound(bound.value);
+    let scale = ctx.primal().abs().max(ctx.settings.tol_abs);
+    if bound.irreducible.is_nan() || bound.irreducible <= scale {
+        return Ok(0);
+    }
+    if count + 1 < IMPRECISE_LIMIT {
+        return Ok(count + 1);
+    }
+    Err(Error::invalid_argument(format!(
+        "precision lost at iteration {t}: the rounding error bound of the lower bound is {:.3e}, \
+         more than F(w) = {:.6e}, so no gap can be certified in f64 at this scale of data \
+         (features many orders of magnitude apart, or iterates far out): rescale the features",
+        bound.irreducible,
+        ctx.primal()
+    )))
 }
 
 impl BundleMethod {

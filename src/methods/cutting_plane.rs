@@ -24,7 +24,7 @@
 //! `F(w_t) - ||g_t||^2 / (2 lambda)`, valid whatever the ball.
 
 use super::reduced::solve_lower;
-use crate::bundle::{Bundle, Plane, Slope};
+use crate::bundle::{Bundle, Plane, PlaneError, Slope};
 use crate::error::{Error, Result};
 use crate::exec::{Context, Evaluation, Method};
 use crate::linalg::{axpy, dist, dot, norm2};
@@ -106,6 +106,8 @@ fn at_point(lambda: f64, w: &[f64], eval: &Evaluation, nonneg: bool) -> AtPoint 
             part: 0,
             a: Slope::new(a),
             b,
+            // Lowered by its own rounding in `plane_within`.
+            err: PlaneError::default(),
         },
         slope_rounding: gamma * a_norm,
         w_norm,

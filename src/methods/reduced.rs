@@ -15,7 +15,7 @@ use std::time::Instant;
 use crate::bundle::Bundle;
 use crate::error::Result;
 use crate::linalg::{dot, norm2};
-use crate::qp::{self, QpOptions, QpResult};
+use crate::qp::{self, Gram, QpOptions, QpResult};
 
 /// How the prox constant of the next step is chosen.
 pub trait StepRule {
@@ -161,7 +161,14 @@ fn prox_for_progress(
     beta: &mut [f64],
 ) -> Result<QpResult> {
     let constant = alpha * lambda * centre.norm2 / (lambda + 2.0 * alpha);
-    let floor = 1e-15 * f_centre.abs().max(1e-300);
+    // No tighter than the QP's value can be known: rounding in `beta' G
+    // beta / mu` is about `u max G_ii / mu`. Below that a solve would chase
+    // noise for ever (a feature at 1e8 makes it 40 times F).
+    let largest_diag = (0..bundle.len())
+        .map(|i| bundle.column(i)[i])
+        .fold(0.0f64, f64::max);
+    let noise = 16.0 * f64::EPSILON * largest_diag / (lambda + 2.0 * alpha);
+    let floor = (1e-15 * f_centre.abs()).max(noise).max(1e-300);
     let f = prox_offsets(bundle, lambda, alpha, centre);
     loop {
         let q = solve_weights(bundle, lambda + 2.0 * alpha, &f, beta, &opts)?;

@@ -16,6 +16,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::bundle::gamma;
 use crate::error::{Error, Result};
 use crate::exec::{Context, Evaluation, Method, Units};
 use crate::linalg::{axpy, dot, first_non_finite, norm2};
@@ -142,10 +143,28 @@ fn sampled_objective(
 }
 
 /// The lower bound one plane of `R` gives: `min_w lambda/2 ||w||^2 + <a, w> + b`.
+/// Rounded down by a bound on its rounding (as `crate::bundle::certify`):
+/// the offset's dot product and the risk's own sum, the parts' planes'
+/// errors, the sum of the parts' slopes and the norm.
 fn plane_lower_bound(lambda: f64, eval: &Evaluation, w: &[f64]) -> f64 {
     let a = eval.subgradient();
+    let n = a.len();
+    let parts = eval.planes.len();
     let b = eval.risk - dot(&a, w);
-    b - norm2(&a) / (2.0 * lambda)
+    let abs_dot: f64 = a.iter().zip(w).map(|(x, y)| (x * y).abs()).sum();
+    let plane_errors: f64 = eval.planes.iter().map(|p| p.err.offset).sum();
+    let offset_err =
+        2.0 * gamma(n + parts + 4) * (eval.risk.abs() + abs_dot) * (1.0 + gamma(n)) + plane_errors;
+    // ||a_exact|| <= ||a|| + gamma_P sum_p ||a_p||.
+    let slope_err = if parts > 1 {
+        gamma(parts) * eval.planes.iter().map(|p| p.a.norm2().sqrt()).sum::<f64>()
+    } else {
+        0.0
+    };
+    let radius = (norm2(&a).sqrt() + slope_err) * (1.0 + gamma(n + 2));
+    let quad = radius * radius / (2.0 * lambda) * (1.0 + gamma(4));
+    let value = b - quad;
+    value - offset_err * (1.0 + gamma(4)) - gamma(4) * (b.abs() + quad)
 }
 
 /// SGD's state between passes.

@@ -111,6 +111,22 @@ impl Subgradient {
         }
     }
 
+    /// `sum_k |a_k w_k|` and the number of terms: what bounds the rounding
+    /// of [`Subgradient::dot`].
+    pub fn abs_dot(&self, w: &[f64]) -> (f64, usize) {
+        match self {
+            Subgradient::Dense(a) => (a.iter().zip(w).map(|(x, y)| (x * y).abs()).sum(), a.len()),
+            Subgradient::Sparse(s) => (
+                s.idx
+                    .iter()
+                    .zip(&s.val)
+                    .map(|(&j, v)| (v * w[j as usize]).abs())
+                    .sum(),
+                s.idx.len(),
+            ),
+        }
+    }
+
     /// `y += a`, with the bits of `linalg::axpy(1.0, a, y)` either way.
     pub fn add_to(&self, y: &mut [f64]) {
         match self {

@@ -46,7 +46,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::bcfw::Bounds;
-use crate::bundle::Bundle;
+use crate::bundle::{Bundle, Certified};
 use crate::error::{Error, Result};
 use crate::linalg::{dist, dot, norm2};
 use crate::qp::QpOptions;
@@ -159,6 +159,45 @@ impl ConstrainedDual {
             nu_lower: vec![0.0; rows],
             nu_prox: vec![0.0; rows],
             caps: vec![0.0; rows],
+        }
+    }
+
+    /// The `alpha = 0` problem's bound at the multipliers of the last
+    /// [`ConstrainedDual::solve`] (`value` its dual value, `w` its point),
+    /// rounded down (`crate::bundle::certify`): exactly so under a box;
+    /// with rows, by an allowance of `gamma` of every term's magnitude.
+    pub fn certified_lower(
+        &self,
+        bundle: &Bundle,
+        lambda: f64,
+        f_best: f64,
+        value: f64,
+        w: &[f64],
+    ) -> Certified {
+        let cons = &self.constraints;
+        if cons.rows.is_empty() {
+            let bounds = cons.bounds.as_ref().map(|b| (b.lower(), b.upper()));
+            return bundle.certified_dual_in_box(&bundle.beta, lambda, f_best, bounds);
+        }
+        let terms = bundle.dim() + bundle.len() + cons.rows.len() + 8;
+        let offsets: f64 = bundle
+            .planes()
+            .iter()
+            .zip(&bundle.beta)
+            .map(|(p, b)| b * (p.b.abs() + p.err.offset))
+            .sum();
+        let rows: f64 = self
+            .nu_lower
+            .iter()
+            .zip(&cons.rhs)
+            .zip(&cons.rows)
+            .map(|((nu, h), g)| nu * h.abs() / norm2(g).sqrt().max(f64::MIN_POSITIVE))
+            .sum();
+        let magnitude = value.abs() + offsets + rows + lambda * norm2(w);
+        let rounding = 4.0 * crate::bundle::gamma(terms) * magnitude;
+        Certified {
+            value: value - rounding,
+            irreducible: rounding,
         }
     }
 
