@@ -519,3 +519,129 @@ fn solvers_agree_on_a_chain_problem() {
         assert!((p - min_primal) <= 2e-6 * min_primal, "{p} vs {min_primal}");
     }
 }
+
+/// A chain and the graph model of the same data: dense token features as
+/// class-form node features, edges `(t, t + 1)` with a constant table as
+/// the transition weights, normalised Hamming loss, tree max-sum. Both lay
+/// out the emission and transition weights alike; the chain's start and
+/// end biases follow (the graph has none).
+fn chain_and_graph(
+    rng: &mut ChaCha8Rng,
+    dyadic: bool,
+) -> (Chain, bmrm::models::graph::GraphModel, usize) {
+    use bmrm::models::graph::{
+        EdgeFeatures, EngineKind, GraphExamples, GraphLoss, GraphModel, NodeFeatures,
+    };
+    let k = rng.gen_range(2..11usize);
+    let d = rng.gen_range(1..6usize);
+    let bias = rng.gen_bool(0.5);
+    let m = rng.gen_range(1..5usize);
+    // Power-of-two lengths keep the loss augmentation 1 / L exact too, so
+    // that ties are exact ties.
+    // (the first of length 2 or more: the graph has an edge type).
+    let lengths: Vec<usize> = (0..m)
+        .map(|i| match dyadic {
+            true => [1, 2, 4, 8][rng.gen_range(usize::from(i == 0)..4)],
+            false => rng.gen_range(1 + usize::from(i == 0)..9),
+        })
+        .collect();
+    let tokens: usize = lengths.iter().sum();
+    let labels: Vec<u32> = (0..tokens).map(|_| rng.gen_range(0..k as u32)).collect();
+    // Features on a grid of 1/64: psi's sums are exact in any order.
+    let values: Vec<f32> = (0..tokens * d)
+        .map(|_| f32::from(rng.gen_range(-64i8..=64)) / 64.0)
+        .collect();
+    let chain = Chain::dense(values.clone(), d, &lengths, labels.clone(), k, bias).unwrap();
+    let mut node_start = vec![0];
+    let mut edge_start = vec![0];
+    let mut edges = Vec::new();
+    for &l in &lengths {
+        node_start.push(node_start.last().unwrap() + l);
+        edges.extend((1..l as u32).map(|t| [t - 1, t]));
+        edge_start.push(edges.len());
+    }
+    let ex = GraphExamples {
+        node_start,
+        states: vec![k as u32; tokens],
+        labels,
+        node_types: vec![],
+        node_features: NodeFeatures::Dense { values, d },
+        edge_start,
+        edges,
+        edge_types: vec![],
+        edge_features: EdgeFeatures::Constant,
+        loss: GraphLoss::Hamming {
+            class_weight: vec![],
+            normalise: true,
+        },
+    };
+    let graph = GraphModel::new(ex, bias, EngineKind::TreeMaxSum.into()).unwrap();
+    let shared = k * (d + usize::from(bias)) + k * k;
+    assert_eq!(graph.dim(), shared);
+    assert_eq!(chain.dim(), shared + 2 * k);
+    assert_eq!(graph.pairwise_offset(0), chain.transition_index(0, 0));
+    (chain, graph, shared)
+}
+
+#[test]
+fn the_graph_model_of_a_chain_gives_the_chains_oracle_answers() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2027);
+    let (mut answered, mut truths) = (0, 0);
+    for round in 0..400 {
+        let dyadic = round % 2 == 1;
+        let (chain, graph, shared) = chain_and_graph(&mut rng, dyadic);
+        for _ in 0..3 {
+            // The chain's start and end biases are 0: the graph has none.
+            let mut w = vec![0.0; chain.dim()];
+            for x in &mut w[..shared] {
+                *x = match dyadic {
+                    true => f64::from(rng.gen_range(-4i32..=4)) / 4.0,
+                    false => rng.gen_range(-1.0..1.0),
+                };
+            }
+            let wg = &w[..shared];
+            for i in 0..chain.num_examples() {
+                let (mut a, mut b) = (Corner::new(chain.dim()), Corner::new(graph.dim()));
+                chain.max_oracle(i, &w, &mut a).unwrap();
+                graph.max_oracle(i, wg, &mut b).unwrap();
+                let what = format!("round {round}, example {i}");
+                assert!(b.is_exact(), "{what}");
+                assert_eq!(a.label(), b.label(), "{what}");
+                assert_eq!(a.loss().to_bits(), b.loss().to_bits(), "{what}");
+                let (pa, pb) = (dense_psi(&a), dense_psi(&b));
+                assert_eq!(&pa[..shared], &pb[..], "{what}");
+                let value =
+                    |p: &[f64], w: &[f64]| p.iter().zip(w).fold(0.0, |acc, (x, y)| acc + x * y);
+                assert_eq!(
+                    (a.loss() - value(&pa, &w)).to_bits(),
+                    (b.loss() - value(&pb, wg)).to_bits(),
+                    "{what}"
+                );
+                // The start and end entries: the truth's first and last
+                // labels against the answer's.
+                let truth = chain.labels(i);
+                let (yhat, _) = graph.loss_augmented(wg, i).unwrap();
+                let mut ends = vec![0.0; 2 * chain.num_labels()];
+                if a.loss() > 0.0 {
+                    let (s, e) = (chain.start_index(0) - shared, chain.end_index(0) - shared);
+                    ends[s + truth[0] as usize] += 1.0;
+                    ends[s + yhat[0] as usize] -= 1.0;
+                    ends[e + truth[truth.len() - 1] as usize] += 1.0;
+                    ends[e + yhat[yhat.len() - 1] as usize] -= 1.0;
+                    answered += 1;
+                } else {
+                    truths += 1;
+                }
+                assert_eq!(&pa[shared..], &ends[..], "{what}");
+                let (py, exact) = graph.predict(wg, i).unwrap();
+                assert!(exact);
+                assert_eq!(chain.predict(&w, i), py, "{what}");
+            }
+        }
+    }
+    // Both kinds of answer were met.
+    assert!(
+        answered > 1000 && truths > 20,
+        "{answered} answers, {truths} truths"
+    );
+}

@@ -71,6 +71,7 @@ use std::cell::RefCell;
 use super::sparse::SparseRows;
 use super::{check_example, check_w_len};
 use crate::error::{Error, Result};
+use crate::models::path::PathMaxSum;
 use crate::models::with_scratch;
 use crate::oracle::{Corner, MaxOracle};
 
@@ -131,13 +132,8 @@ pub struct Chain {
 struct Scratch {
     /// `emit[t K + y]`: the emission score of label `y` at token `t`.
     emit: Vec<f64>,
-    /// The best score of a path ending at the current / previous token.
-    cur: Vec<f64>,
-    prev: Vec<f64>,
-    /// `back[t K + y]`: the best predecessor of label `y` at token `t`.
-    back: Vec<u32>,
-    /// The decoded labels.
-    path: Vec<u32>,
+    /// The path programme's tables and the decoded labels.
+    dp: PathMaxSum,
 }
 
 thread_local! {

@@ -38,6 +38,7 @@ pub mod binary;
 pub mod chain;
 pub mod graph;
 pub mod multiclass;
+pub(crate) mod path;
 pub mod segmentation;
 pub mod sparse;
 pub mod synthetic;
@@ -55,6 +56,49 @@ use crate::error::{Error, Result};
 #[inline]
 pub(crate) fn dot_f32(w: &[f64], x: &[f32]) -> f64 {
     crate::linalg::dot_f32(x, w)
+}
+
+/// `out[r K + y] = <W_y, (x_r, 1?)>` for the dense rows `x_r` (`d`
+/// features each) and the `K` class rows `W_y = w[y de .. (y + 1) de]`
+/// (`de = d + bias`, the bias weight last): one product of the rows with
+/// the class block (each entry the bits of [`dot_f32`] of its two rows),
+/// then the bias. The unary scores of the chain model's tokens and of the
+/// graph model's class-form nodes.
+pub(crate) fn class_scores(
+    rows: &[&[f32]],
+    w: &[f64],
+    k: usize,
+    d: usize,
+    bias: bool,
+    out: &mut [f64],
+) {
+    let de = d + usize::from(bias);
+    let classes: Vec<&[f64]> = (0..k).map(|y| &w[y * de..y * de + d]).collect();
+    crate::linalg::row_dots(rows, &classes, d, out);
+    if bias {
+        for e in out.chunks_exact_mut(k) {
+            for (y, ey) in e.iter_mut().enumerate() {
+                *ey += w[y * de + d];
+            }
+        }
+    }
+}
+
+/// Adds `sign (x, 1?)` to `out` at `base` (the bias entry after the `d`
+/// features): a dense class row of psi, as the chain model writes a token's
+/// emission and the graph model a class-form node's unary row.
+pub(crate) fn add_class_row(
+    out: &mut crate::oracle::Corner,
+    base: usize,
+    x: &[f32],
+    bias: bool,
+    sign: f64,
+) -> Result<()> {
+    out.add_row(base, x, sign)?;
+    if bias {
+        out.add(base + x.len(), sign)?;
+    }
+    Ok(())
 }
 
 /// A dense row-major feature matrix (`m x d`, `f32`) with an optional bias

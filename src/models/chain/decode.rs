@@ -18,20 +18,9 @@ impl Chain {
         emit.resize(toks.len() * k, 0.0);
         match &self.features {
             ChainFeatures::Dense { values, d } => {
-                // One product of the word's tokens with the label blocks
-                // (each entry the bits of `dot_f32` of its two rows).
                 let d = *d;
                 let rows: Vec<&[f32]> = toks.map(|tok| &values[tok * d..(tok + 1) * d]).collect();
-                let labels: Vec<&[f64]> =
-                    (0..k).map(|y| &w[y * self.de..y * self.de + d]).collect();
-                crate::linalg::row_dots(&rows, &labels, d, emit);
-                if self.bias {
-                    for e in emit.chunks_exact_mut(k) {
-                        for (y, ey) in e.iter_mut().enumerate() {
-                            *ey += w[y * self.de + d];
-                        }
-                    }
-                }
+                crate::models::class_scores(&rows, w, k, d, self.bias, emit);
             }
             ChainFeatures::Sparse(rows) => {
                 let bias_row = rows.num_cols() * k;
@@ -54,8 +43,11 @@ impl Chain {
     }
 
     /// Viterbi over the emission scores in `s.emit`, with `aug` added to
-    /// every label other than `truth[t]` when `truth` is given. Writes the
-    /// best path to `s.path` and returns its score.
+    /// every label other than `truth[t]` when `truth` is given: the shared
+    /// path programme ([`crate::models::path`]) with the start biases on the
+    /// first token, the transition table on every step and the end biases
+    /// after the last. Writes the best path to `s.dp.path` and returns its
+    /// score.
     pub(super) fn viterbi(
         &self,
         w: &[f64],
@@ -65,54 +57,33 @@ impl Chain {
         s: &mut Scratch,
     ) -> f64 {
         let k = self.k;
-        let Scratch {
-            emit,
-            cur,
-            prev,
-            back,
-            path,
-        } = s;
-        cur.clear();
-        cur.resize(k, 0.0);
-        prev.clear();
-        prev.resize(k, 0.0);
-        back.clear();
-        back.resize(len * k, 0);
+        let Scratch { emit, dp } = s;
+        let emit: &[f64] = emit;
         let trans = &w[self.trans..self.trans + k * k];
         let bonus = |t: usize, y: usize| match truth {
             Some(g) if g[t] as usize != y => aug,
             _ => 0.0,
         };
-        for y in 0..k {
-            cur[y] = w[self.start + y] + emit[y] + bonus(0, y);
-        }
-        for t in 1..len {
-            std::mem::swap(cur, prev);
-            let b = &mut back[t * k..(t + 1) * k];
-            // Predecessor 0 first, then a strict improvement only: the lowest
-            // predecessor wins ties.
-            crate::linalg::max_plus(prev, trans, cur, b);
-            let e = &emit[t * k..(t + 1) * k];
-            for y in 0..k {
-                cur[y] += e[y] + bonus(t, y);
-            }
-        }
-        let mut best = 0;
-        let mut best_score = cur[0] + w[self.end];
-        for y in 1..k {
-            let v = cur[y] + w[self.end + y];
-            if v > best_score {
-                best = y;
-                best_score = v;
-            }
-        }
-        path.clear();
-        path.resize(len, 0);
-        path[len - 1] = best as u32;
-        for t in (1..len).rev() {
-            path[t - 1] = back[t * k + path[t] as usize];
-        }
-        best_score
+        let start = &w[self.start..self.start + k];
+        let end = &w[self.end..self.end + k];
+        dp.run(
+            len,
+            k,
+            |t, cur| {
+                let e = &emit[t * k..(t + 1) * k];
+                if t == 0 {
+                    for y in 0..k {
+                        cur[y] = start[y] + e[y] + bonus(0, y);
+                    }
+                } else {
+                    for y in 0..k {
+                        cur[y] += e[y] + bonus(t, y);
+                    }
+                }
+            },
+            |_| trans,
+            |y| end[y],
+        )
     }
 
     /// `<w, phi(x_i, labels)>` from the emission scores in `emit`.
@@ -139,11 +110,8 @@ impl Chain {
     ) -> Result<()> {
         match &self.features {
             ChainFeatures::Dense { values, d } => {
-                let base = label * self.de;
-                out.add_row(base, &values[tok * d..(tok + 1) * d], sign)?;
-                if self.bias {
-                    out.add(base + d, sign)?;
-                }
+                let x = &values[tok * d..(tok + 1) * d];
+                crate::models::add_class_row(out, label * self.de, x, self.bias, sign)?;
             }
             ChainFeatures::Sparse(rows) => {
                 let (idx, val) = rows.row(tok);
@@ -226,7 +194,7 @@ impl Chain {
             out.set_loss(0.0);
             return Ok(());
         }
-        self.write_corner(example, &s.path, out)
+        self.write_corner(example, &s.dp.path, out)
     }
 
     /// The max-oracle and the plain prediction (Viterbi without the loss) of
@@ -246,7 +214,7 @@ impl Chain {
             let len = self.tokens(example).len();
             self.viterbi(w, len, None, 0.0, s);
             prediction.clear();
-            prediction.extend_from_slice(&s.path);
+            prediction.extend_from_slice(&s.dp.path);
             self.oracle_in(example, w, out, s)
         })
     }
@@ -263,7 +231,7 @@ impl Chain {
             self.emission_scores(w, toks.clone(), &mut s.emit);
             self.viterbi(w, toks.len(), None, 0.0, s);
             out.clear();
-            out.extend_from_slice(&s.path);
+            out.extend_from_slice(&s.dp.path);
         });
     }
 

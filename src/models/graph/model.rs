@@ -237,22 +237,33 @@ impl GraphModel {
         s.unary.clear();
         s.unary_start.clear();
         let n = (last - first) as f64;
+        let base = self.state_start[first];
+        s.unary_start
+            .extend(self.state_start[first..=last].iter().map(|&st| st - base));
+        s.unary.resize(self.state_start[last] - base, 0.0);
+        if let NodeFeatures::Dense { values, d } = &self.ex.node_features {
+            // Runs of nodes of one type: one product of their rows with the
+            // type's class block, as the chain model scores its tokens.
+            let mut a = first;
+            while a < last {
+                let t = self.ex.node_type(a);
+                let b = (a + 1..last)
+                    .find(|&b| self.ex.node_type(b) != t)
+                    .unwrap_or(last);
+                let rows: Vec<&[f32]> = (a..b).map(|x| &values[x * d..(x + 1) * d]).collect();
+                let out = &mut s.unary[self.state_start[a] - base..self.state_start[b] - base];
+                let block = &w[self.layout.unary_offset[t]..];
+                let k = self.ex.states[a] as usize;
+                crate::models::class_scores(&rows, block, k, *d, self.bias, out);
+                a = b;
+            }
+        }
         for node in first..last {
-            s.unary_start.push(s.unary.len());
+            let at = self.state_start[node] - base;
             let t = self.ex.node_type(node);
             let k = self.ex.states[node];
             match &self.ex.node_features {
-                NodeFeatures::Dense { values, d } => {
-                    let x = &values[node * d..(node + 1) * d];
-                    for st in 0..k {
-                        let row = self.layout.unary_row(t, st);
-                        let mut v = dot_f32(&w[row..row + d], x);
-                        if self.bias {
-                            v += w[row + d];
-                        }
-                        s.unary.push(v);
-                    }
-                }
+                NodeFeatures::Dense { .. } => {}
                 NodeFeatures::Sparse(rows) => {
                     let (idx, val) = rows.row(node);
                     let d = rows.num_cols();
@@ -265,19 +276,20 @@ impl GraphModel {
                         if self.bias {
                             v += w[row + d];
                         }
-                        s.unary.push(v);
+                        s.unary[at + st as usize] = v;
                     }
                 }
                 NodeFeatures::PerState { values, d } => {
                     let off = self.layout.unary_offset[t];
                     let wt = &w[off..off + d];
-                    for st in self.state_start[node]..self.state_start[node + 1] {
-                        s.unary.push(dot_f32(wt, &values[st * d..(st + 1) * d]));
+                    for (st, v) in (self.state_start[node]..self.state_start[node + 1])
+                        .zip(&mut s.unary[at..at + k as usize])
+                    {
+                        *v = dot_f32(wt, &values[st * d..(st + 1) * d]);
                     }
                 }
             }
             if augment {
-                let at = *s.unary_start.last().unwrap_or(&0);
                 let truth = self.ex.labels[node];
                 let own = &mut s.unary[at..at + k as usize];
                 match &self.ex.loss {
@@ -304,7 +316,6 @@ impl GraphModel {
                 }
             }
         }
-        s.unary_start.push(s.unary.len());
     }
 
     /// The effective weight of state pair entry `at` (symmetrised), from
@@ -412,10 +423,8 @@ impl GraphModel {
             match &self.ex.node_features {
                 NodeFeatures::Dense { values, d } => {
                     let row = self.layout.unary_row(t, y);
-                    out.add_row(row, &values[node * d..(node + 1) * d], sign)?;
-                    if self.bias {
-                        out.add(row + d, sign)?;
-                    }
+                    let x = &values[node * d..(node + 1) * d];
+                    crate::models::add_class_row(out, row, x, self.bias, sign)?;
                 }
                 NodeFeatures::Sparse(rows) => {
                     let row = self.layout.unary_row(t, y);

@@ -12,12 +12,19 @@
 //! are written into that layout). Ends with different numbers of states go
 //! through the same recursion in plain code. Ties go to the lowest state at
 //! every step.
+//!
+//! An example that is a path in node order (edge `t` written `[t, t + 1]`,
+//! every node with the same number of states, tables) is the chain model's
+//! case: it runs the chain's Viterbi ([`crate::models::path`]) forwards
+//! over the edges' own tables, so a chain decoded as a graph and as a
+//! [`crate::models::Chain`] gives the same labelling, ties included.
 
 use std::cell::RefCell;
 
 use super::forest::{check_forest, check_potentials, Edge, MaxSum};
 use crate::error::Result;
 use crate::models::graph::{Engine, GraphShape, Pairwise, Potentials};
+use crate::models::path::PathMaxSum;
 use crate::models::with_scratch;
 
 const NAME: &str = "tree max-sum";
@@ -35,6 +42,8 @@ struct Scratch {
     table: Vec<f64>,
     /// The parent's grid positions (displacement edges).
     positions: Vec<[i64; 2]>,
+    /// The path programme (examples that are chains).
+    path: PathMaxSum,
 }
 
 thread_local! {
@@ -54,6 +63,22 @@ impl Engine for TreeMaxSum {
         p.shape.check()?;
         check_potentials(p, labels)?;
         with_scratch(&SCRATCH, |s| {
+            if let Some((values, start)) = chain_tables(p) {
+                let k = p.shape.states[0] as usize;
+                s.path.run(
+                    labels.len(),
+                    k,
+                    |t, cur| {
+                        for (c, u) in cur.iter_mut().zip(p.unary_of(t)) {
+                            *c += u;
+                        }
+                    },
+                    |t| &values[start[t - 1]..start[t]],
+                    |_| 0.0,
+                );
+                labels.copy_from_slice(&s.path.path);
+                return Ok(());
+            }
             let (table, positions) = (&mut s.table, &mut s.positions);
             s.max_sum.run(p, labels, NAME, |edge, message, best| {
                 table_message(p, edge, table, positions, message, best);
@@ -62,6 +87,25 @@ impl Engine for TreeMaxSum {
         })?;
         Ok(true)
     }
+}
+
+/// The edges' tables of `p` when its graph is a path in node order (edge
+/// `t` is `[t, t + 1]`), every node with the same number of states: the
+/// chain model's case, decoded by its Viterbi.
+fn chain_tables<'a>(p: &Potentials<'a>) -> Option<(&'a [f64], &'a [usize])> {
+    let Pairwise::Tables { values, start } = p.pairwise else {
+        return None;
+    };
+    let states = p.shape.states;
+    let k = *states.first()?;
+    let chain = p.shape.edges.len() + 1 == states.len()
+        && p.shape
+            .edges
+            .iter()
+            .enumerate()
+            .all(|(t, &[u, v])| u as usize == t && v as usize == t + 1)
+        && states.iter().all(|&s| s == k);
+    chain.then_some((values, start))
 }
 
 /// `message[a] = max_b belief[b] + pairwise(a, b)` over the child's states
@@ -175,6 +219,63 @@ mod tests {
                 let p = g.potentials();
                 testing::assert_optimal(&TreeMaxSum, &p, &format!("{structure:?} {round}"));
             }
+        }
+    }
+
+    #[test]
+    fn paths_in_node_order_take_the_chains_viterbi_and_are_optimal() {
+        let mut rng = ChaCha8Rng::seed_from_u64(30);
+        for round in 0..1000 {
+            let n = rng.gen_range(1..7usize);
+            let k = rng.gen_range(1..6u32);
+            let int = round % 2 == 0;
+            let states = vec![k; n];
+            let edges: Vec<[u32; 2]> = (1..n as u32).map(|t| [t - 1, t]).collect();
+            let kk = (k * k) as usize;
+            let unary: Vec<f64> = (0..n * k as usize)
+                .map(|_| testing::draw(&mut rng, int))
+                .collect();
+            let unary_start: Vec<usize> = (0..=n).map(|i| i * k as usize).collect();
+            let values: Vec<f64> = (0..edges.len() * kk)
+                .map(|_| testing::draw(&mut rng, int))
+                .collect();
+            let start: Vec<usize> = (0..=edges.len()).map(|e| e * kk).collect();
+            let p = Potentials {
+                example: 0,
+                shape: GraphShape {
+                    states: &states,
+                    edges: &edges,
+                },
+                unary: &unary,
+                unary_start: &unary_start,
+                pairwise: Pairwise::Tables {
+                    values: &values,
+                    start: &start,
+                },
+            };
+            assert!(chain_tables(&p).is_some());
+            testing::assert_optimal(&TreeMaxSum, &p, &format!("path {round}"));
+        }
+        // Not a path in node order: an edge written backwards, or unequal
+        // state counts, go through the forest walk.
+        let states = [2, 2, 2];
+        let unary = [0.0; 6];
+        let values = [0.0; 8];
+        for edges in [[[0, 1], [2, 1]], [[1, 2], [0, 1]]] {
+            let p = Potentials {
+                example: 0,
+                shape: GraphShape {
+                    states: &states,
+                    edges: &edges,
+                },
+                unary: &unary,
+                unary_start: &[0, 2, 4, 6],
+                pairwise: Pairwise::Tables {
+                    values: &values,
+                    start: &[0, 4, 8],
+                },
+            };
+            assert!(chain_tables(&p).is_none());
         }
     }
 
