@@ -1,8 +1,9 @@
 //! The kernels against the machine's own peak, measured in the same run.
 //!
 //! The peak is a pure fused-multiply-add loop (independent chains in
-//! registers, nothing loaded), compiled like the kernels for the best
-//! instruction set this CPU has, on one thread. Then, on one thread:
+//! registers, nothing loaded; `linalg::fma_peak_loop`, dispatched like the
+//! kernels to the selected instruction set), on one thread. Then, on one
+//! thread:
 //! - `dot` on rows that fit L1 and on a Fashion-MNIST-sized plane;
 //! - the Gram update of P-BMRM: `P` new planes against `K` old ones
 //!   (`linalg::row_dots`, what the bundle computes when it adds planes);
@@ -15,7 +16,13 @@
 //!   1 %, where the solver spends its later passes).
 //!
 //! GFLOP/s count 2 flops per multiply-add of the scores or dot products
-//! (the pass's other work is counted as time, not flops). A benchmark
+//! (the pass's other work is counted as time, not flops). Each line is the
+//! fastest, the median and the slowest of `--repeats` runs.
+//!
+//! The oracle pass is then set against its two floors, measured in the same
+//! run: the time to stream the features' bytes (`linalg::stream_sum` over
+//! the same buffer) and the time of its `m K d` fused multiply-adds at the
+//! measured peak; the goal is a pass within 2x of the larger. A benchmark
 //! program, not a test:
 //!     cargo bench --bench kernels -- --help
 
@@ -27,7 +34,6 @@ use bmrm::models::Multiclass;
 use bmrm::oracle::MaxOracle;
 use bmrm::{Algorithm, Problem, Settings, Solver};
 use clap::Parser;
-use multiversion::multiversion;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -54,37 +60,29 @@ struct Args {
     bench: bool,
 }
 
-/// Chains of 8 doubles: 12 chains keep 12 registers busy, more than the
-/// FMA latency times the number of FMA units on current cores.
-const CHAINS: usize = 12;
+/// The parts a pass, its scores and its stream read are cut into for the
+/// loaded-machine estimate ([`piecewise`]).
+const PIECES: usize = 16;
 
-#[multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))]
-fn fma_loop(iters: usize, a: f64, b: f64) -> f64 {
-    let mut acc = [[1.0f64; 8]; CHAINS];
-    for _ in 0..iters {
-        for chain in acc.iter_mut() {
-            for v in chain.iter_mut() {
-                *v = v.mul_add(a, b);
-            }
+/// The sum over `pieces` pieces of each one's fastest of `repeats` runs
+/// (`f(p)` runs piece `p`), in seconds. On a machine shared with other jobs
+/// a whole pass of 10-20 ms is rarely left to run uninterrupted, but a
+/// piece of about 1 ms often is: the sum estimates the uninterrupted pass.
+fn piecewise(repeats: usize, pieces: usize, mut f: impl FnMut(usize)) -> f64 {
+    let mut best = vec![f64::INFINITY; pieces];
+    for _ in 0..repeats.max(1) {
+        for (p, b) in best.iter_mut().enumerate() {
+            let s = Instant::now();
+            f(p);
+            *b = b.min(s.elapsed().as_secs_f64());
         }
     }
-    acc.iter().flatten().sum()
+    best.iter().sum()
 }
 
-/// The sum of `x`, in 16 independent lanes: a pure streaming read.
-#[multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))]
-fn stream_sum(x: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 16];
-    for c in x.chunks_exact(16) {
-        for (a, v) in acc.iter_mut().zip(c) {
-            *a += v;
-        }
-    }
-    acc.iter().sum()
-}
-
-/// Seconds of the fastest and the median of `repeats` runs of `f`.
-fn time(repeats: usize, mut f: impl FnMut()) -> (f64, f64) {
+/// Seconds of the fastest, the median and the slowest of `repeats` runs of
+/// `f`.
+fn time(repeats: usize, mut f: impl FnMut()) -> (f64, f64, f64) {
     let mut t: Vec<f64> = (0..repeats.max(1))
         .map(|_| {
             let s = Instant::now();
@@ -93,15 +91,16 @@ fn time(repeats: usize, mut f: impl FnMut()) -> (f64, f64) {
         })
         .collect();
     t.sort_by(f64::total_cmp);
-    (t[0], t[t.len() / 2])
+    (t[0], t[t.len() / 2], t[t.len() - 1])
 }
 
-fn report(what: &str, flops: f64, (best, median): (f64, f64), peak: f64) {
+fn report(what: &str, flops: f64, (best, median, worst): (f64, f64, f64), peak: f64) {
     let g = flops / best * 1e-9;
     println!(
-        "{what:<44} {:>9.3} ms {:>9.3} ms {g:>8.1} GFLOP/s {:>6.1} %",
+        "{what:<44} {:>9.3} {:>9.3} {:>9.3} ms {g:>8.1} GFLOP/s {:>6.1} %",
         best * 1e3,
         median * 1e3,
+        worst * 1e3,
         100.0 * g / peak
     );
 }
@@ -116,17 +115,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Isa::available()
     );
 
-    // The peak: 2 flops per FMA, one thread.
-    let iters = 20_000_000;
+    // The peak: 2 flops per FMA, one thread; runs of about 1 ms, many of
+    // them, so that some run uninterrupted on a shared machine.
+    let iters = 500_000;
     let mut sink = 0.0;
-    let (best, _) = time(args.repeats, || {
-        sink += fma_loop(iters, 0.999_999_9, 1e-9);
+    let mut fmas = 0;
+    let peak_t = time(args.repeats * 20, || {
+        let (sum, n) = linalg::fma_peak_loop(iters, 0.999_999_9, 1e-9);
+        sink += sum;
+        fmas = n;
     });
-    let peak = 2.0 * (iters * CHAINS * 8) as f64 / best * 1e-9;
-    println!("FMA peak (1 thread): {peak:.1} GFLOP/s   (checksum {sink:.3e})");
+    let peak = 2.0 * fmas as f64 / peak_t.0 * 1e-9;
     println!(
-        "{:<44} {:>12} {:>12} {:>16} {:>8}",
-        "kernel (1 thread)", "best", "median", "speed", "of peak"
+        "FMA peak (1 thread): {peak:.1} GFLOP/s, median {:.1}, slowest {:.1}   (checksum \
+         {sink:.3e})",
+        2.0 * fmas as f64 / peak_t.1 * 1e-9,
+        2.0 * fmas as f64 / peak_t.2 * 1e-9
+    );
+    println!(
+        "{:<44} {:>9} {:>9} {:>9} {:>19} {:>8}",
+        "kernel (1 thread)", "best", "median", "slowest", "speed (best)", "of peak"
     );
 
     let mut rng = ChaCha8Rng::seed_from_u64(7);
@@ -191,20 +199,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The features are read once per pass: their streaming rate bounds
     // the pass from below, whatever the arithmetic.
     let mut sink = 0.0f32;
-    let (best, median) = time(args.repeats, || {
-        sink += stream_sum(std::hint::black_box(&x))
+    let stream = time(args.repeats, || {
+        sink += linalg::stream_sum(std::hint::black_box(&x))
     });
     let bytes = (x.len() * 4) as f64;
+    let slices: Vec<&[f32]> = x.chunks(x.len().div_ceil(PIECES)).collect();
+    let stream_pieces = piecewise(args.repeats, slices.len(), |p| {
+        sink += linalg::stream_sum(std::hint::black_box(slices[p]))
+    });
     println!(
-        "{:<44} {:>9.3} ms {:>9.3} ms {:>8.1} GB/s  (a pass reading them at this rate does at most \
-         {:.1} GFLOP/s = {:.1} % of peak; checksum {sink:.3e})",
+        "{:<44} {:>9.3} {:>9.3} {:>9.3} ms {:>8.1} GB/s  (checksum {sink:.3e})",
         format!("stream read of the {:.0} MB of features", bytes * 1e-6),
-        best * 1e3,
-        median * 1e3,
-        bytes / best * 1e-9,
-        flops / best * 1e-9,
-        100.0 * flops / best * 1e-9 / peak
+        stream.0 * 1e3,
+        stream.1 * 1e3,
+        stream.2 * 1e3,
+        bytes / stream.0 * 1e-9,
     );
+    // The two floors of a pass: streaming its bytes, and its `m K d` fused
+    // multiply-adds at the peak (the best of each, as for the pass).
+    let fma_floor = 2.0 * (m * 10 * d) as f64 / (peak * 1e9);
+    let floors = Floors {
+        bytes,
+        flops: 2.0 * (m * 10 * d) as f64,
+        stream: stream.0.min(stream_pieces),
+        fma: fma_floor,
+    };
+    let mut passes = Vec::new();
     let mut scores = vec![0.0; m * 10];
     let t = time(args.repeats, || {
         linalg::row_dots(&rows, &classes, d, &mut scores)
@@ -215,6 +235,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         t,
         peak,
     );
+    passes.push((format!("scores alone, {m} x 10 x {d}"), t));
+    let mut bands: Vec<(&[&[f32]], &mut [f64])> = rows
+        .chunks(m.div_ceil(PIECES))
+        .zip(scores.chunks_mut(m.div_ceil(PIECES) * 10))
+        .collect();
+    let t = piecewise(args.repeats, bands.len(), |p| {
+        let (r, out) = &mut bands[p];
+        linalg::row_dots(r, &classes, d, out)
+    });
+    passes.push((format!("scores alone, {PIECES} pieces' bests"), (t, t, t)));
     // The pass at two points: the random `w` above, where every example
     // violates its margin (all rows enter the subgradient), and a trained
     // `w` (Prox-P-BMRM at lambda 1e-3 to 1 % of the optimum), where the
@@ -244,16 +274,77 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }
                 })
             });
-            report(
-                &format!(
-                    "oracle pass, {at} ({:.0} % viol.), {parts} part(s)",
-                    100.0 * violators as f64 / m as f64
-                ),
-                flops,
-                t,
-                peak,
+            let what = format!(
+                "oracle pass, {at} ({:.0} % viol.), {parts} part(s)",
+                100.0 * violators as f64 / m as f64
+            );
+            report(&what, flops, t, peak);
+            passes.push((what, t));
+            if parts > 1 {
+                let t = piecewise(args.repeats, parts, |p| {
+                    pool.install(|| {
+                        risk.partial_risk(p, point, &mut g)
+                            .expect("the oracle pass");
+                    })
+                });
+                passes.push((format!("  the same, the {parts} parts' bests"), (t, t, t)));
+            }
+        }
+    }
+    floors.print(&passes);
+    Ok(())
+}
+
+/// What bounds a pass from below, measured in this run.
+struct Floors {
+    /// Bytes of features a pass reads.
+    bytes: f64,
+    /// Flops of its scores (2 per fused multiply-add).
+    flops: f64,
+    /// Seconds to stream the bytes (fastest run, or the sum of the pieces'
+    /// fastest if less).
+    stream: f64,
+    /// Seconds of the flops at the measured FMA peak.
+    fma: f64,
+}
+
+impl Floors {
+    /// Each pass beside both floors: its rates, and its time as a multiple
+    /// of each floor and of the larger (the goal: at most 2).
+    fn print(&self, passes: &[(String, (f64, f64, f64))]) {
+        let bound = self.stream.max(self.fma);
+        println!();
+        println!(
+            "floors of a pass: stream {:.2} ms ({:.1} GB/s), FMA {:.2} ms ({:.1} GFLOP/s); the \
+             larger {:.2} ms",
+            self.stream * 1e3,
+            self.bytes / self.stream * 1e-9,
+            self.fma * 1e3,
+            self.flops / self.fma * 1e-9,
+            bound * 1e3
+        );
+        println!(
+            "{:<44} {:>21} {:>8} {:>7} {:>9} {:>9} {:>9}",
+            "pass (1 thread)",
+            "best-median-slowest",
+            "GFLOP/s",
+            "GB/s",
+            "x stream",
+            "x FMA",
+            "x larger"
+        );
+        for (what, (best, median, worst)) in passes {
+            println!(
+                "{what:<44} {:>6.2}-{:>6.2}-{:>6.2} {:>8.1} {:>7.1} {:>9.2} {:>9.2} {:>9.2}",
+                best * 1e3,
+                median * 1e3,
+                worst * 1e3,
+                self.flops / best * 1e-9,
+                self.bytes / best * 1e-9,
+                best / self.stream,
+                best / self.fma,
+                best / bound
             );
         }
     }
-    Ok(())
 }

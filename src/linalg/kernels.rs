@@ -1,6 +1,6 @@
 //! The kernel bodies, written once as plain Rust over fixed-size lane arrays
-//! and compiled by `multiversion` for each instruction set (`mod.rs` picks
-//! the clone). The arithmetic is spelled out element by element (`mul_add`
+//! and compiled for each instruction set (`mod.rs` declares the clones and
+//! picks one). The arithmetic is spelled out element by element (`mul_add`
 //! is one rounding on every target; Rust never reassociates or contracts
 //! floating point), so each clone computes the same bits; the compiler only
 //! chooses how many lanes fit a register.
@@ -124,8 +124,8 @@ const AXPY_COLS: usize = 64;
 
 /// `y += alpha[r] * rows[r]` for every row `r` in turn, each element the
 /// bits of the plain sequence of [`axpy`] calls (the same multiply and add
-/// per row, in row order), but each block of `y` loaded and stored once
-/// rather than once per row.
+/// per row, in row order; a factor of +-1 as an exact add or subtract), but
+/// each block of `y` loaded and stored once rather than once per row.
 #[inline(always)]
 pub fn axpy_rows<A: Elem>(alpha: &[f64], rows: &[&[A]], y: &mut [f64]) {
     let n = y.len();
@@ -138,8 +138,22 @@ pub fn axpy_rows<A: Elem>(alpha: &[f64], rows: &[&[A]], y: &mut [f64]) {
             let x: &[A; AXPY_COLS] = r[start..start + AXPY_COLS]
                 .try_into()
                 .expect("a full block");
-            for l in 0..AXPY_COLS {
-                acc[l] += s * x[l].wide();
+            // A factor of +-1 (the multiclass subgradient's) multiplies
+            // exactly, so adding or subtracting the row gives the same bits
+            // without the multiply (a NaN's sign bit aside, which Rust
+            // leaves unspecified anyway).
+            if s == 1.0 {
+                for l in 0..AXPY_COLS {
+                    acc[l] += x[l].wide();
+                }
+            } else if s == -1.0 {
+                for l in 0..AXPY_COLS {
+                    acc[l] -= x[l].wide();
+                }
+            } else {
+                for l in 0..AXPY_COLS {
+                    acc[l] += s * x[l].wide();
+                }
             }
         }
         *yc = acc;
@@ -235,7 +249,7 @@ pub trait Kernel<A, const TI: usize, const TK: usize> {
     fn run(
         xs: &[&[[A; LANES]]; TI],
         ys: &[&[[f64; LANES]]; TK],
-        t: &mut [[[f64; LANES]; TK]; TI],
+        t: &mut [&mut [[f64; LANES]; TK]; TI],
         chunks: usize,
     );
 }
@@ -260,21 +274,24 @@ macro_rules! micro {
             fn run(
                 xs: &[&[[A; LANES]]; $ti],
                 ys: &[&[[f64; LANES]]; $tk],
-                t: &mut [[[f64; LANES]; $tk]; $ti],
+                t: &mut [&mut [[f64; LANES]; $tk]; $ti],
                 chunks: usize,
             ) {
-                let mut acc = *t;
+                // Loaded straight from the accumulator store and stored
+                // back once: no copy between (a tile may run 1 chunk).
+                let mut acc: [[[f64; LANES]; $tk]; $ti] = [$(*t[$i]),*];
                 for c in 0..chunks {
                     let xa: [[f64; LANES]; $ti] = [$(widen(&xs[$i][c])),*];
                     $( micro_row!(acc, xa, ys, c, $i, $ks); )*
                 }
-                *t = acc;
+                $( *t[$i] = acc[$i]; )*
             }
         }
     };
 }
 
 micro!(3, 4, [0, 1, 2], [0, 1, 2, 3]);
+micro!(1, 10, [0], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
 micro!(3, 2, [0, 1, 2], [0, 1]);
 micro!(3, 1, [0, 1, 2], [0]);
 micro!(1, 4, [0], [0, 1, 2, 3]);
@@ -305,15 +322,22 @@ fn tile<A: Elem, const TI: usize, const TK: usize>(
 ) where
     Micro: Kernel<A, TI, TK>,
 {
-    // The first length block starts from `+0` (the store is not cleared
-    // between calls); later ones carry the accumulators on.
-    let mut t = [[[0.0f64; LANES]; TK]; TI];
-    if start > 0 {
-        for i in 0..TI {
-            for k in 0..TK {
-                let at = ((i0 + i) * acc.nb + k0 + k) * LANES;
-                t[i][k].copy_from_slice(&acc.acc[at..at + LANES]);
-            }
+    // The tile's pairs in the store: for each of its left rows, `TK`
+    // consecutive pairs. The first length block starts them from `+0` (the
+    // store is not cleared between calls); later ones carry them on.
+    let nb = acc.nb;
+    let mut band = acc.acc[i0 * nb * LANES..(i0 + TI) * nb * LANES].chunks_exact_mut(nb * LANES);
+    let mut t: [&mut [[f64; LANES]; TK]; TI] = std::array::from_fn(|_| {
+        let row = band.next().expect("a left row of the tile");
+        row[k0 * LANES..(k0 + TK) * LANES]
+            .as_chunks_mut::<LANES>()
+            .0
+            .try_into()
+            .expect("TK pairs")
+    });
+    if start == 0 {
+        for r in t.iter_mut() {
+            **r = [[0.0; LANES]; TK];
         }
     }
     let full_end = start + (end - start) / LANES * LANES;
@@ -338,16 +362,10 @@ fn tile<A: Elem, const TI: usize, const TK: usize>(
             }
         }
     }
-    for i in 0..TI {
-        for k in 0..TK {
-            let at = ((i0 + i) * acc.nb + k0 + k) * LANES;
-            acc.acc[at..at + LANES].copy_from_slice(&t[i][k]);
-        }
-    }
 }
 
 /// All pairs with left rows `i0..i0 + TI` over `start..end`: right rows in
-/// tiles of `TK`, then 2, then 1.
+/// tiles of `TK`, then 4, 2 and 1.
 #[inline(always)]
 fn row_band<A: Elem, const TI: usize, const TK: usize>(
     a: &[&[A]],
@@ -356,13 +374,17 @@ fn row_band<A: Elem, const TI: usize, const TK: usize>(
     span: (usize, usize),
     acc: &mut Acc<'_>,
 ) where
-    Micro: Kernel<A, TI, TK> + Kernel<A, TI, 2> + Kernel<A, TI, 1>,
+    Micro: Kernel<A, TI, TK> + Kernel<A, TI, 4> + Kernel<A, TI, 2> + Kernel<A, TI, 1>,
 {
     let nb = b.len();
     let mut k = 0;
     while k + TK <= nb {
         tile::<A, TI, TK>(a, b, (i0, k), span, acc);
         k += TK;
+    }
+    while k + 4 <= nb {
+        tile::<A, TI, 4>(a, b, (i0, k), span, acc);
+        k += 4;
     }
     while k + 2 <= nb {
         tile::<A, TI, 2>(a, b, (i0, k), span, acc);
@@ -374,24 +396,44 @@ fn row_band<A: Elem, const TI: usize, const TK: usize>(
     }
 }
 
+/// Bytes of the right-hand rows one length block of the wide tile may span:
+/// with every right row's block in L1 (32 KB here) beside the streamed left
+/// rows, each of the tile's weight loads is an L1 hit. (The 3 x 4 tile over
+/// blocks of 2048 read the 62 KB of Fashion-MNIST's 10 class blocks from L2
+/// at every tile, about 8 lines per 24 fused multiply-adds.)
+const WIDE_BLOCK_BYTES: usize = 20 * 1024;
+
+/// The length block of the wide (`1 x TK`) tile for `nb` right rows: as
+/// many whole chunks as keep `nb` rows' blocks within [`WIDE_BLOCK_BYTES`]
+/// (256 elements for 10 rows), at least one chunk, at most [`BLOCK`].
+pub fn wide_block(nb: usize) -> usize {
+    let per_row = WIDE_BLOCK_BYTES / (8 * nb.max(1));
+    (per_row / LANES * LANES).clamp(LANES, BLOCK)
+}
+
 /// `out[i nb + k] = <a[i], b[k]>` for rows of one length `n`, every entry
 /// the same bits as [`dot`]`(a[i], b[k])`: the accumulators are carried
-/// across the length blocks unchanged, so the order of the fused
-/// multiply-adds in each lane is the same. `TI x TK` is the register tile.
+/// across the length blocks (of `block` elements, a multiple of `LANES`)
+/// unchanged, so the order of the fused multiply-adds in each lane is the
+/// same whatever the tile and the block. `TI x TK` is the register tile.
+/// The lines of `next` (rows the caller will pass next) are prefetched into
+/// L2 a few at a time between the tiles, so that the next call's rows
+/// arrive while this one computes.
 #[inline(always)]
 pub fn row_dots<A: Elem, const TI: usize, const TK: usize>(
-    a: &[&[A]],
-    b: &[&[f64]],
-    n: usize,
+    (a, b): (&[&[A]], &[&[f64]]),
+    (n, block): (usize, usize),
     out: &mut [f64],
     store: &mut Vec<f64>,
+    next: &[A],
 ) where
-    Micro: Kernel<A, TI, TK> + Kernel<A, TI, 2> + Kernel<A, TI, 1>,
-    Micro: Kernel<A, 1, TK> + Kernel<A, 1, 2> + Kernel<A, 1, 1>,
+    Micro: Kernel<A, TI, TK> + Kernel<A, TI, 4> + Kernel<A, TI, 2> + Kernel<A, TI, 1>,
+    Micro: Kernel<A, 1, TK> + Kernel<A, 1, 4> + Kernel<A, 1, 2> + Kernel<A, 1, 1>,
 {
     let (na, nb) = (a.len(), b.len());
     debug_assert!(a.iter().all(|r| r.len() >= n) && b.iter().all(|r| r.len() >= n));
     debug_assert_eq!(out.len(), na * nb);
+    debug_assert!(block >= LANES && block % LANES == 0);
     if na == 0 || nb == 0 {
         return;
     }
@@ -401,23 +443,28 @@ pub fn row_dots<A: Elem, const TI: usize, const TK: usize>(
     if store.len() < group * nb * LANES {
         store.resize(group * nb * LANES, 0.0);
     }
+    let bands_per_block = group.div_ceil(TI);
+    let steps = na.div_ceil(group) * n.div_ceil(block).max(1) * bands_per_block;
+    let mut ahead = Ahead::new(next, steps);
     for (g, out_g) in a.chunks(group).zip(out.chunks_mut(group * nb)) {
         let store = &mut store[..g.len() * nb * LANES];
         let mut acc = Acc { acc: store, nb };
+        // Streamed (f32) rows are all fetched at once before the tiles run;
+        // rows of f64 (planes) are mostly in cache already.
+        if A::STREAMED {
+            touch(g, (0, n));
+        }
         let mut start = 0;
         while start < n {
-            let end = (start + BLOCK).min(n);
+            let end = (start + block).min(n);
             let mut i = 0;
-            // Streamed (f32) rows are all fetched at once before the tiles
-            // run; rows of f64 (planes) are mostly in cache already.
-            if A::STREAMED {
-                touch(g, (start, end));
-            }
             while i + TI <= g.len() {
+                ahead.step();
                 row_band::<A, TI, TK>(g, b, i, (start, end), &mut acc);
                 i += TI;
             }
             while i < g.len() {
+                ahead.step();
                 row_band::<A, 1, TK>(g, b, i, (start, end), &mut acc);
                 i += 1;
             }
@@ -427,6 +474,61 @@ pub fn row_dots<A: Elem, const TI: usize, const TK: usize>(
             *o = reduce(lanes.try_into().expect("a full chunk"));
         }
     }
+    ahead.finish();
+}
+
+/// The lines of a slice still to prefetch, a share of them at each step.
+struct Ahead<'a, A> {
+    rest: &'a [A],
+    per_step: usize,
+}
+
+impl<'a, A> Ahead<'a, A> {
+    /// Elements per cache line.
+    const STRIDE: usize = 64 / std::mem::size_of::<A>();
+
+    fn new(rows: &'a [A], steps: usize) -> Self {
+        let lines = rows.len().div_ceil(Self::STRIDE);
+        Ahead {
+            rest: rows,
+            per_step: lines.div_ceil(steps.max(1)),
+        }
+    }
+
+    #[inline(always)]
+    fn step(&mut self) {
+        for _ in 0..self.per_step {
+            let Some(first) = self.rest.first() else {
+                return;
+            };
+            prefetch_l2(first);
+            self.rest = &self.rest[Self::STRIDE.min(self.rest.len())..];
+        }
+    }
+
+    /// Whatever the steps left (rounding), at once.
+    fn finish(&mut self) {
+        while !self.rest.is_empty() {
+            self.step();
+        }
+    }
+}
+
+/// Asks for the cache line holding `v` to be brought into L2 (not L1: the
+/// next rows would evict the weights the tiles are reading). A hint only.
+#[inline(always)]
+#[allow(unsafe_code)]
+fn prefetch_l2<A>(v: &A) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and changes no memory; the pointer
+    // comes from a reference, so it is valid anyway. SSE, which the
+    // instruction needs, is part of every x86-64 CPU.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+        _mm_prefetch::<_MM_HINT_T1>((v as *const A).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
 }
 
 /// Reads one element per cache line of `rows` over `start..end`, so all
@@ -434,16 +536,50 @@ pub fn row_dots<A: Elem, const TI: usize, const TK: usize>(
 /// the hardware prefetcher follows: the tiles read a few lines at a time
 /// between many fused multiply-adds and would otherwise wait for each line
 /// in turn (measured: the multiclass scores of Fashion-MNIST about 20 %
-/// faster; fetching a band ahead instead gained less). A plain read: a
-/// prefetch instruction would need `unsafe`.
+/// faster; fetching a band ahead instead gained less). Rows that [`Ahead`]
+/// brought into L2 during the previous call are read here from L2.
 #[inline(always)]
 fn touch<A: Elem>(rows: &[&[A]], (start, end): (usize, usize)) {
     let step = 64 / std::mem::size_of::<A>();
-    let mut sum = 0.0f64;
+    // Eight independent sums: one chain of additions starts one line per
+    // add latency (in a profile, about a tenth of the wide tile's time).
+    let mut sums = [0.0f64; 8];
     for r in rows {
-        for v in r[start..end].iter().step_by(step) {
-            sum += v.wide();
+        for (j, v) in r[start..end].iter().step_by(step).enumerate() {
+            sums[j % 8] += v.wide();
         }
     }
-    std::hint::black_box(sum);
+    std::hint::black_box(sums);
+}
+
+/// `iters` rounds of `v = v a + b` on `W` independent values (chains of
+/// fused multiply-adds in registers, nothing loaded): the FMA rate the
+/// benchmarks compare the kernels with. Returns the sum of the values.
+#[inline(always)]
+pub fn fma_chains<const W: usize>(iters: usize, a: f64, b: f64) -> f64 {
+    let mut v = [1.0f64; W];
+    for _ in 0..iters {
+        for x in v.iter_mut() {
+            *x = x.mul_add(a, b);
+        }
+    }
+    v.iter().sum()
+}
+
+/// The sum of `x` in 16 independent lanes: a pure streaming read, the rate
+/// the benchmarks compare a pass over the same bytes with.
+#[inline(always)]
+pub fn stream_sum(x: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 16];
+    let chunks = x.chunks_exact(16);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for (a, v) in acc.iter_mut().zip(c) {
+            *a += v;
+        }
+    }
+    for (a, v) in acc.iter_mut().zip(tail) {
+        *a += v;
+    }
+    acc.iter().sum()
 }

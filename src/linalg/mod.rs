@@ -4,9 +4,9 @@
 //!
 //! # Speed: chosen at run time
 //!
-//! Each kernel is compiled three times (by the `multiversion` crate, which
-//! generates the `#[target_feature]` clones and their safe dispatch): for
-//! AVX-512, for AVX2 + FMA and for the target's baseline. The process uses
+//! Each kernel is compiled three times (`#[target_feature]` clones, each
+//! called only on a CPU that has its features): for AVX-512, for AVX2 + FMA
+//! and for the target's baseline. The process uses
 //! the best its CPU has ([`isa::selected`]), so one `libbmrm.so` runs at the
 //! machine's speed everywhere; `BMRM_KERNELS=portable|avx2|avx512` forces
 //! one (benchmarks, tests).
@@ -29,21 +29,50 @@ mod tests;
 pub use isa::Isa;
 pub use kernels::{Elem, LANES};
 
-use multiversion::multiversion;
-
-/// Declares `$name` for each instruction set: `$name::avx512`, `::avx2`
-/// (multiversioned clones, which fall back to the baseline on a CPU without
-/// the features) and `::portable`, all running the same body.
+/// Declares `$name` for each instruction set: `$name::avx512`, `::avx2` and
+/// `::portable`, all running the same body. The first two are compiled with
+/// `#[target_feature]` for exactly the features [`Isa::supported`] checks
+/// (AVX-512 F + VL with AVX2 and FMA; AVX2 with FMA) and run only when this
+/// CPU has them, else fall back to the portable body (the same bits).
+///
+/// (The `multiversion` crate did this before, but its AVX-512 clones also
+/// require the Ice Lake extensions (VBMI, GFNI, VAES, ...): on a Skylake-X
+/// or Cascade Lake CPU, which `Isa::supported` accepts, every AVX-512 call
+/// fell back to the baseline build and its software `mul_add`, about 100
+/// times slower.)
 macro_rules! clones {
     ($name:ident <$($g:ident : $b:path),*> ($($arg:ident : $ty:ty),*) -> $ret:ty $body:block) => {
-        #[allow(unused_braces)]
+        // The one `unsafe` here: calling a clone once its features are found.
+        #[allow(unused_braces, unsafe_code)]
         mod $name {
             #[allow(unused_imports)]
             use super::*;
-            #[multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma"))]
-            pub fn avx512<$($g: $b),*>($($arg: $ty),*) -> $ret $body
-            #[multiversion(targets("x86_64+avx2+fma"))]
-            pub fn avx2<$($g: $b),*>($($arg: $ty),*) -> $ret $body
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+            fn avx512_body<$($g: $b),*>($($arg: $ty),*) -> $ret $body
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma")]
+            fn avx2_body<$($g: $b),*>($($arg: $ty),*) -> $ret $body
+            #[inline]
+            pub fn avx512<$($g: $b),*>($($arg: $ty),*) -> $ret {
+                #[cfg(target_arch = "x86_64")]
+                if Isa::Avx512.supported() {
+                    // SAFETY: `avx512_body` needs exactly the features
+                    // `Isa::Avx512.supported()` has just found on this CPU.
+                    return unsafe { avx512_body($($arg),*) };
+                }
+                portable($($arg),*)
+            }
+            #[inline]
+            pub fn avx2<$($g: $b),*>($($arg: $ty),*) -> $ret {
+                #[cfg(target_arch = "x86_64")]
+                if Isa::Avx2.supported() {
+                    // SAFETY: `avx2_body` needs exactly the features
+                    // `Isa::Avx2.supported()` has just found on this CPU.
+                    return unsafe { avx2_body($($arg),*) };
+                }
+                portable($($arg),*)
+            }
             pub fn portable<$($g: $b),*>($($arg: $ty),*) -> $ret $body
         }
     };
@@ -96,13 +125,68 @@ clones!(sparse_sparse_dot_k<>(ia: &[u32], va: &[f64], ib: &[u32], vb: &[f64]) ->
     }
     kernels::reduce(&acc)
 });
-// The register tile: 3 x 4 pairs, of two zmm accumulators each on AVX-512
-// (24 of 32 registers). On AVX2 the 12 pairs of four ymm spill, yet measured
-// faster there than 1 x 3 or 1 x 4 tiles (Gram columns of 7,850: about 30
-// against 25 GFLOP/s), so every instruction set runs this one tile.
-clones!(row_dots_k<A: Elem>(a: &[&[A]], b: &[&[f64]], n: usize, out: &mut [f64], store: &mut Vec<f64>) -> () {
-    kernels::row_dots::<A, 3, 4>(a, b, n, out, store)
+/// The register tile and length block of [`row_dots`]: `Wide` is one left
+/// row against up to 10 right rows (20 of AVX-512's 32 registers) over
+/// length blocks whose right rows fit L1, for streamed `f32` rows (the
+/// multiclass scores, the chain's emissions): each chunk of the row is
+/// widened once for all classes and every weight load hits L1. `Square` is
+/// 3 x 4 pairs over blocks of 2048 (two zmm accumulators each on AVX-512, 24
+/// of 32 registers; on AVX2 the 12 pairs of four ymm spill, yet measured
+/// faster there than 1 x 3 or 1 x 4 tiles: Gram columns of 7,850, about 30
+/// against 25 GFLOP/s). Every choice gives the same bits.
+#[derive(Clone, Copy)]
+enum Tile {
+    Wide,
+    Square,
+}
+
+clones!(row_dots_k<A: Elem>(rows: (&[&[A]], &[&[f64]]), n: usize, out: &mut [f64], store: &mut Vec<f64>, next: &[A], tile: Tile) -> () {
+    match tile {
+        Tile::Wide => kernels::row_dots::<A, 1, 10>(rows, (n, kernels::wide_block(rows.1.len())), out, store, next),
+        Tile::Square => kernels::row_dots::<A, 3, 4>(rows, (n, kernels::BLOCK), out, store, next),
+    }
 });
+
+/// The tile for rows of `A` on `isa`: the wide one for streamed rows where
+/// its 20 accumulators fit the registers (AVX-512).
+fn tile_for<A: Elem>(isa: Isa) -> Tile {
+    if A::STREAMED && isa == Isa::Avx512 {
+        Tile::Wide
+    } else {
+        Tile::Square
+    }
+}
+
+clones!(fma_chains_k<>(iters: usize, a: f64, b: f64, width: usize) -> f64 {
+    match width {
+        96 => kernels::fma_chains::<96>(iters, a, b),
+        48 => kernels::fma_chains::<48>(iters, a, b),
+        _ => kernels::fma_chains::<24>(iters, a, b),
+    }
+});
+clones!(stream_sum_k<>(x: &[f32]) -> f32 { kernels::stream_sum(x) });
+
+/// `iters` rounds of `v = v a + b` over 12 registers of independent values
+/// on the selected instruction set: the fused multiply-add rate the
+/// benchmarks compare the kernels with. Returns the sum of the values and
+/// the number of fused multiply-adds done.
+pub fn fma_peak_loop(iters: usize, a: f64, b: f64) -> (f64, usize) {
+    let isa = isa::selected();
+    // 12 registers of 8, 4 or 2 doubles: more independent chains than the
+    // FMA latency times the FMA units on current cores.
+    let width = match isa {
+        Isa::Avx512 => 96,
+        Isa::Avx2 => 48,
+        Isa::Portable => 24,
+    };
+    (call!(isa, fma_chains_k(iters, a, b, width)), iters * width)
+}
+
+/// The sum of `x` (16 lanes) on the selected instruction set: a streaming
+/// read, the rate a pass over the same bytes is compared with.
+pub fn stream_sum(x: &[f32]) -> f32 {
+    call!(isa::selected(), stream_sum_k(x))
+}
 
 thread_local! {
     /// The accumulators [`row_dots`] carries between length blocks, kept
@@ -222,11 +306,48 @@ pub fn sub_scaled_diff(s: f64, a: &[f64], b: &[f64], y: &mut [f64]) {
 /// # Panics
 /// When a row is shorter than `n` or `out.len() != a.len() * b.len()`.
 pub fn row_dots<A: Elem>(a: &[&[A]], b: &[&[f64]], n: usize, out: &mut [f64]) {
-    row_dots_with(isa::selected(), a, b, n, out)
+    row_dots_ahead(a, b, n, out, &[])
+}
+
+/// [`row_dots`], prefetching `next` (the rows the caller will pass to its
+/// next call, e.g. the next block of examples) into L2 while it computes:
+/// a hint, which changes no result.
+///
+/// # Panics
+/// As [`row_dots`].
+pub fn row_dots_ahead<A: Elem>(a: &[&[A]], b: &[&[f64]], n: usize, out: &mut [f64], next: &[A]) {
+    let isa = isa::selected();
+    row_dots_impl(isa, (a, b), n, out, next, tile_for::<A>(isa))
 }
 
 /// [`row_dots`] on a given instruction set (the same bits on each).
 pub fn row_dots_with<A: Elem>(isa: Isa, a: &[&[A]], b: &[&[f64]], n: usize, out: &mut [f64]) {
+    row_dots_impl(isa, (a, b), n, out, &[], tile_for::<A>(isa))
+}
+
+/// [`row_dots_with`] with the tile forced (the tests check both on every
+/// instruction set).
+#[cfg(test)]
+fn row_dots_tiled<A: Elem>(
+    isa: Isa,
+    (a, b): (&[&[A]], &[&[f64]]),
+    n: usize,
+    out: &mut [f64],
+    next: &[A],
+    wide: bool,
+) {
+    let tile = if wide { Tile::Wide } else { Tile::Square };
+    row_dots_impl(isa, (a, b), n, out, next, tile)
+}
+
+fn row_dots_impl<A: Elem>(
+    isa: Isa,
+    (a, b): (&[&[A]], &[&[f64]]),
+    n: usize,
+    out: &mut [f64],
+    next: &[A],
+    tile: Tile,
+) {
     assert!(
         a.iter().all(|r| r.len() >= n),
         "row_dots: a left row is shorter than {n}"
@@ -240,7 +361,8 @@ pub fn row_dots_with<A: Elem>(isa: Isa, a: &[&[A]], b: &[&[f64]], n: usize, out:
         a.len() * b.len(),
         "row_dots: out has the wrong length"
     );
-    ROW_DOTS_STORE.with_borrow_mut(|store| call!(isa, row_dots_k(a, b, n, out, store)))
+    ROW_DOTS_STORE
+        .with_borrow_mut(|store| call!(isa, row_dots_k((a, b), n, out, store, next, tile)))
 }
 
 /// `||x - y||`.

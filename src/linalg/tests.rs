@@ -339,3 +339,82 @@ fn max_plus_is_the_plain_viterbi_step_on_every_isa() {
         }
     }
 }
+
+#[test]
+fn both_tiles_give_the_scalar_dots_bit_for_bit_on_every_isa() {
+    // The wide tile's length blocks depend on the number of right rows
+    // (256 elements for 10): lengths across several blocks and not
+    // multiples of 16, right rows in tiles of 10, 4, 2 and 1, more left rows
+    // than a group, and a prefetch hint (any slice; it changes nothing).
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    for round in 0..30 {
+        let n = match round % 3 {
+            0 => rng.gen_range(0..40),
+            1 => rng.gen_range(200..1100),
+            _ => 784,
+        };
+        let na = if round % 4 == 0 {
+            rng.gen_range(49..110)
+        } else {
+            rng.gen_range(0..12)
+        };
+        let nb = rng.gen_range(0..31);
+        let a: Vec<Vec<f32>> = (0..na)
+            .map(|_| (0..n).map(|_| rng.gen_range(-1.0f32..1.0)).collect())
+            .collect();
+        let b: Vec<Vec<f64>> = (0..nb)
+            .map(|_| {
+                let extra = rng.gen_range(0..3);
+                random_vec(&mut rng, n + extra)
+            })
+            .collect();
+        let next: Vec<f32> = (0..rng.gen_range(0..5000)).map(|j| j as f32).collect();
+        let ar: Vec<&[f32]> = a.iter().map(|r| &r[..]).collect();
+        let br: Vec<&[f64]> = b.iter().map(|r| &r[..]).collect();
+        let want: Vec<u64> = a
+            .iter()
+            .flat_map(|r| {
+                let wide: Vec<f64> = r.iter().map(|&v| f64::from(v)).collect();
+                b.iter()
+                    .map(move |c| reference_dot(&wide, &c[..n]).to_bits())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for isa in Isa::available() {
+            for wide in [true, false] {
+                let mut out = vec![f64::NAN; na * nb];
+                row_dots_tiled(isa, (&ar, &br), n, &mut out, &next, wide);
+                let got: Vec<u64> = out.iter().map(|v| v.to_bits()).collect();
+                assert_eq!(got, want, "{isa:?} wide {wide} n {n} na {na} nb {nb}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_floors_probes_compute_what_they_say() {
+    // The FMA loop: every value follows v = v a + b from 1.
+    let (a, b, iters) = (0.999_f64, 1e-3, 1000);
+    let mut v = 1.0f64;
+    for _ in 0..iters {
+        v = v.mul_add(a, b);
+    }
+    let (sum, fmas) = fma_peak_loop(iters, a, b);
+    let width = fmas / iters;
+    assert!([96, 48, 24].contains(&width), "width {width}");
+    assert_eq!(sum.to_bits(), vec![v; width].iter().sum::<f64>().to_bits());
+    // The stream sum: 16 lanes in order, the tail into the first lanes,
+    // then the lanes in order.
+    for n in [0usize, 5, 16, 33, 1000] {
+        let x: Vec<f32> = (0..n).map(|j| (j % 7) as f32 * 0.25).collect();
+        let mut lanes = [0.0f32; 16];
+        for (j, &v) in x.iter().enumerate() {
+            lanes[j % 16] += v;
+        }
+        assert_eq!(
+            stream_sum(&x).to_bits(),
+            lanes.iter().sum::<f32>().to_bits(),
+            "n {n}"
+        );
+    }
+}

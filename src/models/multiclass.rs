@@ -111,8 +111,10 @@ impl Rows {
     }
     /// `out[j K + k] = <w_k, (x_{first + j}, 1)>` for the `out.len() / K`
     /// examples from `first`: a dense block is one product of its rows with
-    /// the class blocks ([`crate::linalg::row_dots`]); a sparse row is read
-    /// once for all classes. Each score is the same bits as [`Rows::score`].
+    /// the class blocks ([`crate::linalg::row_dots_ahead`], which meanwhile
+    /// prefetches the next `n` rows: a pass asks for its blocks in order); a
+    /// sparse row is read once for all classes. Each score is the same bits
+    /// as [`Rows::score`].
     fn block_scores(&self, w: &[f64], first: usize, num_classes: usize, out: &mut [f64]) {
         let (d, dp) = (self.d(), self.d_ext());
         let n = out.len() / num_classes;
@@ -121,7 +123,9 @@ impl Rows {
                 let rows: Vec<&[f32]> = (first..first + n).map(|i| x.row(i)).collect();
                 let classes: Vec<&[f64]> =
                     (0..num_classes).map(|k| &w[k * dp..k * dp + d]).collect();
-                crate::linalg::row_dots(&rows, &classes, d, out);
+                let next_end = (first + 2 * n).min(x.m());
+                let next = &x.values()[(first + n).min(next_end) * d..next_end * d];
+                crate::linalg::row_dots_ahead(&rows, &classes, d, out, next);
             }
             Rows::Sparse { rows, .. } => {
                 for (j, s) in out.chunks_exact_mut(num_classes).enumerate() {
