@@ -100,6 +100,7 @@ impl Method for BundleMethod {
                     centre,
                     centre,
                     false,
+                    None,
                     &opts,
                     ctx.qp_seconds(),
                 )
@@ -116,6 +117,7 @@ impl Method for BundleMethod {
                     centre,
                     centre,
                     true,
+                    Some(ctx.primal()),
                     &opts,
                     ctx.qp_seconds(),
                 )
