@@ -7,10 +7,12 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use bmrm::models::graph::{synthetic, EngineKind, GraphModel};
 use bmrm::oracle::{FullRisk, PartitionedRisk};
-use bmrm::{Algorithm, Error, ErrorKind, Problem, Settings, Solver};
+use bmrm::{Algorithm, Corner, Error, ErrorKind, Exit, MaxOracle, Problem, Settings, Solver};
 
 const BUNDLE: [Algorithm; 4] = [
     Algorithm::Bmrm,
@@ -430,5 +432,234 @@ fn a_box_and_a_row_on_a_multiclass_model_give_crossing_free_certificates() {
                 y.primal
             );
         }
+    }
+}
+
+/// A graph model's max-oracle that checks every point it is asked at
+/// against the box `w >= lo` and keeps the first one outside it.
+struct InBox {
+    inner: Arc<GraphModel>,
+    lo: Vec<f64>,
+    calls: AtomicU64,
+    outside: Mutex<Option<Vec<f64>>>,
+}
+
+impl InBox {
+    fn check(&self, w: &[f64]) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        if w.iter().zip(&self.lo).any(|(x, l)| x < l) {
+            self.outside
+                .lock()
+                .unwrap()
+                .get_or_insert_with(|| w.to_vec());
+        }
+    }
+}
+
+impl MaxOracle for InBox {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn num_examples(&self) -> usize {
+        MaxOracle::num_examples(&*self.inner)
+    }
+    fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> bmrm::Result<()> {
+        self.check(w);
+        self.inner.max_oracle(example, w, out)
+    }
+    fn max_oracle_block(
+        &self,
+        first: usize,
+        w: &[f64],
+        out: &mut [Corner],
+    ) -> Option<bmrm::Result<()>> {
+        self.check(w);
+        self.inner.max_oracle_block(first, w, out)
+    }
+    fn block_risk(
+        &self,
+        first: usize,
+        n: usize,
+        w: &[f64],
+        grad: &mut [f64],
+    ) -> Option<bmrm::Result<f64>> {
+        self.check(w);
+        self.inner.block_risk(first, n, w, grad)
+    }
+    fn thread_safe(&self) -> bool {
+        self.inner.thread_safe()
+    }
+}
+
+/// `F(w)` of a graph model: the mean of the hinges of the loss-augmented
+/// argmaxes (exact engines), plus the regulariser.
+fn graph_primal(model: &GraphModel, w: &[f64], lambda: f64) -> f64 {
+    let m = MaxOracle::num_examples(model);
+    let mut corner = Corner::new(w.len());
+    let mut risk = 0.0;
+    for i in 0..m {
+        corner.clear();
+        model.max_oracle(i, w, &mut corner).unwrap();
+        risk += corner.hinge(w).max(0.0);
+    }
+    0.5 * lambda * w.iter().map(|v| v * v).sum::<f64>() + risk / m as f64
+}
+
+/// Issue 27: on small landmark, pose and HorseSeg-like problems under the
+/// positivity constraints of `GraphModel::positivity_coordinates`,
+/// Prox-BMRM and Prox-P-BMRM converge (they made no progress when the
+/// constrained prox problem was solved only to the outer gap's tolerance)
+/// to the optimum constrained BMRM certifies, every point they evaluate is
+/// in the box, and each bound stays below `F` of the returned `w`.
+#[test]
+fn proximal_methods_under_positivity_reach_bmrm_s_optimum_on_graph_problems() {
+    let m = 12;
+    let tol_rel = 1e-3;
+    let problems = [
+        (
+            "landmarks",
+            synthetic::landmarks(m, 4, 3, 27),
+            EngineKind::DistanceTransform,
+        ),
+        (
+            "pose",
+            synthetic::pose(m, 4, 3, 27),
+            EngineKind::DistanceTransform,
+        ),
+        (
+            "segmentation",
+            synthetic::segmentation(m, 4, 3, 27),
+            EngineKind::GraphCut,
+        ),
+    ];
+    for (name, examples, engine) in problems {
+        let model = Arc::new(GraphModel::new(examples, false, engine.into()).unwrap());
+        let dim = model.dim();
+        let lambda = 10.0 / m as f64;
+        let mut lo = vec![f64::NEG_INFINITY; dim];
+        let positive = model.positivity_coordinates();
+        assert!(!positive.is_empty(), "{name}");
+        positive.iter().for_each(|&j| lo[j] = 0.0);
+        let run = |algorithm: Algorithm| {
+            let oracle = Arc::new(InBox {
+                inner: model.clone(),
+                lo: lo.clone(),
+                calls: AtomicU64::new(0),
+                outside: Mutex::new(None),
+            });
+            let mut s = Settings::new(algorithm, lambda);
+            s.tol_rel = tol_rel;
+            s.max_iterations = 1000;
+            if algorithm.is_partitioned() {
+                s.num_parts = 4;
+            }
+            let mut solver = Solver::new(Problem::Examples(oracle.clone()), s).unwrap();
+            solver
+                .set_bounds(lo.clone(), vec![f64::INFINITY; dim])
+                .unwrap();
+            let mut w = vec![0.0; dim];
+            let info = solver.run(&mut w).unwrap();
+            let what = format!("{name}, {algorithm:?}");
+            assert!(oracle.calls.load(Ordering::Relaxed) > 0, "{what}");
+            let outside = oracle.outside.lock().unwrap().clone();
+            assert!(outside.is_none(), "{what}: evaluated at {outside:?}");
+            assert!(w.iter().zip(&lo).all(|(x, l)| x >= l), "{what}: {w:?}");
+            let f = graph_primal(&model, &w, lambda);
+            assert!(
+                (f - info.primal).abs() <= 1e-9 * f.abs(),
+                "{what}: F(w) = {f}, reported {}",
+                info.primal
+            );
+            assert!(info.lower_bound <= f, "{what}: {info:?}");
+            (info, what)
+        };
+        let (bmrm, _) = run(Algorithm::Bmrm);
+        assert_eq!(bmrm.exit, Exit::ConvergedRel, "{name}: {bmrm:?}");
+        // Positivity binds: without it the optimum is lower.
+        let mut free = Settings::new(Algorithm::Bmrm, lambda);
+        free.tol_rel = tol_rel;
+        free.max_iterations = 1000;
+        let free_info = if name == "segmentation" {
+            None // graph cut needs the Potts weights >= 0
+        } else {
+            let mut solver = Solver::new(Problem::Examples(model.clone()), free).unwrap();
+            Some(solver.run(&mut vec![0.0; dim]).unwrap())
+        };
+        if let Some(f) = free_info {
+            assert!(f.primal < bmrm.lower_bound, "{name}: {f:?} {bmrm:?}");
+        }
+        for algorithm in [Algorithm::ProxBmrm, Algorithm::ProxPBmrm] {
+            let (info, what) = run(algorithm);
+            assert!(
+                matches!(info.exit, Exit::ConvergedRel | Exit::ConvergedAbs),
+                "{what}: {info:?}"
+            );
+            assert!(info.iterations <= 400, "{what}: {info:?}");
+            assert!(info.gap <= tol_rel * info.primal, "{what}: {info:?}");
+            // Both certificates bracket the same constrained minimum.
+            assert!(info.lower_bound <= bmrm.primal, "{what}: {info:?} {bmrm:?}");
+            assert!(bmrm.lower_bound <= info.primal, "{what}: {info:?} {bmrm:?}");
+            assert!(
+                (info.primal - bmrm.primal).abs() <= info.gap.max(bmrm.gap),
+                "{what}: {} vs BMRM's {}",
+                info.primal,
+                bmrm.primal
+            );
+        }
+    }
+}
+
+/// A tiny box problem whose constrained optimum is found without the
+/// library: two classes and one feature (`w = (w_0, w_1)`, `F` by
+/// enumerating both classes, `common::brute_primal`), the box `w_1 <= u_1 /
+/// 2` cutting off the free optimum `u`, the optimum found by nested ternary
+/// search. The start 0 is feasible and far from it at this small lambda
+/// (the first step overshoots by orders of magnitude, which left the
+/// constrained prox steps of Prox-BMRM and Prox-P-BMRM stuck). Every bundle
+/// method reaches the optimum, inside the box, with its bound below it.
+#[test]
+fn every_bundle_method_reaches_the_searched_optimum_of_a_tiny_box_problem() {
+    let model = Arc::new(common::multiclass(40, 1, 2, 4));
+    let lambda = 0.002;
+    let f = |a: f64, b: f64| common::brute_primal(&model, &[a, b], lambda);
+    let (u0, u1, f_free) = common::nested_ternary(&f, -2000.0, 2000.0);
+    let hi = [f64::INFINITY, 0.5 * u1];
+    assert!(
+        hi[1] > 0.0,
+        "the start 0 must be feasible: u = ({u0}, {u1})"
+    );
+    let (x, y, f_box) = common::nested_ternary_in(&f, (-2000.0, 2000.0), (-2000.0, hi[1]));
+    assert!(f_box > f_free + 1e-6, "the box must bind: {f_box} {f_free}");
+    assert!(hi[1] - y < 1e-9, "the optimum is on the box's face: {y}");
+    for algorithm in BUNDLE {
+        let mut s = Settings::new(algorithm, lambda);
+        s.tol_rel = 1e-9;
+        s.max_iterations = 2000;
+        if algorithm.is_partitioned() {
+            s.num_parts = 4;
+        }
+        let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
+        solver
+            .set_bounds(vec![f64::NEG_INFINITY; 2], hi.to_vec())
+            .unwrap();
+        let mut w = vec![0.0; 2];
+        let info = solver.run(&mut w).unwrap();
+        let what = format!("{algorithm:?}");
+        assert!(
+            matches!(info.exit, Exit::ConvergedRel | Exit::ConvergedAbs),
+            "{what}: {info:?}"
+        );
+        assert!(w[1] <= hi[1], "{what}: {w:?} outside the box");
+        let f_w = f(w[0], w[1]);
+        assert!(
+            (f_w - info.primal).abs() <= 1e-12 * f_w,
+            "{what}: {f_w} {info:?}"
+        );
+        assert!(
+            (info.primal - f_box).abs() <= 1e-7 * f_box,
+            "{what}: {} vs the searched {f_box} at ({x}, {y})",
+            info.primal
+        );
+        assert!(info.lower_bound <= f_box + 1e-12, "{what}: {info:?}");
     }
 }

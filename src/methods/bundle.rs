@@ -107,6 +107,7 @@ impl Method for BundleMethod {
                     centre,
                     centre,
                     false,
+                    None,
                     &opts,
                     ctx.qp_seconds(),
                 )
@@ -124,6 +125,7 @@ impl Method for BundleMethod {
                     centre,
                     centre,
                     true,
+                    Some(ctx.primal()),
                     &opts,
                     ctx.qp_seconds(),
                 )

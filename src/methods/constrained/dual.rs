@@ -217,11 +217,12 @@ impl Reduced {
         }
     }
 
-    /// Maximises `D` from `x`; `x` becomes the best point met and the
-    /// return value `D` there. Rounds of the active-set method come first
+    /// Maximises `D` from `x`; `x` becomes the best point met, and the
+    /// return values are `D` there and its Frank-Wolfe gap (an upper bound
+    /// on `max D - D`). Rounds of the active-set method come first
     /// (`active_set`); accelerated projected gradient finishes what they
     /// leave.
-    pub(super) fn maximise(&self, x: &mut [f64], opts: &QpOptions) -> Result<f64> {
+    pub(super) fn maximise(&self, x: &mut [f64], opts: &QpOptions) -> Result<(f64, f64)> {
         self.project(x);
         self.active_set(x, opts)?;
         Ok(self.fista(x, opts))
@@ -329,8 +330,8 @@ impl Reduced {
     }
 
     /// Accelerated projected gradient from `x` (feasible); `x` becomes the
-    /// best point met and the return value `D` there.
-    fn fista(&self, x: &mut [f64], opts: &QpOptions) -> f64 {
+    /// best point met and the return values are `D` there and its gap.
+    fn fista(&self, x: &mut [f64], opts: &QpOptions) -> (f64, f64) {
         let m = self.m;
         let trace: f64 = (0..m).map(|i| self.k[i * m + i]).sum();
         let row_sum = (0..m)
@@ -355,8 +356,9 @@ impl Reduced {
             u64::MAX
         };
         let mut steps = 0u64;
+        let mut gap;
         loop {
-            let gap = self.gap(&best_x, &best);
+            gap = self.gap(&best_x, &best);
             if gap <= opts.tol_gap || steps >= budget || idle >= 2000 {
                 break;
             }
@@ -401,7 +403,7 @@ impl Reduced {
             }
         }
         x.copy_from_slice(&best_x);
-        best.value
+        (best.value, gap)
     }
 }
 

@@ -204,7 +204,9 @@ impl ConstrainedDual {
     /// Solves the reduced problem with prox constant `alpha` around `centre`
     /// (ignored at `alpha = 0`); the plane weights are warm-started from and
     /// written to `bundle.beta` (`prox` false) or `bundle.beta_prox`.
-    /// `anchor` is a feasible point (the best so far).
+    /// `anchor` is a feasible point (the best so far). `f_centre`, `F` at
+    /// the centre, asks for a step that can make progress
+    /// ([`maximise_for_progress`]); `None` solves to `opts.tol_gap`.
     #[allow(clippy::too_many_arguments)]
     pub fn solve(
         &mut self,
@@ -214,6 +216,7 @@ impl ConstrainedDual {
         centre: &[f64],
         anchor: &[f64],
         prox: bool,
+        f_centre: Option<f64>,
         opts: &QpOptions,
         seconds: &mut f64,
     ) -> Result<Solved> {
@@ -251,7 +254,7 @@ impl ConstrainedDual {
                 let sigma = (v / u).min(1.0);
                 x.extend([sigma, 1.0 - sigma]);
             }
-            value = reduced.maximise(&mut x, opts)?;
+            value = maximise_for_progress(&reduced, &mut x, *opts, f_centre)?;
             let nu: Vec<f64> = (0..self.caps.len())
                 .map(|r| self.caps[r] * x[n + 2 * r])
                 .collect();
@@ -296,6 +299,38 @@ impl ConstrainedDual {
             )));
         }
         Ok(Solved { value, w })
+    }
+}
+
+/// Maximises the dual `D` of a reduced problem from `x` (the warm start,
+/// and the result) and returns `D` there. With `f_centre` (`F` at the prox
+/// centre) the step must be able to make progress: the reduced minimum
+/// `min Phi <= F(c)` predicts a decrease `F(c) - min Phi`, and a solve
+/// stopped at the outer gap's tolerance (a tenth of `F(w_best) - LB`, which
+/// can be far larger than that decrease) may return its warm start
+/// unchanged after a new plane has cut off the last step, so the same point
+/// would be proposed again and again. As in the unconstrained path
+/// (`reduced::prox_for_progress`), the tolerance is tightened until the
+/// dual's gap is at most a tenth of the decrease it certifies, `F(c) - D -
+/// gap`, or reaches `1e-15 |F(c)|`.
+fn maximise_for_progress(
+    reduced: &Reduced,
+    x: &mut [f64],
+    mut opts: QpOptions,
+    f_centre: Option<f64>,
+) -> Result<f64> {
+    let (mut value, mut gap) = reduced.maximise(x, &opts)?;
+    let Some(f_centre) = f_centre else {
+        return Ok(value);
+    };
+    let floor = 1e-15 * f_centre.abs().max(1e-300);
+    loop {
+        let decrease = f_centre - value;
+        if gap <= 0.1 * (decrease - gap) || opts.tol_gap <= floor {
+            return Ok(value);
+        }
+        opts.tol_gap = (0.05 * decrease).min(0.5 * opts.tol_gap).max(floor);
+        (value, gap) = reduced.maximise(x, &opts)?;
     }
 }
 
