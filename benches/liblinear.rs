@@ -86,7 +86,11 @@ struct Args {
     /// mp-bcpfw-cache: the same with multi-plane passes; bcfw-exact: exact
     /// block steps, with suffixes -b<B> for mini-batches of B blocks,
     /// -perm or -uniform for the sampling, -g<N> for gap_check N).
-    #[arg(long, value_delimiter = ',', default_value = "proxp,bcfw-exact-b64")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "proxp,bcfw-exact-perm,bcfw-exact-perm-b64"
+    )]
     algorithms: Vec<String>,
     /// Runs through the C ABI (benches/c/fashion_abi.c, compiled here with
     /// the system C compiler against libbmrm.a): `proxp`, `p`, `bmrm`,
