@@ -67,8 +67,9 @@ struct Args {
     #[arg(long, default_value_t = 60_000)]
     examples: usize,
     /// Summed-risk lambdas (lambda_sum = m lambda = 1/C); the defaults are
-    /// lambda = 1e-3 and 1e-4 on 60,000 images (C = 0.01667 and 0.1667).
-    #[arg(long, value_delimiter = ',', default_value = "60,6")]
+    /// lambda = 1e-2, 1e-3, 1e-4 and 1e-5 on 60,000 images (C = 0.001667,
+    /// 0.01667, 0.1667 and 1.667).
+    #[arg(long, value_delimiter = ',', default_value = "600,60,6,0.6")]
     lambda_sums: Vec<f64>,
     /// Runs of each solver (and of LIBLINEAR at the tolerance it needs).
     #[arg(long, default_value_t = 3)]
@@ -76,13 +77,20 @@ struct Args {
     /// The target: F <= LB (1 + within), LB a certified lower bound on min F.
     #[arg(long, default_value_t = 1e-3)]
     within: f64,
-    /// Threads of our solvers (LIBLINEAR -s 4 is single-threaded).
-    #[arg(long, default_value_t = 2)]
-    threads: usize,
+    /// Threads of our solvers (LIBLINEAR -s 4 is single-threaded); a list
+    /// runs every solver with each (the C ABI runs use the first).
+    #[arg(long, value_delimiter = ',', default_value = "2,1")]
+    threads: Vec<usize>,
     /// Our algorithms (bmrm, prox, p, proxp, bcfw) and BCFW variants
     /// (bcpfw-cache: gap sampling, pairwise steps and the cache;
-    /// mp-bcpfw-cache: the same with multi-plane passes).
-    #[arg(long, value_delimiter = ',', default_value = "proxp,p")]
+    /// mp-bcpfw-cache: the same with multi-plane passes; bcfw-exact: exact
+    /// block steps, with suffixes -b<B> for mini-batches of B blocks,
+    /// -perm or -uniform for the sampling, -g<N> for gap_check N).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "proxp,bcfw-exact-perm,bcfw-exact-perm-b64"
+    )]
     algorithms: Vec<String>,
     /// Runs through the C ABI (benches/c/fashion_abi.c, compiled here with
     /// the system C compiler against libbmrm.a): `proxp`, `p`, `bmrm`,
@@ -91,8 +99,8 @@ struct Args {
     /// on a max-oracle written in C (`bmrm_problem_set_max_oracle`, one
     /// `bmrm_corner_add` per non-zero of psi) or after `callback-row:` (the
     /// same oracle, psi's two rows by `bmrm_corner_add_row`); `none` for no
-    /// run.
-    #[arg(long, value_delimiter = ',', default_value = "proxp")]
+    /// run (the default).
+    #[arg(long, value_delimiter = ',', default_value = "none")]
     c_abi: Vec<String>,
     /// Parts of P-BMRM and Prox-P-BMRM.
     #[arg(long, default_value_t = 16)]
@@ -114,18 +122,35 @@ fn algorithm(name: &str) -> Algorithm {
         "prox" => Algorithm::ProxBmrm,
         "p" => Algorithm::PBmrm,
         "proxp" => Algorithm::ProxPBmrm,
-        "bcfw" | "bcpfw-cache" | "mp-bcpfw-cache" => Algorithm::Bcfw,
+        n if n == "bcfw" || n.starts_with("bcfw-exact") || n.contains("bcpfw-cache") => {
+            Algorithm::Bcfw
+        }
         other => panic!("unknown algorithm {other}"),
     }
 }
 
-/// The settings of a BCFW variant named on the command line.
+/// The settings of a BCFW variant named on the command line:
+/// `bcpfw-cache`, `mp-bcpfw-cache`, or `bcfw-exact` with optional
+/// suffixes `-b<B>` (mini-batches of B blocks), `-perm` / `-uniform`
+/// (sampling; gap sampling by default) and `-g<N>` (`gap_check` N).
 fn bcfw_variant(name: &str, s: &mut Settings) {
     if name.contains("bcpfw-cache") {
         s.step_type = StepType::Pairwise;
         s.use_cache = true;
     }
     s.multi_plane = name.starts_with("mp-");
+    if let Some(rest) = name.strip_prefix("bcfw-exact") {
+        s.step_type = StepType::Exact;
+        for part in rest.split('-').filter(|p| !p.is_empty()) {
+            match part {
+                "perm" => s.sampling = bmrm::Sampling::Permutation,
+                "uniform" => s.sampling = bmrm::Sampling::Uniform,
+                p if p.starts_with('b') => s.mini_batch = p[1..].parse().expect("-b<B>"),
+                p if p.starts_with('g') => s.gap_check = p[1..].parse().expect("-g<N>"),
+                other => panic!("unknown BCFW variant suffix {other} in {name}"),
+            }
+        }
+    }
 }
 
 /// `F(w)` in our convention, computed directly (independent of the oracle).
@@ -261,14 +286,21 @@ fn row_name(name: &str, through_c: bool, parts: usize) -> String {
 
 /// One run of ours through the Rust API, from `w = 0`, stopped by the
 /// observer once both figures are in.
-fn run_ours(args: &Args, model: &Arc<Multiclass>, name: &str, lambda: f64, target: f64) -> Run {
+fn run_ours(
+    args: &Args,
+    model: &Arc<Multiclass>,
+    name: &str,
+    threads: usize,
+    lambda: f64,
+    target: f64,
+) -> Run {
     let alg = algorithm(name);
     let mut s = Settings::new(alg, lambda);
     if alg == Algorithm::Bcfw {
         bcfw_variant(name, &mut s);
     }
     s.tol_rel = 0.0;
-    s.num_threads = args.threads;
+    s.num_threads = threads;
     if alg.is_partitioned() {
         s.num_parts = args.parts;
     }
@@ -367,7 +399,7 @@ impl CData {
                     format!("{lambda:e}"),
                     format!("{target:.17e}"),
                     format!("{:e}", args.within),
-                    args.threads.to_string(),
+                    args.threads[0].to_string(),
                     args.parts.to_string(),
                     alg.into(),
                     mode.into(),
@@ -431,7 +463,7 @@ fn main() -> bmrm::Result<()> {
     }
     let model = Arc::new(Multiclass::new(x.clone(), d, y.clone(), k, true)?);
     println!(
-        "Fashion-MNIST: m = {m}, n = {}, our threads = {}, LIBLINEAR -s 4 -B 1 (1 thread), \
+        "Fashion-MNIST: m = {m}, n = {}, our threads = {:?}, LIBLINEAR -s 4 -B 1 (1 thread), \
          target F <= LB (1 + {})",
         k * (d + 1),
         args.threads,
@@ -451,7 +483,7 @@ fn main() -> bmrm::Result<()> {
         // The reference optimum.
         let mut s = Settings::new(Algorithm::ProxPBmrm, lambda);
         s.tol_rel = args.within / 100.0;
-        s.num_threads = args.threads.max(2);
+        s.num_threads = args.threads.iter().copied().max().unwrap_or(2).max(2);
         s.num_parts = args.parts;
         let mut solver = Solver::new(Problem::Examples(model.clone()), s)?;
         let mut w = vec![0.0; solver.dim()];
@@ -463,15 +495,19 @@ fn main() -> bmrm::Result<()> {
             reference.primal
         );
         let mut rows = vec![];
-        let runs = args.algorithms.iter().map(|n| (n.clone(), false)).chain(
+        let ours = args
+            .threads
+            .iter()
+            .flat_map(|&t| args.algorithms.iter().map(move |n| (n.clone(), false, t)));
+        let runs = ours.chain(
             args.c_abi
                 .iter()
                 .filter(|n| n.as_str() != "none")
-                .map(|n| (n.clone(), true)),
+                .map(|n| (n.clone(), true, args.threads[0])),
         );
-        for (name, through_c) in runs {
+        for (name, through_c, threads) in runs {
             let mut row = Row {
-                name: row_name(&name, through_c, args.parts),
+                name: format!("{}, {threads} thr", row_name(&name, through_c, args.parts)),
                 to_target: vec![],
                 certified: vec![],
                 iterations: 0,
@@ -483,7 +519,7 @@ fn main() -> bmrm::Result<()> {
                     let c = c_data.get_or_insert_with(|| CData::new(&args, &x, &y));
                     c.run(&args, &name, lambda, target)
                 } else {
-                    run_ours(&args, &model, &name, lambda, target)
+                    run_ours(&args, &model, &name, threads, lambda, target)
                 };
                 let check = primal(&x, &y, d, k, lambda, &run.w);
                 assert!(
@@ -502,7 +538,7 @@ fn main() -> bmrm::Result<()> {
                 row.primal = run.primal;
                 row.note = run.note;
                 eprintln!(
-                    "{:<12} to target {:?} s, certified {:?} s, {} iterations",
+                    "{:<36} to target {:?} s, certified {:?} s, {} iterations",
                     row.name, run.to_target, run.certified, run.iterations
                 );
             }
@@ -551,7 +587,7 @@ fn main() -> bmrm::Result<()> {
         };
         let base = spread(&ll_row.to_target).map(|s| s.0);
         println!(
-            "{:<20} {:>24} {:>8} {:>16} {:>8} {:>14}  note",
+            "{:<36} {:>24} {:>8} {:>16} {:>8} {:>14}  note",
             "solver", "to target (s) [spread]", "ratio", "certified (s)", "iters", "final F"
         );
         let fmt = |v: &[f64]| {
@@ -566,7 +602,7 @@ fn main() -> bmrm::Result<()> {
                 _ => "-".into(),
             };
             println!(
-                "{:<20} {:>24} {:>8} {:>16} {:>8} {:>14.8}  {}",
+                "{:<36} {:>24} {:>8} {:>16} {:>8} {:>14.8}  {}",
                 r.name,
                 fmt(&r.to_target),
                 ratio,

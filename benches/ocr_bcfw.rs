@@ -104,6 +104,7 @@ impl Variant {
                 StepType::Pairwise => "-BCPFW",
                 StepType::Away => "-BCAFW",
                 StepType::All => "-all",
+                StepType::Exact => "-exact",
             },
             if self.cache { "+cache" } else { "" },
             if self.mp { "+mp" } else { "" }

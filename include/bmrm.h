@@ -228,6 +228,11 @@ typedef enum bmrm_step_type {
      * The best of a FW, a pairwise and an away step (ABI 2).
      */
     BMRM_STEP_ALL = 3,
+    /**
+     * The block's sub-problem solved exactly, for the built-in multiclass
+     * model (class-factored blocks); an added value, same ABI.
+     */
+    BMRM_STEP_EXACT = 4,
 } bmrm_step_type;
 
 /**

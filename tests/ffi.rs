@@ -236,6 +236,7 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
         ("BMRM_STEP_PAIRWISE", BMRM_STEP_PAIRWISE as i64),
         ("BMRM_STEP_AWAY", BMRM_STEP_AWAY as i64),
         ("BMRM_STEP_ALL", BMRM_STEP_ALL as i64),
+        ("BMRM_STEP_EXACT", BMRM_STEP_EXACT as i64),
     ]
 }
 
@@ -249,7 +250,7 @@ fn rust_enum_values() -> Vec<(&'static str, i64)> {
 #[test]
 fn abi_layout_and_values_are_pinned() {
     assert_eq!(BMRM_ABI_VERSION, 4);
-    let expected_values: [(&str, i64); 33] = [
+    let expected_values: [(&str, i64); 34] = [
         ("BMRM_ABI_VERSION", 4),
         ("BMRM_OK", 0),
         ("BMRM_ERROR_NULL_ARGUMENT", 1),
@@ -283,6 +284,7 @@ fn abi_layout_and_values_are_pinned() {
         ("BMRM_STEP_PAIRWISE", 1),
         ("BMRM_STEP_AWAY", 2),
         ("BMRM_STEP_ALL", 3),
+        ("BMRM_STEP_EXACT", 4),
     ];
     assert_eq!(rust_enum_values(), expected_values.to_vec());
 

@@ -38,6 +38,7 @@ macro_rules! point {
 mod batch;
 mod class_steps;
 mod dual;
+mod exact;
 mod line;
 mod multiplane;
 mod steps;
@@ -140,6 +141,8 @@ pub struct BcfwState {
     classes: Option<ClassBlocks>,
     /// Where the approximate steps and passes stop (the run's time limit).
     deadline: Option<Instant>,
+    /// Exact block steps: shrinking and the class losses (`StepType::Exact`).
+    exact: Option<exact::ExactSteps>,
 }
 
 impl BcfwState {
@@ -160,11 +163,21 @@ impl BcfwState {
         let sampler = Sampler::new(settings.sampling, n, &mut rng).with_degree(settings.gap_degree);
         let keep_atoms = settings.use_cache
             || settings.multi_plane
-            || settings.step_type != StepType::FrankWolfe;
+            || !matches!(settings.step_type, StepType::FrankWolfe | StepType::Exact);
         let classes = if bounds.is_none() && class_steps_fit(settings) {
             oracle.class_rows().map(|rows| ClassBlocks::new(rows, n))
         } else {
             None
+        };
+        let exact = match (settings.step_type, &classes) {
+            (StepType::Exact, Some(cb)) => Some(exact_steps(cb, n)?),
+            (StepType::Exact, None) => {
+                return Err(Error::invalid_argument(
+                    "step_type Exact needs a max-oracle whose corners factor over classes \
+                     (MaxOracle::class_rows: the multiclass model) and no box constraints",
+                ))
+            }
+            _ => None,
         };
         let v = vec![0.0; dim];
         let w = match &bounds {
@@ -209,6 +222,7 @@ impl BcfwState {
             working_set: None,
             classes,
             deadline: None,
+            exact,
         })
     }
 
@@ -419,7 +433,8 @@ impl BcfwState {
         let memory = self.blocks.iter().map(Block::bytes).sum::<usize>()
             + (self.v.capacity() + self.w.capacity()) * 8
             + self.vbar.as_ref().map_or(0, |v| v.capacity() * 8)
-            + self.classes.as_ref().map_or(0, ClassBlocks::bytes);
+            + self.classes.as_ref().map_or(0, ClassBlocks::bytes)
+            + self.exact.as_ref().map_or(0, exact::ExactSteps::bytes);
         BcfwStats {
             passes: self.passes,
             effective_passes: self.oracle_calls as f64 / self.n as f64,
@@ -493,6 +508,10 @@ impl BcfwState {
             self.absorb_corners(&mut items, keep)?;
         }
         if refresh {
+            // Every block was scored at w: shrunk blocks are visited again.
+            if let Some(ex) = &mut self.exact {
+                ex.unshrink_all();
+            }
             self.sampler.all_visited();
             self.last_exact_gap = gap;
             self.estimate_sum = gap;
@@ -558,7 +577,35 @@ fn block_dot(classes: Option<&ClassBlocks>, b: &Block, i: usize, w: &[f64]) -> f
 /// Whether runs with these settings can step on class-factored blocks: one
 /// block at a time (a mini-batch steps towards answers held as vectors).
 fn class_steps_fit(settings: &Settings) -> bool {
-    settings.mini_batch == 0
+    settings.mini_batch == 0 || settings.step_type == StepType::Exact
+}
+
+/// The exact steps' state for class blocks `cb` of `n` examples: an error
+/// when the oracle does not give its class losses, or gives one that is
+/// not finite.
+fn exact_steps(cb: &ClassBlocks, n: usize) -> Result<exact::ExactSteps> {
+    let mut losses = Vec::with_capacity(n * cb.k);
+    for i in 0..n {
+        for y in 0..cb.k {
+            match cb.rows.class_loss(i, y) {
+                Some(l) if l.is_finite() => {
+                    losses.push(if y == cb.rows.truth(i) { 0.0 } else { l })
+                }
+                Some(l) => {
+                    return Err(Error::non_finite(format!(
+                        "the loss of class {y} of example {i} is {l}"
+                    )))
+                }
+                None => {
+                    return Err(Error::invalid_argument(
+                        "step_type Exact needs the class losses of the oracle's rows \
+                         (ClassRows::class_loss)",
+                    ))
+                }
+            }
+        }
+    }
+    Ok(exact::ExactSteps::new(n, losses))
 }
 
 /// `-f = l - lambda/2 (||v||^2 - ||v - clip(v)||^2)`.

@@ -152,7 +152,10 @@ impl Method for BcfwMethod<'_> {
         let started = std::time::Instant::now();
         let mut exact = None;
         let batch = settings.mini_batch as usize;
-        if batch >= self.state.num_examples() {
+        if settings.step_type == crate::vocab::StepType::Exact {
+            self.state
+                .exact_steps_pass(oracle.as_ref(), settings, ctx.pool)?;
+        } else if batch >= self.state.num_examples() {
             // An exact pass at w, then a step per block towards its answer:
             // the certificate of this pass is the exact pass's.
             let (e, at) = self

@@ -180,6 +180,9 @@ pub enum bmrm_step_type {
     BMRM_STEP_AWAY = 2,
     /// The best of a FW, a pairwise and an away step (ABI 2).
     BMRM_STEP_ALL = 3,
+    /// The block's sub-problem solved exactly, for the built-in multiclass
+    /// model (class-factored blocks); an added value, same ABI.
+    BMRM_STEP_EXACT = 4,
 }
 
 /// A `bmrm_status` received from C, as a plain integer so that an
@@ -427,9 +430,9 @@ impl bmrm_settings {
                 self.sampling
             )));
         }
-        if !(0..=3).contains(&self.step_type) {
+        if !(0..=4).contains(&self.step_type) {
             return Err(Error::invalid_argument(format!(
-                "step_type = {} is not a bmrm_step_type (0..=3)",
+                "step_type = {} is not a bmrm_step_type (0..=4)",
                 self.step_type
             )));
         }
@@ -621,7 +624,7 @@ mod tests {
             matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("sampling"))
         );
         let mut c = bmrm_settings::defaults(0);
-        c.step_type = 4;
+        c.step_type = 5;
         assert!(
             matches!(c.to_engine(), Err(Error { kind: crate::ErrorKind::InvalidArgument, message: m, .. }) if m.contains("step_type"))
         );

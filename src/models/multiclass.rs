@@ -524,6 +524,10 @@ impl ClassRows for ClassView {
     fn add_row(&self, i: usize, k: usize, a: f64, v: &mut [f64]) {
         self.x.add_row_to(v, i, k * self.x.d_ext(), a);
     }
+    /// The 0/1 loss.
+    fn class_loss(&self, i: usize, y: usize) -> Option<f64> {
+        Some(if y == self.labels[i] { 0.0 } else { 1.0 })
+    }
     fn row_entries(&self, i: usize, f: &mut dyn FnMut(usize, f64)) {
         // Infallible: `f` returns nothing.
         let _ = self.x.try_for_each_entry(i, |j, v| {

@@ -26,6 +26,12 @@ pub trait ClassRows: Send + Sync {
     /// Calls `f(j, r_ij)` for the non-zero entries of `r_i` in increasing
     /// `j` (an offset in a class block): what a corner holds, for exports.
     fn row_entries(&self, i: usize, f: &mut dyn FnMut(usize, f64));
+    /// `L_i(y)` of every class `y` (0 for the truth), for BCFW's exact
+    /// block steps, which weigh all `K` corners at once; `None`, the
+    /// default: not known without an oracle call (exact steps refused).
+    fn class_loss(&self, _i: usize, _y: usize) -> Option<f64> {
+        None
+    }
 }
 
 /// The answer of [`super::MaxOracle::class_answer`]: the class `y^` of the

@@ -107,6 +107,11 @@ pub enum StepType {
     Away = 2,
     /// The best of a FW, a pairwise and an away step (gapBCFW's "all steps").
     All = 3,
+    /// The block's sub-problem solved exactly over its simplex (Keerthi et
+    /// al., KDD 2008: a projection of K numbers), for class-factored
+    /// oracles (the multiclass model) only; with shrinking of blocks at
+    /// their truth by a margin, re-checked at every exact pass.
+    Exact = 4,
 }
 
 impl StepType {
@@ -117,6 +122,7 @@ impl StepType {
             1 => StepType::Pairwise,
             2 => StepType::Away,
             3 => StepType::All,
+            4 => StepType::Exact,
             _ => return None,
         })
     }
@@ -171,7 +177,7 @@ pub struct Settings {
     pub seed: u64,
     /// BCFW: how blocks are sampled (default gap sampling).
     pub sampling: Sampling,
-    /// BCFW: FW, pairwise or away steps (default FW).
+    /// BCFW: FW, pairwise, away or exact block steps (default FW).
     pub step_type: StepType,
     /// BCFW: exact line search (default true); false uses 2n/(k + 2n).
     pub line_search: bool,
@@ -385,6 +391,20 @@ impl Settings {
                  the oracle; multi_plane works with it)"
                     .into(),
             );
+        }
+        if self.step_type == StepType::Exact {
+            for (field, on) in [
+                ("use_cache", self.use_cache),
+                ("multi_plane", self.multi_plane),
+                ("line_search = false", !self.line_search),
+            ] {
+                if on {
+                    return bad(format!(
+                        "{field} does not combine with step_type Exact (an exact block step \
+                         solves the block's sub-problem over all its corners)"
+                    ));
+                }
+            }
         }
         if self.mp_inactive_passes == 0 {
             return bad("mp_inactive_passes must be >= 1".into());

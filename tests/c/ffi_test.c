@@ -130,6 +130,7 @@ static void print_layout(void) {
     ENUM(BMRM_STEP_PAIRWISE);
     ENUM(BMRM_STEP_AWAY);
     ENUM(BMRM_STEP_ALL);
+    ENUM(BMRM_STEP_EXACT);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -46,9 +46,10 @@ fn step_type(v: &str) -> PyResult<StepType> {
         "pairwise" => StepType::Pairwise,
         "away" => StepType::Away,
         "all" => StepType::All,
+        "exact" => StepType::Exact,
         _ => {
             return Err(PyValueError::new_err(format!(
-                "step_type: unknown value {v:?} (use 'fw', 'pairwise', 'away' or 'all')"
+                "step_type: unknown value {v:?} (use 'fw', 'pairwise', 'away', 'all' or 'exact')"
             )))
         }
     })
@@ -154,6 +155,7 @@ pub fn to_dict<'py>(py: Python<'py>, s: &Settings) -> PyResult<Bound<'py, PyDict
             StepType::Pairwise => "pairwise",
             StepType::Away => "away",
             StepType::All => "all",
+            StepType::Exact => "exact",
         },
     )?;
     d.set_item("line_search", s.line_search)?;

@@ -134,7 +134,8 @@ impl BcfwState {
         };
         let mut chosen = (StepKind::FrankWolfe, gamma_fw, dl_fw, CornerRef::Truth);
         let alternatives: &[StepKind] = match settings.step_type {
-            StepType::FrankWolfe => &[],
+            // (Exact steps take their own passes: `exact_steps_pass`.)
+            StepType::FrankWolfe | StepType::Exact => &[],
             StepType::Pairwise => &[StepKind::Pairwise],
             StepType::Away => &[StepKind::Away],
             StepType::All => &[StepKind::Pairwise, StepKind::Away],

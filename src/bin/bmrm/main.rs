@@ -169,6 +169,9 @@ pub enum StepArg {
     Pairwise,
     /// The better of a FW and an away step (BCAFW).
     Away,
+    /// The block's sub-problem solved exactly over its simplex, with
+    /// shrinking (the multiclass model only).
+    Exact,
 }
 
 impl Alg {
@@ -383,6 +386,7 @@ impl SolverArgs {
             StepArg::Fw => StepType::FrankWolfe,
             StepArg::Pairwise => StepType::Pairwise,
             StepArg::Away => StepType::Away,
+            StepArg::Exact => StepType::Exact,
         };
         s.line_search = !self.no_line_search;
         s.weighted_averaging = self.weighted_averaging;

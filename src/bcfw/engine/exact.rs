@@ -1,0 +1,476 @@
+//! Exact block steps on class-factored blocks (`StepType::Exact`): each
+//! visited block's sub-problem is solved over its whole simplex, as in the
+//! sequential dual method of Keerthi, Sundararajan, Chang, Hsieh and Lin
+//! ("A sequential dual method for large scale multi-class linear SVMs",
+//! KDD 2008), instead of one Frank-Wolfe step towards one corner.
+//!
+//! Block `i` holds `w_i = r_i ⊗ c_i` with `c_i = (e_t - alpha_i) / (lambda
+//! n)` (`alpha_i` on the simplex of the `K` classes, `t` the truth). With
+//! the other blocks fixed, the dual `f = lambda/2 ||w||^2 - l` is, up to a
+//! constant and the factor `lambda ||r_i||^2 / (lambda n)^2`,
+//! `1/2 ||alpha - z||^2` with `z = alpha_old + lambda n (s + L) /
+//! ||r_i||^2`, `s_k = <w_k, r_i>` the class scores at the current `w` and
+//! `L` the class losses. So the exact step is the Euclidean projection of
+//! `z` onto the simplex: a sort of `K` numbers ([`project_simplex`]).
+//!
+//! Shrinking: a block whose `alpha_i` is its truth and whose every margin
+//! holds with room, `s_t - s_y >= L_y + SHRINK_MARGIN` for all `y != t`,
+//! would not move; it is skipped until the next exact pass, which scores
+//! every block at the current `w` (the certificate) and lets every block be
+//! visited again. The dual stays a feasible point throughout, so its value
+//! is a valid lower bound; the reported gap comes only from exact passes.
+//!
+//! Mini-batches (`mini_batch = B > 1`): the `B` blocks of a batch are
+//! scored and solved at the same `w`, in parallel; their joint direction
+//! `D = sum_i r_i ⊗ (c_i^new - c_i)` is feasible on `[0, 1]` (every block
+//! moves towards a point of its simplex), and the step along it is the
+//! exact line search `t = clip((dl - lambda <v, D>) / (lambda ||D||^2), 0,
+//! 1)`, so the dual never gets worse. `D` is summed in the batch's order and
+//! each block is scored and solved by one thread: the bits do not depend
+//! on the number of threads.
+
+use rayon::prelude::*;
+
+use super::{BcfwState, Error, Result};
+use crate::oracle::pass::below_rounding;
+use crate::oracle::{ClassAnswer, MaxOracle};
+use crate::vocab::Settings;
+
+/// The room by which every margin of a block at its truth must hold for the
+/// block to be skipped until the next exact pass (in units of the loss).
+const SHRINK_MARGIN: f64 = 0.0;
+
+/// What exact steps keep between passes.
+pub(crate) struct ExactSteps {
+    /// Blocks skipped until the next exact pass.
+    shrunk: Vec<bool>,
+    /// The class losses `L_i(y)` of every block, `K` per block.
+    losses: Vec<f64>,
+    // Scratch of a batch, reused.
+    batch: Vec<usize>,
+    in_batch: Vec<bool>,
+    scores: Vec<f64>,
+    moves: Vec<BlockMove>,
+    joint: Vec<f64>,
+}
+
+impl ExactSteps {
+    /// The state for `n` blocks with the class losses `losses` (`K` per
+    /// block, 0 for the truth).
+    pub(crate) fn new(n: usize, losses: Vec<f64>) -> Self {
+        ExactSteps {
+            shrunk: vec![false; n],
+            losses,
+            batch: Vec::new(),
+            in_batch: vec![false; n],
+            scores: Vec::new(),
+            moves: Vec::new(),
+            joint: Vec::new(),
+        }
+    }
+
+    /// Every block is visited again (after an exact pass re-checked them all).
+    pub(crate) fn unshrink_all(&mut self) {
+        self.shrunk.fill(false);
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.shrunk.capacity()
+            + self.in_batch.capacity()
+            + 8 * (self.losses.capacity()
+                + self.batch.capacity()
+                + self.scores.capacity()
+                + self.joint.capacity())
+            + self.moves.capacity() * std::mem::size_of::<BlockMove>()
+            + self
+                .moves
+                .iter()
+                .map(|m| {
+                    8 * (m.dc.capacity()
+                        + m.alpha.capacity()
+                        + m.z.capacity()
+                        + m.sorted.capacity())
+                })
+                .sum::<usize>()
+    }
+}
+
+/// One block's exact step, computed at the batch's `w`.
+#[derive(Default, Clone)]
+struct BlockMove {
+    /// `c_i^new - c_i`.
+    dc: Vec<f64>,
+    /// `l_i^new - l_i`.
+    dl: f64,
+    /// `alpha_i^new(t) - alpha_i(t)`.
+    dtruth: f64,
+    /// The block gap at the batch's `w` (before the step).
+    gap: f64,
+    /// The block is at its truth with every margin by `SHRINK_MARGIN`.
+    shrink: bool,
+    /// The oracle's answer was not trusted (clipped at the truth).
+    doubtful: bool,
+    // Scratch of the solve: the weights, the point projected, its sort.
+    alpha: Vec<f64>,
+    z: Vec<f64>,
+    sorted: Vec<f64>,
+}
+
+/// The Euclidean projection of `z` onto the simplex `{a >= 0, sum a = 1}`,
+/// into `out`: `out = max(z - theta, 0)` with the threshold `theta` from
+/// the sorted `z` (`sorted` is scratch).
+pub(crate) fn project_simplex(z: &[f64], out: &mut [f64], sorted: &mut Vec<f64>) {
+    sorted.clear();
+    sorted.extend_from_slice(z);
+    sorted.sort_unstable_by(|a, b| b.total_cmp(a));
+    let mut cum = 0.0;
+    let mut theta = sorted[0] - 1.0;
+    for (j, &u) in sorted.iter().enumerate() {
+        cum += u;
+        let t = (cum - 1.0) / (j + 1) as f64;
+        if u - t > 0.0 {
+            theta = t;
+        }
+    }
+    for (o, &x) in out.iter_mut().zip(z) {
+        *o = (x - theta).max(0.0);
+    }
+}
+
+/// The minimiser over the simplex of block `i`'s dual with the other
+/// blocks fixed: `alpha` holds the block's weights on entry (truth `t`)
+/// and the new ones on return. `scores` are `<w_k, r_i>` at the current
+/// `w`, `losses` `L_i(k)`, `row_norm2` `||r_i||^2`, `lambda_n` `lambda n`.
+/// A zero row leaves `w` unmoved: the mass goes to the largest loss.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn solve_block(
+    alpha: &mut [f64],
+    truth: usize,
+    scores: &[f64],
+    losses: &[f64],
+    row_norm2: f64,
+    lambda_n: f64,
+    z: &mut Vec<f64>,
+    sorted: &mut Vec<f64>,
+) {
+    if row_norm2 <= 0.0 {
+        let mut best = truth;
+        for k in 0..alpha.len() {
+            if losses[k] + scores[k] > losses[best] + scores[best] {
+                best = k;
+            }
+        }
+        alpha.fill(0.0);
+        alpha[best] = 1.0;
+        return;
+    }
+    let f = lambda_n / row_norm2;
+    z.clear();
+    z.extend(
+        alpha
+            .iter()
+            .zip(scores.iter().zip(losses))
+            .map(|(&a, (&s, &l))| a + f * (s + l)),
+    );
+    project_simplex(z, alpha, sorted);
+}
+
+/// Block `i`'s exact step from its scores at the batch's `w`: `coef` is
+/// `c_i`, `l` its `l_i`, `(y, loss)` the oracle's answer.
+#[allow(clippy::too_many_arguments)]
+fn block_move(
+    out: &mut BlockMove,
+    coef: &[f64],
+    l: f64,
+    truth: usize,
+    scores: &[f64],
+    losses: &[f64],
+    row_norm2: f64,
+    lambda: f64,
+    n: usize,
+    answer: (usize, f64),
+) {
+    let k = coef.len();
+    let lambda_n = lambda * n as f64;
+    let (y, loss) = answer;
+    // H_i at the answer and the block gap at w.
+    let psi_dot_w = if y == truth {
+        0.0
+    } else {
+        scores[truth] - scores[y]
+    };
+    let h = loss - psi_dot_w;
+    let w_dot_wi: f64 = coef.iter().zip(scores).map(|(c, s)| c * s).sum();
+    out.gap = lambda * w_dot_wi - l + h / n as f64;
+    let at_truth = coef.iter().all(|&c| c == 0.0);
+    out.shrink = at_truth
+        && (0..k)
+            .filter(|&m| m != truth)
+            .all(|m| losses[m] + scores[m] - scores[truth] < -SHRINK_MARGIN);
+    out.dc.clear();
+    out.dc.resize(k, 0.0);
+    if out.shrink {
+        out.dl = 0.0;
+        out.dtruth = 0.0;
+        return;
+    }
+    // alpha_i from c_i: alpha_k = -lambda n c_k off the truth.
+    let mut alpha = std::mem::take(&mut out.alpha);
+    alpha.clear();
+    alpha.resize(k, 0.0);
+    let mut off = 0.0;
+    for m in 0..k {
+        if m != truth {
+            alpha[m] = (-lambda_n * coef[m]).max(0.0);
+            off += alpha[m];
+        }
+    }
+    alpha[truth] = (1.0 - off).max(0.0);
+    let old_truth = alpha[truth];
+    solve_block(
+        &mut alpha,
+        truth,
+        scores,
+        losses,
+        row_norm2,
+        lambda_n,
+        &mut out.z,
+        &mut out.sorted,
+    );
+    let mut new_l = 0.0;
+    let mut off = 0.0;
+    for m in 0..k {
+        if m != truth {
+            out.dc[m] = -alpha[m] / lambda_n - coef[m];
+            off += alpha[m];
+            new_l += alpha[m] * losses[m];
+        }
+    }
+    out.dc[truth] = off / lambda_n - coef[truth];
+    out.dl = new_l / n as f64 - l;
+    out.dtruth = alpha[truth] - old_truth;
+    out.alpha = alpha;
+}
+
+impl BcfwState {
+    /// One pass of exact block steps: `n` draws of the sampler, shrunk
+    /// blocks skipped, in batches of `mini_batch` (one block at a time for
+    /// 0 or 1).
+    pub fn exact_steps_pass(
+        &mut self,
+        oracle: &dyn MaxOracle,
+        settings: &Settings,
+        pool: &rayon::ThreadPool,
+    ) -> Result<()> {
+        self.begin_pass(settings);
+        let size = (settings.mini_batch as usize).clamp(1, self.n);
+        let mut ex = self.exact.take().expect("exact-step state");
+        let mut draws = 0;
+        let result = (|| {
+            while draws < self.n {
+                ex.batch.clear();
+                while ex.batch.len() < size && draws < self.n {
+                    let i = self.sampler.next(&mut self.rng);
+                    draws += 1;
+                    if !ex.shrunk[i] && !ex.in_batch[i] {
+                        ex.in_batch[i] = true;
+                        ex.batch.push(i);
+                    }
+                }
+                for &i in &ex.batch {
+                    ex.in_batch[i] = false;
+                }
+                if !ex.batch.is_empty() {
+                    self.exact_batch(oracle, pool, &mut ex)?;
+                }
+            }
+            Ok(())
+        })();
+        self.exact = Some(ex);
+        result.map_err(|e: Error| {
+            e.context(format!(
+                "at BCFW pass {} (block step {})",
+                self.passes + 1,
+                self.steps
+            ))
+        })?;
+        self.passes += 1;
+        Ok(())
+    }
+
+    /// The exact steps of the blocks of `ex.batch`, scored at one `w`.
+    fn exact_batch(
+        &mut self,
+        oracle: &dyn MaxOracle,
+        pool: &rayon::ThreadPool,
+        ex: &mut ExactSteps,
+    ) -> Result<()> {
+        let cb = self.classes.as_ref().expect("class blocks");
+        let k = cb.k;
+        let b = ex.batch.len();
+        ex.scores.resize(b * k, 0.0);
+        if ex.moves.len() < b {
+            ex.moves.resize(b, BlockMove::default());
+        }
+        let (lambda, n) = (self.lambda, self.n);
+        let w = point!(self);
+        let blocks = &self.blocks;
+        let losses = &ex.losses;
+        let one = |i: usize, scores: &mut [f64], out: &mut BlockMove| -> Result<()> {
+            let answer = class_answer(oracle, i, w, scores)?;
+            let truth = cb.rows.truth(i);
+            let (y, loss, doubtful) = screen(cb, i, answer, scores, truth)?;
+            out.doubtful = doubtful;
+            block_move(
+                out,
+                cb.coef(i),
+                blocks[i].l,
+                truth,
+                scores,
+                &losses[i * k..(i + 1) * k],
+                cb.rows.row_norm2(i),
+                lambda,
+                n,
+                (y, loss),
+            );
+            Ok(())
+        };
+        let work = ex
+            .batch
+            .iter()
+            .zip(ex.scores.chunks_exact_mut(k))
+            .zip(ex.moves.iter_mut());
+        if b > 1 && oracle.thread_safe() {
+            let items: Vec<_> = work.collect();
+            pool.install(|| {
+                items
+                    .into_par_iter()
+                    .map(|((&i, s), m)| one(i, s, m))
+                    .collect::<Result<Vec<()>>>()
+            })?;
+        } else {
+            for ((&i, s), m) in work {
+                one(i, s, m)?;
+            }
+        }
+        self.oracle_calls += b as u64;
+        for (j, &i) in ex.batch.iter().enumerate() {
+            let m = &ex.moves[j];
+            self.steps += 1;
+            self.doubtful += u64::from(m.doubtful);
+            self.set_estimate(i, m.gap);
+            ex.shrunk[i] = m.shrink;
+        }
+        let t = if b == 1 { 1.0 } else { self.joint_step(ex) };
+        if t > 0.0 {
+            for (j, &i) in ex.batch.iter().enumerate() {
+                self.apply_move(i, &ex.moves[j], t, b == 1);
+            }
+            if b > 1 {
+                for (x, d) in self.v.iter_mut().zip(&ex.joint) {
+                    *x += t * d;
+                }
+            }
+        }
+        for _ in 0..b {
+            self.average_step();
+        }
+        Ok(())
+    }
+
+    /// The batch's joint direction `D` (into `ex.joint`) and the exact step
+    /// along it on `[0, 1]`.
+    fn joint_step(&mut self, ex: &mut ExactSteps) -> f64 {
+        let cb = self.classes.as_ref().expect("class blocks");
+        ex.joint.clear();
+        ex.joint.resize(self.dim, 0.0);
+        let mut dl = 0.0;
+        for (j, &i) in ex.batch.iter().enumerate() {
+            let m = &ex.moves[j];
+            dl += m.dl;
+            for (k, &d) in m.dc.iter().enumerate() {
+                if d != 0.0 {
+                    cb.rows.add_row(i, k, d, &mut ex.joint);
+                }
+            }
+        }
+        let v_dot_d = crate::linalg::dot(&self.v, &ex.joint);
+        let d_norm2 = crate::linalg::norm2(&ex.joint);
+        let slope0 = self.lambda * v_dot_d - dl;
+        if slope0 >= 0.0 {
+            return 0.0;
+        }
+        if d_norm2 > 0.0 {
+            (-slope0 / (self.lambda * d_norm2)).min(1.0)
+        } else {
+            1.0
+        }
+    }
+
+    /// Moves block `i` by `t` times its exact step; `v` too when `own_v`
+    /// (else the batch's joint direction moves it).
+    fn apply_move(&mut self, i: usize, m: &BlockMove, t: f64, own_v: bool) {
+        let cb = self.classes.as_mut().expect("class blocks");
+        if own_v {
+            cb.dir.copy_from_slice(&m.dc);
+            cb.move_along_dir(i, t, &mut self.v);
+        } else {
+            for (c, &d) in cb.coef_mut(i).iter_mut().zip(&m.dc) {
+                *c += t * d;
+            }
+        }
+        let blk = &mut self.blocks[i];
+        blk.w_norm2 = cb.norm2(i);
+        blk.l += t * m.dl;
+        self.l += t * m.dl;
+        blk.truth_alpha = (blk.truth_alpha + t * m.dtruth).clamp(0.0, 1.0);
+    }
+}
+
+/// The class oracle's answer for block `i` at `w`, its scores into `scores`.
+fn class_answer(
+    oracle: &dyn MaxOracle,
+    i: usize,
+    w: &[f64],
+    scores: &mut [f64],
+) -> Result<ClassAnswer> {
+    oracle.class_answer(i, w, scores).unwrap_or_else(|| {
+        Err(Error::oracle(
+            "the max-oracle gives class rows (MaxOracle::class_rows) but no class answers \
+             (MaxOracle::class_answer)",
+        ))
+    })
+}
+
+/// The answer's class and loss, checked as every oracle answer is: an
+/// answer below the truth by more than rounding becomes the truth and is
+/// not trusted (`pass::screen_answer`).
+fn screen(
+    cb: &super::super::classes::ClassBlocks,
+    i: usize,
+    answer: ClassAnswer,
+    scores: &[f64],
+    truth: usize,
+) -> Result<(usize, f64, bool)> {
+    let y = cb.class_of(i, answer.class as u64)?;
+    let loss = if y == truth { 0.0 } else { answer.loss };
+    let dot = if y == truth {
+        0.0
+    } else {
+        scores[truth] - scores[y]
+    };
+    let hinge = loss - dot;
+    if !hinge.is_finite() {
+        return Err(Error::non_finite(format!(
+            "max-oracle answer for example {i} has H = L - <w, psi> = {hinge} \
+             (loss {loss}, <w, psi> = {dot})"
+        )));
+    }
+    if hinge < 0.0 && below_rounding(hinge, loss, dot) {
+        return Ok((truth, 0.0, true));
+    }
+    Ok((y, loss, false))
+}
+
+#[cfg(test)]
+mod tests;
