@@ -461,3 +461,28 @@ def test_every_type_must_occur_in_training_and_inference_pads_the_layout():
     no_cross = [(xx[0], [xx[1][0], None, None, None], [xx[2][0], None, None, None]) for xx in X]
     with pytest.raises(ValueError, match="every node type and edge type must occur"):
         OneSlackSSVM(node_type_model(), C=C).fit(no_cross, Y)
+
+
+@pytest.mark.parametrize("base", ["one_slack", "n_slack", "frank_wolfe", "subgradient"])
+def test_latent_ssvm_on_every_base_learner(base):
+    """Every learner solves the completed problems (SubgradientSSVM decodes
+    one example at a time, also the single-node graphs without an edge: the
+    model pads the layout); ``w`` is the best iterate, and with the bundle
+    methods (warm-started, best point kept) J never increases."""
+    from bmrm.learners import FrankWolfeSSVM, NSlackSSVM, SubgradientSSVM
+
+    X, Y = latent_graph_data(n=8, seed=0)
+    assert min(len(y) for y in Y) == 1
+    make = {"one_slack": lambda m: OneSlackSSVM(m, C=C, tol=1e-6),
+            "n_slack": lambda m: NSlackSSVM(m, C=C, tol=1e-6),
+            "frank_wolfe": lambda m: FrankWolfeSSVM(m, C=C, max_iter=300),
+            "subgradient": lambda m: SubgradientSSVM(m, C=C, max_iter=50)}[base]
+    ref = LatentGraphRef([2, 2], 2)
+    lat = LatentSSVM(make(LatentGraphCRF(2, 2)), latent_iter=4, tol=0.0).fit(X, Y)
+    curve = np.array(lat.objective_curve_)
+    assert lat.objective_curve_[lat.n_iter_ - 1] == curve.min()
+    assert latent_objective(ref, X, Y, lat.w) == pytest.approx(curve.min(), rel=1e-9)
+    if base in ("one_slack", "n_slack"):
+        assert len(curve) >= 2 and np.all(np.diff(curve) <= 1e-9 * np.abs(curve[:-1])), curve
+    for x, y, p in zip(X, Y, lat.predict(X)):
+        assert p.shape == y.shape

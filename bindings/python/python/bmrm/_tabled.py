@@ -42,11 +42,14 @@ class _TabledGraph(_GraphBase):
 
     # -- shared ----------------------------------------------------------------
     def _build(self, X: Sequence[Any], Y: Optional[Sequence[Any]],
-               restrict: Optional[List[np.ndarray]] = None) -> GraphModel:
+               restrict: Optional[List[np.ndarray]] = None, pad: bool = False) -> GraphModel:
         """The native model over ``X``: with labels ``Y`` (user labels) for
         training and loss-augmented inference; without (``Y=None``) for
         prediction, and then ``restrict`` (one flag per node state and
-        example) narrows every node's states further (latent completion)."""
+        example) narrows every node's states further (latent completion).
+        Decoding (``Y=None`` or ``pad``) appends the anchor example, so that
+        examples lacking a node or edge type get the training layout; the
+        training oracle (``pad=False`` with ``Y``) never has it."""
         name = type(self).__name__
         self._check_x(X)
         if Y is not None and len(Y) != len(X):
@@ -56,7 +59,7 @@ class _TabledGraph(_GraphBase):
                                 "node_types", "states")}
         labels, losses, masks, node_counts, edge_counts = [], [], [], [], []
         parts = [self._parts(x, i) for i, x in enumerate(X)]
-        anchor = self._anchor() if Y is None else None
+        anchor = self._anchor() if Y is None or pad else None
         if anchor is not None:
             parts.append(anchor)
         for i, p in enumerate(parts):
@@ -73,7 +76,7 @@ class _TabledGraph(_GraphBase):
             mask = np.ones(len(rows), dtype=bool) if mask is None else mask.copy()
             if restrict is not None and i < len(X):
                 mask &= np.asarray(restrict[i], dtype=bool)
-            if Y is not None:
+            if Y is not None and i < len(X):
                 y = self._to_core(Y[i], p, i)
             else:
                 # A placeholder truth: each node's first allowed state.
@@ -86,7 +89,8 @@ class _TabledGraph(_GraphBase):
                     if bad:
                         raise ValueError(f"{name}: example {i}: node {bad[0]} has no state "
                                          "consistent with its label")
-            losses.append(self._loss_rows(p, y) if Y is not None else np.zeros(len(rows)))
+            losses.append(self._loss_rows(p, y) if Y is not None and i < len(X)
+                          else np.zeros(len(rows)))
             masks.append(mask)
             labels.append(y)
             node_counts.append(n)
@@ -112,6 +116,11 @@ class _TabledGraph(_GraphBase):
                 f"{size}: bmrm's layout has a block per node and edge type the examples use, so "
                 "every node type and edge type must occur in the training examples")
         return native
+
+    def batch_loss_augmented_inference(self, X: Sequence[Any], Y: Sequence[Any], w: np.ndarray,
+                                       relaxed: Any = None) -> List[Any]:
+        labels, _ = self._build(X, Y, pad=True).loss_augmented(np.asarray(w, dtype=np.float64))
+        return self._split(labels, X)
 
     def _split(self, flat: np.ndarray, X: Sequence[Any]) -> List[Any]:
         parts = [self._parts(x, i) for i, x in enumerate(X)]

@@ -411,7 +411,8 @@ class LatentSSVM(BaseSSVM):
     labels ``y_i``), minimised by CCCP (Yu & Joachims 2009): complete each
     example's hidden labelling at the current ``w`` (``model.latent``,
     exact), solve the convex SSVM on the completed labels with
-    ``base_ssvm`` (warm-started from ``w``), repeat. Each convex problem
+    ``base_ssvm`` (warm-started from ``w``; ``FrankWolfeSSVM`` starts from
+    its dual point at 0, as BCFW must), repeat. Each convex problem
     bounds ``J`` from above and touches it at the ``w`` it starts from, so
     with a base learner that never returns a point worse than its start
     (``OneSlackSSVM``, ``NSlackSSVM``: the best point seen, the start
@@ -503,7 +504,9 @@ class LatentSSVM(BaseSSVM):
                 if changes == 0:
                     break
                 H = H_next
-            self.base_ssvm.fit(X, H, warm_start=it > 0, initialize=False)
+            # BCFW starts from its dual point at w = 0: no warm start there.
+            warm = it > 0 and type(self.base_ssvm).__name__ != "FrankWolfeSSVM"
+            self.base_ssvm.fit(X, H, warm_start=warm, initialize=False)
             w = np.asarray(self.base_ssvm.w, dtype=np.float64).copy()
             info = getattr(self.base_ssvm, "info_", None)
             if isinstance(info, FitInfo):
