@@ -121,13 +121,16 @@ impl PyGraphModel {
     /// `node_types`) one entry per node; `node_features` one row per node
     /// (per node state with `per_state`); `edges` `2 * n_edges` node indices
     /// local to their example; `edge_types` and `edge_features` one entry or
-    /// row per edge.
+    /// row per edge. `loss_table` (one entry per node state, 0 at the truth)
+    /// replaces the Hamming loss; `allowed` (one flag per node state)
+    /// restricts every decoding to the flagged states (exactly: the core
+    /// penalises the others by more than any labelling's spread).
     #[new]
     #[pyo3(signature = (node_counts, states, labels, node_features, edge_counts, edges,
                         node_types = None, edge_types = None, edge_features = None,
                         symmetric = None, antisymmetric = None, per_state = false,
                         class_weight = None, normalise = false, engine = "auto",
-                        bias = false))]
+                        bias = false, loss_table = None, allowed = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -147,6 +150,8 @@ impl PyGraphModel {
         normalise: bool,
         engine: &str,
         bias: bool,
+        loss_table: Option<&Bound<'_, PyAny>>,
+        allowed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let choice = engine_choice(engine)?;
         let node_start = offsets(vec_index(py, node_counts, "node_counts")?);
@@ -198,6 +203,30 @@ impl PyGraphModel {
             Some(c) if !c.is_none() => vec_f64(py, c, "class_weight", None)?,
             _ => Vec::new(),
         };
+        let loss = match loss_table {
+            Some(t) if !t.is_none() => {
+                if !class_weight.is_empty() || normalise {
+                    return Err(PyValueError::new_err(
+                        "loss_table replaces the Hamming loss: class_weight and normalise \
+                         cannot be given with it",
+                    ));
+                }
+                GraphLoss::Table(vec_f64(py, t, "loss_table", None)?)
+            }
+            _ => GraphLoss::Hamming {
+                class_weight,
+                normalise,
+            },
+        };
+        let allowed = match allowed {
+            Some(a) if !a.is_none() => Some(
+                vec_index(py, a, "allowed")?
+                    .into_iter()
+                    .map(|v| v != 0)
+                    .collect::<Vec<bool>>(),
+            ),
+            _ => None,
+        };
         let examples = GraphExamples {
             node_start,
             states,
@@ -208,13 +237,16 @@ impl PyGraphModel {
             edges,
             edge_types: opt_u32(py, edge_types, "edge_types")?,
             edge_features,
-            loss: GraphLoss::Hamming {
-                class_weight,
-                normalise,
-            },
+            loss,
         };
         let model = py
-            .allow_threads(move || GraphModel::new(examples, bias, choice))
+            .allow_threads(move || {
+                let model = GraphModel::new(examples, bias, choice)?;
+                match allowed {
+                    Some(a) => model.with_allowed_states(a),
+                    None => Ok(model),
+                }
+            })
             .map_err(to_pyerr)?;
         Ok(PyGraphModel {
             inner: Arc::new(model),

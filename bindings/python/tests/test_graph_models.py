@@ -603,3 +603,46 @@ def test_the_package_exports_the_graph_models():
                  "MultiLabelClf", "BinaryClf"):
         assert getattr(bmrm, name) is getattr(bmrm.models, name)
     assert bmrm.GraphModel is bmrm._bmrm.GraphModel
+
+
+def test_graph_model_allowed_states_and_loss_table():
+    """``GraphModel(..., allowed=, loss_table=)``: every decoding keeps to
+    the allowed states (checked against enumeration with pairwise weights
+    far above the unary ones); bad flags and tables name the argument."""
+    rng = np.random.RandomState(11)
+    k, d = 3, 2
+    feats = q(rng, 4, d)
+    edges = np.array([[0, 1], [1, 2], [2, 3], [3, 0]])
+    labels = np.array([0, 2, 1, 1])
+    allowed = rng.rand(4, k) < 0.5
+    allowed[np.arange(4), labels] = True
+    table = np.where(np.arange(k)[None, :] == labels[:, None], 0.0, rng.rand(4, k) + 0.5)
+
+    def model(**kw):
+        return bmrm.GraphModel([4], np.full(4, k), labels, feats, [4], edges.ravel(), **kw)
+
+    native = model(allowed=allowed.ravel().astype(int), loss_table=table.ravel())
+    for trial in range(5):
+        w = np.r_[rng.randn(k * d), 100 * rng.randn(k * k)]
+
+        def score(y, aug):
+            s = sum(w[y[n] * d:(y[n] + 1) * d] @ feats[n] for n in range(4))
+            s += sum(w[k * d + y[u] * k + y[v]] for u, v in edges)
+            return s + (sum(table[n, y[n]] for n in range(4)) if aug else 0.0)
+
+        for aug, (y, exact) in ((False, native.predict(w)), (True, native.loss_augmented(w))):
+            assert exact and all(allowed[n, y[n]] for n in range(4))
+            best = max(score(z, aug) for z in itertools.product(range(k), repeat=4)
+                       if all(allowed[n, z[n]] for n in range(4)))
+            assert score(y, aug) == pytest.approx(best, rel=1e-12)
+    with pytest.raises(ValueError, match=r"allowed states: 2 flags given, expected one per node "
+                                         r"state \(12\)"):
+        model(allowed=[1, 1])
+    no_truth = np.ones((4, k), dtype=int)
+    no_truth[1, 2] = 0
+    with pytest.raises(ValueError, match="node 1's true state 2 is not allowed"):
+        model(allowed=no_truth.ravel())
+    with pytest.raises(ValueError, match="loss_table replaces the Hamming loss"):
+        model(loss_table=table.ravel(), class_weight=[1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="loss for its true state"):
+        model(loss_table=np.ones(4 * k))

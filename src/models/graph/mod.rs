@@ -35,6 +35,11 @@
 //! loss-augmented argmax adds it to the unary scores, so every engine
 //! decodes it.
 //!
+//! [`GraphModel::with_allowed_states`] restricts nodes to some of their
+//! states (a latent model's completion): the states that are not allowed
+//! are penalised in the unary scores by more than any labelling's spread,
+//! so every exact engine stays exact.
+//!
 //! # The oracle
 //!
 //! For example `i` at `w` the model fills the unary scores (one dense dot
@@ -57,6 +62,7 @@
 //! max-sum on forests (the distance transform with displacement edges),
 //! graph cut when every node is binary, else alpha-expansion (not exact).
 
+mod allowed;
 mod engine;
 pub mod engines;
 mod examples;

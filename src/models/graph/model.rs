@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 
+use super::allowed::AllowedStates;
 use super::examples::{in_example, EdgeFeatures, GraphExamples, GraphLoss, NodeFeatures};
 use super::layout::Layout;
 use super::potentials::{Pairwise, Potentials};
@@ -28,6 +29,8 @@ pub struct GraphModel {
     /// (per-state features, the loss table): `num_nodes + 1` entries.
     state_start: Vec<usize>,
     max_states: u32,
+    /// The states each node may take (None: all), for every decoding.
+    allowed: Option<AllowedStates>,
 }
 
 impl std::fmt::Debug for GraphModel {
@@ -86,7 +89,20 @@ impl GraphModel {
             engines,
             state_start,
             max_states,
+            allowed: None,
         })
+    }
+
+    /// The model with each node restricted to the states `allowed` marks
+    /// (one flag per node state, node after node; every decoding, the
+    /// oracle's included, maximises over those labellings only): a latent
+    /// model's completion, or nodes that use part of a shared state space.
+    /// Exact engines stay exact (see `allowed.rs`). Errors: the wrong
+    /// length, a node with no allowed state or whose true state is not
+    /// allowed, displacement edges.
+    pub fn with_allowed_states(mut self, allowed: Vec<bool>) -> Result<Self> {
+        self.allowed = Some(AllowedStates::new(allowed, &self.ex)?);
+        Ok(self)
     }
 
     /// The examples.
@@ -187,6 +203,13 @@ impl GraphModel {
                 s.tables[k]
             )));
         }
+        let (first, last) = (self.ex.node_start[i], self.ex.node_start[i + 1]);
+        let states = self.state_start[first]..self.state_start[last];
+        if let Some(mask) = &self.allowed {
+            let (u, t) = (&s.unary_start, &s.table_start);
+            mask.fold(states.clone(), &mut s.unary, u, &s.tables, t)
+                .map_err(|e| in_example(e, i))?;
+        }
         let shape = self.ex.shape(i);
         let mut labels = std::mem::take(&mut s.labels);
         labels.clear();
@@ -206,6 +229,10 @@ impl GraphModel {
                 engine.name(),
                 shape.states[node]
             )));
+        }
+        if let Some(mask) = &self.allowed {
+            mask.check(states, &s.unary_start, &s.labels, engine.name())
+                .map_err(|e| in_example(e, i))?;
         }
         Ok(exact)
     }

