@@ -427,31 +427,35 @@ def test_inference_method_table():
     assert set(INFERENCE_METHODS) >= {None, "max-product", "qpbo", "ad3", "lp", "unary", "exhaustive"}
 
 
-def ring_data(n=3, m=8, k=3, d=3, seed=13):
-    """Rings of ``m`` nodes: ``k ** m`` labellings, beyond the exhaustive
-    search of the best exact engine (4,096) for m = 8, k = 3."""
+def dense_data(n=2, m=8, k=3, d=3, seed=13):
+    """Complete graphs on ``m`` nodes: ``k ** m`` labellings and a cut set of
+    ``m - 2`` nodes, beyond both the conditioning and the exhaustive search
+    of the best exact engine for m = 8, k = 3."""
     rng = np.random.RandomState(seed)
     centers = rng.randn(k, d)
     X, Y = [], []
     for _ in range(n):
         y = rng.randint(k, size=m)
         feats = np.round((centers[y] + 1.5 * rng.randn(m, d)) * 4) / 4
-        X.append((feats, np.array([(v, (v + 1) % m) for v in range(m)])))
+        X.append((feats, np.array([(u, v) for u in range(m) for v in range(u + 1, m)])))
         Y.append(y)
     return X, Y
 
 
-@pytest.mark.parametrize("method,data", [
-    ("max-product", lambda: graph_data(seed=0, k=3)),
-    ("ad3", ring_data),
-    ("lp", ring_data),
+@pytest.mark.parametrize("method,data,small", [
+    ("max-product", lambda: graph_data(seed=0, k=3), True),
+    ("ad3", dense_data, False),
+    ("lp", dense_data, False),
 ])
-def test_loopy_inference_on_cycles_is_not_certified_and_reports_the_true_primal(method, data):
+def test_loopy_inference_on_cycles_is_not_certified_and_reports_the_true_primal(method, data,
+                                                                               small):
     """pystruct's 'max-product' on graphs with cycles runs loopy belief
     propagation ('ad3' and 'lp' where no exact engine applies): the learners
-    run, say the result is not certified, and the primal they report at the
-    returned w is the true objective there (every max by enumeration) on
-    these small graphs, where max-product finds the maximisers."""
+    run and say the result is not certified. The primal they report is the
+    risk as the engine answered it: never above the true objective at the
+    returned w (every max by enumeration), and equal to it on the small
+    graphs, where max-product finds the maximisers; on complete graphs it
+    does not (the reason the run is flagged)."""
     X, Y = data()
     assert any(len(x[1]) >= len(x[0]) for x in X)  # some graph has a cycle
     ref = GraphRef(3, 3)
@@ -464,7 +468,10 @@ def test_loopy_inference_on_cycles_is_not_certified_and_reports_the_true_primal(
         assert est.certified_ is False and est.info_.certified is False
         w = np.asarray(est.w)
         true = enum_objective(ref, X, Y, w)
-        assert est.info_.primal * C * len(X) == pytest.approx(true, rel=1e-9, abs=1e-12)
+        reported = est.info_.primal * C * len(X)
+        assert reported <= true + 1e-9 * abs(true)
+        if small:
+            assert reported == pytest.approx(true, rel=1e-9, abs=1e-12)
         assert true >= bound - 1e-9 * abs(bound)
 
 

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use super::engines::{
-    AlphaExpansion, DistanceTransform, Exhaustive, GraphCut, LoopyMaxProduct, TreeMaxSum,
+    cut_labellings, cut_set, AlphaExpansion, Conditioning, DistanceTransform, Exhaustive, GraphCut,
+    LoopyMaxProduct, TreeMaxSum,
 };
 use super::examples::{in_example, EdgeFeatures, GraphExamples};
 use super::Potentials;
@@ -135,8 +136,13 @@ fn auto_kind(shape: &GraphShape, displacement: bool) -> EngineKind {
             EngineKind::TreeMaxSum
         };
     }
-    if labellings(shape) <= AUTO_EXHAUSTIVE {
-        return EngineKind::Exhaustive;
+    // Conditioning visits the cut set's labellings, each with a tree
+    // max-sum pass: no more work than exhaustive search on tiny graphs, and
+    // exact on larger graphs a few nodes away from a forest.
+    if labellings(shape) <= AUTO_EXHAUSTIVE
+        || cut_labellings(shape, &cut_set(shape)) <= AUTO_CONDITIONED
+    {
+        return EngineKind::Conditioning;
     }
     if !displacement && GraphCut.check_shape(shape).is_ok() {
         return EngineKind::GraphCut;
@@ -144,8 +150,13 @@ fn auto_kind(shape: &GraphShape, displacement: bool) -> EngineKind {
     EngineKind::AlphaExpansion
 }
 
-/// The most labellings [`EngineKind::Auto`] enumerates.
+/// The most labellings of a graph [`EngineKind::Auto`] decodes by
+/// conditioning whatever its cut set.
 const AUTO_EXHAUSTIVE: u64 = 1 << 12;
+
+/// The most labellings of a cut set [`EngineKind::Auto`] conditions on in a
+/// larger graph (beyond, graph cut on binary graphs is cheaper).
+const AUTO_CONDITIONED: u64 = 64;
 
 /// Graph cut where the potentials are submodular, a fallback (not exact)
 /// where a pairwise term is not: the engine of [`EngineKind::Auto`]
@@ -176,6 +187,7 @@ impl<F: Engine> Engine for CutOr<F> {
 fn built_in(kind: EngineKind, asked: EngineKind) -> Result<Arc<dyn Engine>> {
     Ok(match kind {
         EngineKind::Exhaustive => Arc::new(Exhaustive),
+        EngineKind::Conditioning => Arc::new(Conditioning),
         EngineKind::TreeMaxSum => Arc::new(TreeMaxSum),
         EngineKind::DistanceTransform => Arc::new(DistanceTransform),
         EngineKind::GraphCut if asked == EngineKind::Auto => Arc::new(CutOr {

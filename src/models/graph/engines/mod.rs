@@ -2,6 +2,7 @@
 //! against [`Exhaustive`] on random small graphs.
 
 mod alpha_expansion;
+mod conditioning;
 mod distance;
 mod exhaustive;
 mod forest;
@@ -15,6 +16,7 @@ mod testing;
 mod tree;
 
 pub use alpha_expansion::{AlphaExpansion, MAX_SWEEPS};
+pub use conditioning::{cut_labellings, cut_set, Conditioning, MAX_CONDITIONED};
 pub use distance::DistanceTransform;
 pub use exhaustive::{Exhaustive, MAX_LABELLINGS};
 pub use graph_cut::GraphCut;
