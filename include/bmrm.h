@@ -332,6 +332,18 @@ typedef enum bmrm_engine {
      * then not certified).
      */
     BMRM_ENGINE_ALPHA_EXPANSION = 5,
+    /**
+     * Loopy max-product belief propagation: exact (tree max-sum) on
+     * forests, approximate on graphs with cycles (the gap is then not
+     * certified).
+     */
+    BMRM_ENGINE_LOOPY_MAX_PRODUCT = 6,
+    /**
+     * The best exact engine where one applies (forests, tiny graphs,
+     * binary submodular graphs), loopy max-product otherwise (not
+     * certified).
+     */
+    BMRM_ENGINE_EXACT_OR_LOOPY = 7,
 } bmrm_engine;
 
 /**

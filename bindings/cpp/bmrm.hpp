@@ -570,6 +570,8 @@ enum class Engine : int {
     distance_transform = BMRM_ENGINE_DISTANCE_TRANSFORM,
     graph_cut = BMRM_ENGINE_GRAPH_CUT,
     alpha_expansion = BMRM_ENGINE_ALPHA_EXPANSION,
+    loopy_max_product = BMRM_ENGINE_LOOPY_MAX_PRODUCT,
+    exact_or_loopy = BMRM_ENGINE_EXACT_OR_LOOPY,
 };
 
 /// The examples of a graph problem as std::vectors, example after example;

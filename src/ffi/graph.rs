@@ -85,6 +85,14 @@ pub enum bmrm_engine {
     /// Alpha-expansion, metric pairwise terms: approximate (the run's gap is
     /// then not certified).
     BMRM_ENGINE_ALPHA_EXPANSION = 5,
+    /// Loopy max-product belief propagation: exact (tree max-sum) on
+    /// forests, approximate on graphs with cycles (the gap is then not
+    /// certified).
+    BMRM_ENGINE_LOOPY_MAX_PRODUCT = 6,
+    /// The best exact engine where one applies (forests, tiny graphs,
+    /// binary submodular graphs), loopy max-product otherwise (not
+    /// certified).
+    BMRM_ENGINE_EXACT_OR_LOOPY = 7,
 }
 
 /// A `bmrm_node_features` received from C; spelled `bmrm_node_features`.
@@ -534,9 +542,11 @@ fn engine_kind(raw: RawEngine) -> Result<EngineKind> {
         3 => EngineKind::DistanceTransform,
         4 => EngineKind::GraphCut,
         5 => EngineKind::AlphaExpansion,
+        6 => EngineKind::LoopyMaxProduct,
+        7 => EngineKind::ExactOrLoopy,
         k => {
             return Err(Error::invalid_argument(format!(
-                "engine = {k} is not a bmrm_engine (0..=5)"
+                "engine = {k} is not a bmrm_engine (0..=7)"
             )))
         }
     })

@@ -16,15 +16,6 @@ fn not_bcfw(solver: &bmrm::Solver, what: &str) -> bmrm::Error {
     ))
 }
 
-pub fn set_bounds(solver: &mut bmrm::Solver, lower: Vec<f64>, upper: Vec<f64>) -> bmrm::Result<()> {
-    if solver.bcfw().is_none() {
-        return Err(not_bcfw(solver, "set_bounds (box constraints)"));
-    }
-    solver
-        .bcfw_mut()
-        .map_or(Ok(()), |mut b| b.set_bounds(lower, upper))
-}
-
 pub fn iterate(solver: &bmrm::Solver) -> Option<Vec<f64>> {
     solver.bcfw().and_then(|b| b.iterate()).map(<[f64]>::to_vec)
 }

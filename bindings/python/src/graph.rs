@@ -26,6 +26,8 @@ const ENGINES: &[(&str, Option<EngineKind>)] = &[
     ("distance-transform", Some(EngineKind::DistanceTransform)),
     ("graph-cut", Some(EngineKind::GraphCut)),
     ("alpha-expansion", Some(EngineKind::AlphaExpansion)),
+    ("loopy-max-product", Some(EngineKind::LoopyMaxProduct)),
+    ("exact-or-loopy", Some(EngineKind::ExactOrLoopy)),
     ("unary", None),
 ];
 

@@ -345,8 +345,10 @@ impl PySolver {
         Ok(d)
     }
 
-    /// Box constraints `lower <= w <= upper` (BCFW only; None or infinities
-    /// leave coordinates free). BCFW restarts from its start.
+    /// Box constraints `lower <= w <= upper` (None or infinities leave
+    /// coordinates free), honoured by BCFW and the four bundle methods (a
+    /// bundle method projects its start onto the box; BCFW restarts from its
+    /// start); the other algorithms refuse them.
     #[pyo3(signature = (lower = None, upper = None))]
     fn set_bounds(
         &self,
@@ -362,7 +364,43 @@ impl PySolver {
         };
         let lo = read(lower, "lower", f64::NEG_INFINITY)?;
         let hi = read(upper, "upper", f64::INFINITY)?;
-        bcfw::set_bounds(&mut solver, lo, hi).map_err(to_pyerr)
+        solver.set_bounds(lo, hi).map_err(to_pyerr)
+    }
+
+    /// The cutting planes a bundle method kept from its last run, as
+    /// `(parts, slopes, offsets)`: plane `k` says `R_p(w) >= <slopes[k], w> +
+    /// offsets[k]` for the part `p = parts[k]` of the risk (one part for
+    /// BMRM, one per example for P-BMRM). None before a run and for BCFW.
+    #[allow(clippy::type_complexity)]
+    fn planes<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<
+        Option<(
+            Bound<'py, PyArray1<i64>>,
+            Bound<'py, numpy::PyArray2<f64>>,
+            Bound<'py, PyArray1<f64>>,
+        )>,
+    > {
+        let solver = self.lock()?;
+        let Some(bundle) = solver.bundle() else {
+            return Ok(None);
+        };
+        let dim = bundle.dim();
+        let planes = bundle.planes();
+        let mut slopes = Vec::with_capacity(planes.len() * dim);
+        for p in planes {
+            slopes.extend(p.slope.to_dense());
+        }
+        let parts: Vec<i64> = planes.iter().map(|p| p.part as i64).collect();
+        let offsets: Vec<f64> = planes.iter().map(|p| p.b).collect();
+        let slopes = numpy::ndarray::Array2::from_shape_vec((planes.len(), dim), slopes)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(Some((
+            PyArray1::from_vec(py, parts),
+            numpy::PyArray2::from_owned_array(py, slopes),
+            to_numpy(py, &offsets),
+        )))
     }
 
     /// BCFW's figures (passes, effective_passes, oracle_calls, cache_hits,

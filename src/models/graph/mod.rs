@@ -58,9 +58,10 @@
 //! the caller's (the C ABI's `bmrm_graph_decoder_fn`). Each engine checks
 //! once, when the model is built, that it can handle every example's graph
 //! (a tree engine refuses a cycle, naming the edge). [`EngineKind::Auto`]
-//! picks per example: exhaustive search for at most 4,096 labellings, tree
-//! max-sum on forests (the distance transform with displacement edges),
-//! graph cut when every node is binary, else alpha-expansion (not exact).
+//! picks per example: tree max-sum on forests (the distance transform with
+//! displacement edges), cut-set conditioning for at most 4,096 labellings or
+//! a cut set of at most 64, graph cut when every node is binary, else
+//! alpha-expansion (not exact).
 
 mod allowed;
 mod engine;

