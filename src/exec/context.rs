@@ -186,8 +186,11 @@ impl<'a> Context<'a> {
             }
             risk += r;
             let b = r - a.dot(w);
-            let (abs_dot, terms) = a.abs_dot(w);
-            // The sum of `terms` absolute values itself rounds: inflate it.
+            // Counted over the dimension, not the stored entries, so that a
+            // dense and a sparse subgradient (one process and MPI ranks give
+            // either) make the same bits; the sum itself rounds: inflate it.
+            let abs_dot = a.abs_dot(w);
+            let terms = w.len();
             let err = PlaneError::of_evaluation(r, abs_dot * (1.0 + gamma(terms)), terms);
             let a = match a {
                 Subgradient::Dense(a) => Slope::new(a),

@@ -111,19 +111,18 @@ impl Subgradient {
         }
     }
 
-    /// `sum_k |a_k w_k|` and the number of terms: what bounds the rounding
-    /// of [`Subgradient::dot`].
-    pub fn abs_dot(&self, w: &[f64]) -> (f64, usize) {
+    /// `sum_k |a_k w_k|`: what bounds the rounding of
+    /// [`Subgradient::dot`]. The same bits dense or sparse (a dense sum
+    /// only adds zeros between the sparse one's terms).
+    pub fn abs_dot(&self, w: &[f64]) -> f64 {
         match self {
-            Subgradient::Dense(a) => (a.iter().zip(w).map(|(x, y)| (x * y).abs()).sum(), a.len()),
-            Subgradient::Sparse(s) => (
-                s.idx
-                    .iter()
-                    .zip(&s.val)
-                    .map(|(&j, v)| (v * w[j as usize]).abs())
-                    .sum(),
-                s.idx.len(),
-            ),
+            Subgradient::Dense(a) => a.iter().zip(w).map(|(x, y)| (x * y).abs()).sum(),
+            Subgradient::Sparse(s) => s
+                .idx
+                .iter()
+                .zip(&s.val)
+                .map(|(&j, v)| (v * w[j as usize]).abs())
+                .sum(),
         }
     }
 
