@@ -11,7 +11,7 @@ from typing import Any, List, Optional, Sequence
 import numpy as np
 
 from ._bmrm import GraphModel
-from .graph_models import _ALTERNATIVES, _GraphBase, _forest_cycle, engine_for
+from .graph_models import _GraphBase, engine_for
 
 
 class _TabledGraph(_GraphBase):
@@ -64,13 +64,6 @@ class _TabledGraph(_GraphBase):
             parts.append(anchor)
         for i, p in enumerate(parts):
             n, e = len(p["states"]), p["edges"]
-            if engine == "tree-max-sum":
-                cyc = _forest_cycle(n, e)
-                if cyc is not None:
-                    raise ValueError(
-                        f"{name}: inference_method='max-product' is exact on trees and chains "
-                        f"only, and example {i}'s graph has a cycle (edge {cyc}, "
-                        f"{tuple(e[cyc].tolist())}, closes it); use {_ALTERNATIVES}")
             rows = np.concatenate([np.arange(k) for k in p["states"]])
             mask = self._structural(p)
             mask = np.ones(len(rows), dtype=bool) if mask is None else mask.copy()
