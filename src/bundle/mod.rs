@@ -464,32 +464,28 @@ impl Bundle {
     /// `A beta` (the weighted sum of plane vectors), computed in parallel over
     /// blocks of coordinates, each summed over planes in plane order.
     pub fn combine(&self, beta: &[f64]) -> Vec<f64> {
-        let active: Vec<(usize, f64)> = beta
-            .iter()
-            .enumerate()
-            .filter(|(_, &b)| b != 0.0)
-            .map(|(i, &b)| (i, b))
-            .collect();
-        let mut out = vec![0.0; self.dim];
-        const BLOCK: usize = 4096;
-        let planes = &self.planes;
-        self.in_pool(|| {
-            out.par_chunks_mut(BLOCK)
-                .enumerate()
-                .for_each(|(blk, chunk)| {
-                    let start = blk * BLOCK;
-                    for &(i, b) in &active {
-                        planes[i].slope.add_block_to(b, start, chunk);
-                    }
-                })
-        });
-        out
+        self.sum_blocks(beta, |slope, b, start, chunk| {
+            slope.add_block_to(b, start, chunk)
+        })
     }
 
     /// `A beta` as [`Bundle::combine`] makes it, and `|A| beta` (the same
     /// sum of the slopes' absolute values), which bounds its rounding.
     pub fn combine_with_abs(&self, beta: &[f64]) -> (Vec<f64>, Vec<f64>) {
-        let v = self.combine(beta);
+        let abs = self.sum_blocks(beta, |slope, b, start, chunk| {
+            slope.add_abs_block_to(b.abs(), start, chunk)
+        });
+        (self.combine(beta), abs)
+    }
+
+    /// `sum_i add(a_i, beta_i)` over the planes with a non-zero weight, in
+    /// parallel over blocks of coordinates, each summed in plane order (the
+    /// bits do not depend on the number of threads).
+    fn sum_blocks(
+        &self,
+        beta: &[f64],
+        add: impl Fn(&Slope, f64, usize, &mut [f64]) + Sync,
+    ) -> Vec<f64> {
         let active: Vec<(usize, f64)> = beta
             .iter()
             .enumerate()
@@ -505,11 +501,11 @@ impl Bundle {
                 .for_each(|(blk, chunk)| {
                     let start = blk * BLOCK;
                     for &(i, b) in &active {
-                        planes[i].slope.add_abs_block_to(b.abs(), start, chunk);
+                        add(&planes[i].slope, b, start, chunk);
                     }
                 })
         });
-        (v, out)
+        out
     }
 
     /// `A^T c`: every plane's dot product with `c`, in parallel over planes,
