@@ -58,7 +58,9 @@ class SubgradientSSVM(BaseSSVM):
     keeps the ``t0`` with the smallest objective on the sample
     (``t0_``). Pegasos' iterate from 0 is ``sum_s dpsi_s / (lambda (t + t0))``:
     ``t0`` weighs the start against the subgradients. SGD gives no
-    certificate: ``objective_curve_`` is the primal after every pass.
+    certificate (``certified_`` is False): ``objective_curve_`` is the
+    primal after every pass (each example's hinge as the model's inference
+    answers it, clipped at the ground truth's 0).
     """
 
     _loss_each_pass = True
@@ -235,3 +237,4 @@ class SubgradientSSVM(BaseSSVM):
                 pool.shutdown()
         self.info_ = None
         self.history_ = None
+        self.certified_ = False  # no lower bound: nothing is certified
