@@ -93,7 +93,7 @@ class SubgradientSSVM(BaseSSVM):
 
     def _check(self) -> None:
         super()._check()
-        n = "SubgradientSSVM"
+        n = type(self).__name__
         if not (0.0 <= self.momentum < 1.0):
             raise ValueError(f"{n}: momentum must be in [0, 1), got {self.momentum}")
         lr = self.learning_rate
@@ -189,14 +189,19 @@ class SubgradientSSVM(BaseSSVM):
         return best_t0
 
     # -- fitting -------------------------------------------------------------
+    def _oracles(self, X, Y):
+        """The per-example oracle ``(i, w) -> (loss, psi, id)`` of the
+        update and the mean-hinge function of the objective."""
+        return ProtocolOracle(self.model, X, Y), problem_for(self.model, X, Y)[1]
+
     def _run(self, X, Y, w0, start) -> None:
         n = num_examples(X)
         scale = self.C * n
-        oracle = ProtocolOracle(self.model, X, Y)
-        _, risk = problem_for(self.model, X, Y)
-        neg = _indices("SubgradientSSVM", "negativity_constraint", self.negativity_constraint)
+        oracle, risk = self._oracles(X, Y)
+        name = type(self).__name__
+        neg = _indices(name, "negativity_constraint", self.negativity_constraint)
         if neg.size and (neg.min() < 0 or neg.max() >= oracle.dim):
-            raise ValueError(f"SubgradientSSVM: negativity_constraint has an index outside "
+            raise ValueError(f"{name}: negativity_constraint has an index outside "
                              f"0..{oracle.dim - 1}")
         lr = scale if isinstance(self.learning_rate, str) else float(self.learning_rate)
         rng = np.random.RandomState(0 if self.random_state is None else int(self.random_state))
@@ -223,7 +228,7 @@ class SubgradientSSVM(BaseSSVM):
                 self.objective_curve_.append(value)
                 self.timestamps_.append(time.time() - start)
                 if self.verbose:
-                    print(f"SubgradientSSVM: pass {it}: objective {value:.6g}, "
+                    print(f"{name}: pass {it}: objective {value:.6g}, "
                           f"{positive} positive hinges")
                 if self.show_loss_every and it % int(self.show_loss_every) == 0:
                     self.loss_curve_.append(1.0 - self.score(X, Y))

