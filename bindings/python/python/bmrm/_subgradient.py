@@ -58,7 +58,9 @@ class SubgradientSSVM(BaseSSVM):
     keeps the ``t0`` with the smallest objective on the sample
     (``t0_``). Pegasos' iterate from 0 is ``sum_s dpsi_s / (lambda (t + t0))``:
     ``t0`` weighs the start against the subgradients. SGD gives no
-    certificate: ``objective_curve_`` is the primal after every pass.
+    certificate (``certified_`` is False): ``objective_curve_`` is the
+    primal after every pass (each example's hinge as the model's inference
+    answers it, clipped at the ground truth's 0).
     """
 
     _loss_each_pass = True
@@ -91,7 +93,7 @@ class SubgradientSSVM(BaseSSVM):
 
     def _check(self) -> None:
         super()._check()
-        n = "SubgradientSSVM"
+        n = type(self).__name__
         if not (0.0 <= self.momentum < 1.0):
             raise ValueError(f"{n}: momentum must be in [0, 1), got {self.momentum}")
         lr = self.learning_rate
@@ -187,14 +189,19 @@ class SubgradientSSVM(BaseSSVM):
         return best_t0
 
     # -- fitting -------------------------------------------------------------
+    def _oracles(self, X, Y):
+        """The per-example oracle ``(i, w) -> (loss, psi, id)`` of the
+        update and the mean-hinge function of the objective."""
+        return ProtocolOracle(self.model, X, Y), problem_for(self.model, X, Y)[1]
+
     def _run(self, X, Y, w0, start) -> None:
         n = num_examples(X)
         scale = self.C * n
-        oracle = ProtocolOracle(self.model, X, Y)
-        _, risk = problem_for(self.model, X, Y)
-        neg = _indices("SubgradientSSVM", "negativity_constraint", self.negativity_constraint)
+        oracle, risk = self._oracles(X, Y)
+        name = type(self).__name__
+        neg = _indices(name, "negativity_constraint", self.negativity_constraint)
         if neg.size and (neg.min() < 0 or neg.max() >= oracle.dim):
-            raise ValueError(f"SubgradientSSVM: negativity_constraint has an index outside "
+            raise ValueError(f"{name}: negativity_constraint has an index outside "
                              f"0..{oracle.dim - 1}")
         lr = scale if isinstance(self.learning_rate, str) else float(self.learning_rate)
         rng = np.random.RandomState(0 if self.random_state is None else int(self.random_state))
@@ -221,7 +228,7 @@ class SubgradientSSVM(BaseSSVM):
                 self.objective_curve_.append(value)
                 self.timestamps_.append(time.time() - start)
                 if self.verbose:
-                    print(f"SubgradientSSVM: pass {it}: objective {value:.6g}, "
+                    print(f"{name}: pass {it}: objective {value:.6g}, "
                           f"{positive} positive hinges")
                 if self.show_loss_every and it % int(self.show_loss_every) == 0:
                     self.loss_curve_.append(1.0 - self.score(X, Y))
@@ -235,3 +242,4 @@ class SubgradientSSVM(BaseSSVM):
                 pool.shutdown()
         self.info_ = None
         self.history_ = None
+        self.certified_ = False  # no lower bound: nothing is certified

@@ -838,4 +838,7 @@ def __getattr__(name: str) -> Any:
     if name in ("LatentGraphCRF", "LatentNodeCRF"):
         from . import latent
         return getattr(latent, name)
+    if name == "EdgeFeatureLatentNodeCRF":
+        from .latent_edges import EdgeFeatureLatentNodeCRF
+        return EdgeFeatureLatentNodeCRF
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

