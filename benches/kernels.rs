@@ -55,14 +55,15 @@ struct Args {
     /// Repetitions of each measurement (the best and the median are printed).
     #[arg(long, default_value_t = 7)]
     repeats: usize,
+    /// The parts a pass, its scores and its stream read are cut into for the
+    /// loaded-machine estimate (the sum of each piece's fastest run; more
+    /// and shorter pieces when other jobs leave few runs uninterrupted).
+    #[arg(long, default_value_t = 16)]
+    pieces: usize,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
 }
-
-/// The parts a pass, its scores and its stream read are cut into for the
-/// loaded-machine estimate ([`piecewise`]).
-const PIECES: usize = 16;
 
 /// The sum over `pieces` pieces of each one's fastest of `repeats` runs
 /// (`f(p)` runs piece `p`), in seconds. On a machine shared with other jobs
@@ -107,6 +108,10 @@ fn report(what: &str, flops: f64, (best, median, worst): (f64, f64, f64), peak: 
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    if args.pieces == 0 {
+        return Err("--pieces must be at least 1".into());
+    }
+    let pieces = args.pieces;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
     let isa = linalg::isa::selected();
     println!(
@@ -203,7 +208,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         sink += linalg::stream_sum(std::hint::black_box(&x))
     });
     let bytes = (x.len() * 4) as f64;
-    let slices: Vec<&[f32]> = x.chunks(x.len().div_ceil(PIECES)).collect();
+    let slices: Vec<&[f32]> = x.chunks(x.len().div_ceil(pieces)).collect();
     let stream_pieces = piecewise(args.repeats, slices.len(), |p| {
         sink += linalg::stream_sum(std::hint::black_box(slices[p]))
     });
@@ -237,14 +242,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     passes.push((format!("scores alone, {m} x 10 x {d}"), t));
     let mut bands: Vec<(&[&[f32]], &mut [f64])> = rows
-        .chunks(m.div_ceil(PIECES))
-        .zip(scores.chunks_mut(m.div_ceil(PIECES) * 10))
+        .chunks(m.div_ceil(pieces))
+        .zip(scores.chunks_mut(m.div_ceil(pieces) * 10))
         .collect();
     let t = piecewise(args.repeats, bands.len(), |p| {
         let (r, out) = &mut bands[p];
         linalg::row_dots(r, &classes, d, out)
     });
-    passes.push((format!("scores alone, {PIECES} pieces' bests"), (t, t, t)));
+    passes.push((format!("scores alone, {pieces} pieces' bests"), (t, t, t)));
     // The pass at two points: the random `w` above, where every example
     // violates its margin (all rows enter the subgradient), and a trained
     // `w` (Prox-P-BMRM at lambda 1e-3 to 1 % of the optimum), where the
@@ -263,7 +268,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 c.loss() > 0.0
             })
             .count();
-        for parts in [1usize, 16] {
+        for parts in [1usize, pieces] {
             let risk = Problem::Examples(model.clone()).parts(parts)?;
             let mut g = vec![0.0; risk.dim()];
             let t = time(args.repeats, || {

@@ -48,7 +48,7 @@ impl Elem for f32 {
 /// padded with zeros (which add `+0` to a lane: the lanes never hold `-0`,
 /// so the sum is unchanged, and non-finite values still propagate).
 #[inline(always)]
-fn chunk<A: Elem>(row: &[A], start: usize) -> [f64; LANES] {
+pub(super) fn chunk<A: Elem>(row: &[A], start: usize) -> [f64; LANES] {
     let mut out = [0.0; LANES];
     let end = (start + LANES).min(row.len());
     if end - start == LANES {
@@ -291,7 +291,6 @@ macro_rules! micro {
 }
 
 micro!(3, 4, [0, 1, 2], [0, 1, 2, 3]);
-micro!(1, 10, [0], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
 micro!(3, 2, [0, 1, 2], [0, 1]);
 micro!(3, 1, [0, 1, 2], [0]);
 micro!(1, 4, [0], [0, 1, 2, 3]);
@@ -396,21 +395,6 @@ fn row_band<A: Elem, const TI: usize, const TK: usize>(
     }
 }
 
-/// Bytes of the right-hand rows one length block of the wide tile may span:
-/// with every right row's block in L1 (32 KB here) beside the streamed left
-/// rows, each of the tile's weight loads is an L1 hit. (The 3 x 4 tile over
-/// blocks of 2048 read the 62 KB of Fashion-MNIST's 10 class blocks from L2
-/// at every tile, about 8 lines per 24 fused multiply-adds.)
-const WIDE_BLOCK_BYTES: usize = 20 * 1024;
-
-/// The length block of the wide (`1 x TK`) tile for `nb` right rows: as
-/// many whole chunks as keep `nb` rows' blocks within [`WIDE_BLOCK_BYTES`]
-/// (256 elements for 10 rows), at least one chunk, at most [`BLOCK`].
-pub fn wide_block(nb: usize) -> usize {
-    let per_row = WIDE_BLOCK_BYTES / (8 * nb.max(1));
-    (per_row / LANES * LANES).clamp(LANES, BLOCK)
-}
-
 /// `out[i nb + k] = <a[i], b[k]>` for rows of one length `n`, every entry
 /// the same bits as [`dot`]`(a[i], b[k])`: the accumulators are carried
 /// across the length blocks (of `block` elements, a multiple of `LANES`)
@@ -435,6 +419,12 @@ pub fn row_dots<A: Elem, const TI: usize, const TK: usize>(
     debug_assert_eq!(out.len(), na * nb);
     debug_assert!(block >= LANES && block % LANES == 0);
     if na == 0 || nb == 0 {
+        return;
+    }
+    if n == 0 {
+        // No length block runs, so none would clear the store: every dot
+        // of nothing is the sum of 16 lanes of +0.
+        out.fill(0.0);
         return;
     }
     // Left rows in groups, so the accumulators kept between length blocks

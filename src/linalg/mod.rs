@@ -25,6 +25,7 @@ pub mod isa;
 mod kernels;
 #[cfg(test)]
 mod tests;
+mod wide;
 
 pub use isa::Isa;
 pub use kernels::{Elem, LANES};
@@ -125,13 +126,12 @@ clones!(sparse_sparse_dot_k<>(ia: &[u32], va: &[f64], ib: &[u32], vb: &[f64]) ->
     }
     kernels::reduce(&acc)
 });
-/// The register tile and length block of [`row_dots`]: `Wide` is one left
-/// row against up to 10 right rows (20 of AVX-512's 32 registers) over
-/// length blocks whose right rows fit L1, for streamed `f32` rows (the
-/// multiclass scores, the chain's emissions): each chunk of the row is
-/// widened once for all classes and every weight load hits L1. `Square` is
-/// 3 x 4 pairs over blocks of 2048 (two zmm accumulators each on AVX-512, 24
-/// of 32 registers; on AVX2 the 12 pairs of four ymm spill, yet measured
+/// The register tile of [`row_dots`]: `Wide` is 2 left rows against up to
+/// 10 right rows, one half of each pair's lanes at a time (`wide.rs`), for
+/// streamed `f32` rows (the multiclass scores, the chain's emissions) on
+/// AVX-512, whose 32 registers hold its 20 accumulators. `Square` is 3 x 4
+/// pairs over blocks of 2048 (two zmm accumulators each on AVX-512, 24 of
+/// 32 registers; on AVX2 the 12 pairs of four ymm spill, yet measured
 /// faster there than 1 x 3 or 1 x 4 tiles: Gram columns of 7,850, about 30
 /// against 25 GFLOP/s). Every choice gives the same bits.
 #[derive(Clone, Copy)]
@@ -140,11 +140,11 @@ enum Tile {
     Square,
 }
 
-clones!(row_dots_k<A: Elem>(rows: (&[&[A]], &[&[f64]]), n: usize, out: &mut [f64], store: &mut Vec<f64>, next: &[A], tile: Tile) -> () {
-    match tile {
-        Tile::Wide => kernels::row_dots::<A, 1, 10>(rows, (n, kernels::wide_block(rows.1.len())), out, store, next),
-        Tile::Square => kernels::row_dots::<A, 3, 4>(rows, (n, kernels::BLOCK), out, store, next),
-    }
+clones!(row_dots_k<A: Elem>(rows: (&[&[A]], &[&[f64]]), n: usize, out: &mut [f64], store: &mut Vec<f64>, next: &[A]) -> () {
+    kernels::row_dots::<A, 3, 4>(rows, (n, kernels::BLOCK), out, store, next)
+});
+clones!(row_dots_wide_k<A: Elem>(rows: (&[&[A]], &[&[f64]]), n: usize, out: &mut [f64], scratch: &mut wide::Scratch, next: &[A]) -> () {
+    wide::row_dots(rows, n, out, scratch, next)
 });
 
 /// The tile for rows of `A` on `isa`: the wide one for streamed rows where
@@ -194,6 +194,9 @@ thread_local! {
     /// examples would otherwise allocate and clear 60 KB (3 % of a
     /// Prox-P-BMRM run on Fashion-MNIST was that `memset`).
     static ROW_DOTS_STORE: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The packed right rows and the accumulators of the wide tile
+    /// (`wide.rs`), likewise reused.
+    static WIDE_SCRATCH: std::cell::RefCell<wide::Scratch> = std::cell::RefCell::new(wide::Scratch::default());
 }
 
 /// One step of the max-plus (Viterbi) recursion over `k = cur.len()`
@@ -361,8 +364,13 @@ fn row_dots_impl<A: Elem>(
         a.len() * b.len(),
         "row_dots: out has the wrong length"
     );
-    ROW_DOTS_STORE
-        .with_borrow_mut(|store| call!(isa, row_dots_k((a, b), n, out, store, next, tile)))
+    match tile {
+        Tile::Wide => {
+            WIDE_SCRATCH.with_borrow_mut(|s| call!(isa, row_dots_wide_k((a, b), n, out, s, next)))
+        }
+        Tile::Square => ROW_DOTS_STORE
+            .with_borrow_mut(|store| call!(isa, row_dots_k((a, b), n, out, store, next))),
+    }
 }
 
 /// `||x - y||`.

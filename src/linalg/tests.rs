@@ -342,30 +342,48 @@ fn max_plus_is_the_plain_viterbi_step_on_every_isa() {
 
 #[test]
 fn both_tiles_give_the_scalar_dots_bit_for_bit_on_every_isa() {
-    // The wide tile's length blocks depend on the number of right rows
-    // (256 elements for 10): lengths across several blocks and not
-    // multiples of 16, right rows in tiles of 10, 4, 2 and 1, more left rows
-    // than a group, and a prefetch hint (any slice; it changes nothing).
+    // The wide tile (wide.rs): lengths across its length blocks (about 25
+    // chunks of 16) and not multiples of 16 (the padded last chunk), right
+    // rows in tiles of 10, 4, 2 and 1, left rows in pairs and an odd one,
+    // fewer than 8 (right rows read as given) and more (packed), more than
+    // a group of 48; rows longer than `n` whose extra entries are NaN or
+    // infinite (they must not be read); and a prefetch hint (any slice; it
+    // changes nothing).
     let mut rng = ChaCha8Rng::seed_from_u64(11);
-    for round in 0..30 {
-        let n = match round % 3 {
+    for round in 0..40 {
+        let n = match round % 4 {
             0 => rng.gen_range(0..40),
             1 => rng.gen_range(200..1100),
+            2 => rng.gen_range(385..420),
             _ => 784,
         };
-        let na = if round % 4 == 0 {
-            rng.gen_range(49..110)
-        } else {
-            rng.gen_range(0..12)
+        let na = match round % 5 {
+            0 => rng.gen_range(49..110),
+            1 => rng.gen_range(8..20),
+            _ => rng.gen_range(0..12),
         };
         let nb = rng.gen_range(0..31);
+        let poison = |rng: &mut ChaCha8Rng| {
+            if rng.gen_bool(0.5) {
+                f64::NAN
+            } else {
+                f64::INFINITY
+            }
+        };
         let a: Vec<Vec<f32>> = (0..na)
-            .map(|_| (0..n).map(|_| rng.gen_range(-1.0f32..1.0)).collect())
+            .map(|_| {
+                let extra = rng.gen_range(0..20);
+                let mut r: Vec<f32> = (0..n).map(|_| rng.gen_range(-1.0f32..1.0)).collect();
+                r.extend((0..extra).map(|_| poison(&mut rng) as f32));
+                r
+            })
             .collect();
         let b: Vec<Vec<f64>> = (0..nb)
             .map(|_| {
-                let extra = rng.gen_range(0..3);
-                random_vec(&mut rng, n + extra)
+                let extra = rng.gen_range(0..20);
+                let mut r = random_vec(&mut rng, n);
+                r.extend((0..extra).map(|_| poison(&mut rng)));
+                r
             })
             .collect();
         let next: Vec<f32> = (0..rng.gen_range(0..5000)).map(|j| j as f32).collect();
@@ -374,7 +392,7 @@ fn both_tiles_give_the_scalar_dots_bit_for_bit_on_every_isa() {
         let want: Vec<u64> = a
             .iter()
             .flat_map(|r| {
-                let wide: Vec<f64> = r.iter().map(|&v| f64::from(v)).collect();
+                let wide: Vec<f64> = r[..n].iter().map(|&v| f64::from(v)).collect();
                 b.iter()
                     .map(move |c| reference_dot(&wide, &c[..n]).to_bits())
                     .collect::<Vec<_>>()
@@ -386,6 +404,46 @@ fn both_tiles_give_the_scalar_dots_bit_for_bit_on_every_isa() {
                 row_dots_tiled(isa, (&ar, &br), n, &mut out, &next, wide);
                 let got: Vec<u64> = out.iter().map(|v| v.to_bits()).collect();
                 assert_eq!(got, want, "{isa:?} wide {wide} n {n} na {na} nb {nb}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_wide_tile_propagates_non_finite_features_and_weights() {
+    // A NaN or an infinity inside the first `n` entries reaches the score
+    // (the reference's value, NaNs compared as NaN), on each side, in a
+    // full chunk and in the padded last one, packed and as given.
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let bits = |v: f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
+    for (n, na) in [(100usize, 3usize), (100, 9), (784, 12), (37, 10)] {
+        let nb = 11;
+        for pos in [0, n / 2, n - 1] {
+            for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                let mut a: Vec<Vec<f32>> = (0..na)
+                    .map(|_| (0..n).map(|_| rng.gen_range(-1.0f32..1.0)).collect())
+                    .collect();
+                let mut b: Vec<Vec<f64>> = (0..nb).map(|_| random_vec(&mut rng, n)).collect();
+                a[na - 1][pos] = bad as f32;
+                b[nb - 1][pos] = bad;
+                let ar: Vec<&[f32]> = a.iter().map(|r| &r[..]).collect();
+                let br: Vec<&[f64]> = b.iter().map(|r| &r[..]).collect();
+                let want: Vec<u64> = a
+                    .iter()
+                    .flat_map(|r| {
+                        let wide: Vec<f64> = r.iter().map(|&v| f64::from(v)).collect();
+                        b.iter()
+                            .map(move |c| bits(reference_dot(&wide, c)))
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                assert!(want.contains(&u64::MAX) || bad.is_infinite());
+                for isa in Isa::available() {
+                    let mut out = vec![0.0; na * nb];
+                    row_dots_tiled(isa, (&ar, &br), n, &mut out, &[], true);
+                    let got: Vec<u64> = out.iter().map(|&v| bits(v)).collect();
+                    assert_eq!(got, want, "{isa:?} n {n} na {na} pos {pos} {bad}");
+                }
             }
         }
     }
