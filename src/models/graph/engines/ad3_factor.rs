@@ -48,6 +48,14 @@ pub(super) struct ActiveSet {
 }
 
 impl ActiveSet {
+    /// Adds the factor's joint marginals (row-major, `nv` columns) to
+    /// `out`.
+    pub(super) fn add_joint(&self, nv: usize, out: &mut [f64]) {
+        for (&(a, b), &w) in self.configs.iter().zip(&self.beta) {
+            out[a as usize * nv + b as usize] += w;
+        }
+    }
+
     /// Drops the active set if a configuration is no longer allowed.
     pub(super) fn restrict(&mut self, rows: &[bool], cols: &[bool]) {
         if self

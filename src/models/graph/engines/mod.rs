@@ -18,7 +18,7 @@ mod test_graphs;
 mod testing;
 mod tree;
 
-pub use ad3::{Ad3, MAX_BRANCHES};
+pub use ad3::{Ad3, Relaxation, MAX_BRANCHES};
 pub use alpha_expansion::{AlphaExpansion, MAX_SWEEPS};
 pub use conditioning::{cut_labellings, cut_set, Conditioning, MAX_CONDITIONED};
 pub use distance::DistanceTransform;

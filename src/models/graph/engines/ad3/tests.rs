@@ -220,3 +220,53 @@ fn bad_potentials_are_refused() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::DimensionMismatch);
 }
+
+/// The relaxation of the frustrated triangle is the LP's fractional
+/// optimum (node marginals 1/2, each edge's mass on the disagreeing pairs,
+/// consistent with the node marginals); a chain's labelling is the
+/// maximiser and proven.
+#[test]
+fn relaxations_are_the_lp_marginals() {
+    let prob = Problem::build(
+        vec![2, 2, 2],
+        vec![[0, 1], [1, 2], [2, 0]],
+        &mut (),
+        |_, _, _| 0.0,
+        |_, _, _, _| vec![0.0, 1.0, 1.0, 0.0],
+    );
+    let r = Ad3::default().relax(&prob.potentials()).unwrap();
+    assert!(!r.exact);
+    assert!(
+        r.node.iter().all(|x| (x - 0.5).abs() < 1e-4),
+        "{:?}",
+        r.node
+    );
+    assert_eq!(r.edge.len(), 12);
+    for t in r.edge.chunks(4) {
+        assert!(t[0].abs() < 1e-4 && t[3].abs() < 1e-4, "{t:?}");
+        assert!(
+            (t[1] - 0.5).abs() < 1e-4 && (t[2] - 0.5).abs() < 1e-4,
+            "{t:?}"
+        );
+    }
+    let bb = Ad3 {
+        branch_and_bound: true,
+    };
+    let r = bb.relax(&prob.potentials()).unwrap();
+    assert!(r.exact && prob.potentials().score(&r.labels) == 2.0);
+    let chain = Problem::build(
+        vec![2, 3],
+        vec![[0, 1]],
+        &mut (),
+        |_, i, s| [[0.5, 0.0, 0.0], [0.0, 1.0, -1.0]][i][s as usize],
+        |_, _, _, _| vec![0.0, 0.25, 0.0, 2.0, 0.0, 0.0],
+    );
+    let r = Ad3::default().relax(&chain.potentials()).unwrap();
+    assert!(r.exact);
+    assert_eq!(r.labels, vec![1, 0]);
+    // The gap closed at some round: the marginals are that round's
+    // (distributions, not necessarily integral yet).
+    assert!((r.node[..2].iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    assert!((r.node[2..].iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    assert!((r.edge.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+}
