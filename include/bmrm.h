@@ -344,6 +344,17 @@ typedef enum bmrm_engine {
      * certified).
      */
     BMRM_ENGINE_EXACT_OR_LOOPY = 7,
+    /**
+     * AD3, the local-polytope LP relaxation: exact where the LP's optimum
+     * is integral and proven so, the rounded fractional solution otherwise
+     * (then not certified).
+     */
+    BMRM_ENGINE_AD3 = 8,
+    /**
+     * AD3 with branch and bound: exact (an answer whose branch budget ran
+     * out is marked inexact).
+     */
+    BMRM_ENGINE_AD3_BRANCH_AND_BOUND = 9,
 } bmrm_engine;
 
 /**

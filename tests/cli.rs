@@ -931,7 +931,10 @@ fn graph_models_train_and_predict_against_enumeration() {
     let dir = tempfile::tempdir().unwrap();
     let (data, exs) = graph_file(dir.path(), 6, 3);
     let lambda = 0.05;
+    // AD3 with branch and bound first: bmrm.txt is then exhaustive
+    // search's model for the JSON check below.
     for (alg, engine) in [
+        ("bmrm", "ad3-branch-and-bound"),
         ("bmrm", "exhaustive"),
         ("bcfw", "auto"),
         ("prox-p-bmrm", "auto"),

@@ -653,3 +653,65 @@ fn auto_engines_give_the_exhaustive_hinge() {
         }
     }
 }
+
+/// AD3 through the model: with branch and bound every corner is exact and
+/// has the hinge of exhaustive search (loopy segmentation lattices without
+/// positivity, so the LP is often fractional, and random small graphs of
+/// every form); without it a corner marked exact has that hinge too, and
+/// the model says it is not exact on every potential.
+#[test]
+fn ad3_corners_marked_exact_have_the_exhaustive_hinge() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2015);
+    let mut problems = vec![(
+        "segmentation",
+        bmrm::models::graph::synthetic::segmentation(4, 3, 3, 2),
+    )];
+    for form in [
+        Form::ClassConstant,
+        Form::SparseEdgeFeatures,
+        Form::Potts,
+        Form::Displacement,
+    ] {
+        for _ in 0..4 {
+            let ex = square_edges_only(random_examples(&mut rng, 6, form).0);
+            problems.push(("random", ex));
+        }
+    }
+    let (mut exact, mut inexact) = (0, 0);
+    for (name, ex) in problems {
+        let bb = GraphModel::new(ex.clone(), false, EngineKind::Ad3BranchAndBound.into()).unwrap();
+        let lp = GraphModel::new(ex.clone(), false, EngineKind::Ad3.into()).unwrap();
+        let reference = GraphModel::new(ex, false, EngineKind::Exhaustive.into()).unwrap();
+        assert!(bb.exact() && !lp.exact(), "{name}");
+        for _ in 0..10 {
+            let w: Vec<f64> = (0..bb.dim()).map(|_| rng.gen_range(-2.0..2.0)).collect();
+            for i in 0..bb.num_examples() {
+                let mut c = [Corner::new(bb.dim()), Corner::new(bb.dim())];
+                let mut r = Corner::new(bb.dim());
+                bb.max_oracle(i, &w, &mut c[0]).unwrap();
+                lp.max_oracle(i, &w, &mut c[1]).unwrap();
+                reference.max_oracle(i, &w, &mut r).unwrap();
+                let hr = r.hinge(&w);
+                assert!(c[0].is_exact(), "{name} {i}: branch and bound not exact");
+                for (k, c) in c.iter().enumerate() {
+                    if c.is_exact() {
+                        let h = c.hinge(&w);
+                        assert!(
+                            (h - hr).abs() <= 1e-9 * (1.0 + hr.abs()),
+                            "{name} {i} {k}: {h} vs {hr}"
+                        );
+                    }
+                }
+                if c[1].is_exact() {
+                    exact += 1;
+                } else {
+                    inexact += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        exact > 0 && inexact > 0,
+        "AD3 alone: {exact} exact, {inexact} not"
+    );
+}

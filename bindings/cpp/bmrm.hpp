@@ -572,6 +572,8 @@ enum class Engine : int {
     alpha_expansion = BMRM_ENGINE_ALPHA_EXPANSION,
     loopy_max_product = BMRM_ENGINE_LOOPY_MAX_PRODUCT,
     exact_or_loopy = BMRM_ENGINE_EXACT_OR_LOOPY,
+    ad3 = BMRM_ENGINE_AD3,
+    ad3_branch_and_bound = BMRM_ENGINE_AD3_BRANCH_AND_BOUND,
 };
 
 /// The examples of a graph problem as std::vectors, example after example;

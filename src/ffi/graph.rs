@@ -93,6 +93,13 @@ pub enum bmrm_engine {
     /// binary submodular graphs), loopy max-product otherwise (not
     /// certified).
     BMRM_ENGINE_EXACT_OR_LOOPY = 7,
+    /// AD3, the local-polytope LP relaxation: exact where the LP's optimum
+    /// is integral and proven so, the rounded fractional solution otherwise
+    /// (then not certified).
+    BMRM_ENGINE_AD3 = 8,
+    /// AD3 with branch and bound: exact (an answer whose branch budget ran
+    /// out is marked inexact).
+    BMRM_ENGINE_AD3_BRANCH_AND_BOUND = 9,
 }
 
 /// A `bmrm_node_features` received from C; spelled `bmrm_node_features`.
@@ -544,9 +551,11 @@ fn engine_kind(raw: RawEngine) -> Result<EngineKind> {
         5 => EngineKind::AlphaExpansion,
         6 => EngineKind::LoopyMaxProduct,
         7 => EngineKind::ExactOrLoopy,
+        8 => EngineKind::Ad3,
+        9 => EngineKind::Ad3BranchAndBound,
         k => {
             return Err(Error::invalid_argument(format!(
-                "engine = {k} is not a bmrm_engine (0..=7)"
+                "engine = {k} is not a bmrm_engine (0..=9)"
             )))
         }
     })

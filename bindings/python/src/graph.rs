@@ -28,6 +28,8 @@ const ENGINES: &[(&str, Option<EngineKind>)] = &[
     ("alpha-expansion", Some(EngineKind::AlphaExpansion)),
     ("loopy-max-product", Some(EngineKind::LoopyMaxProduct)),
     ("exact-or-loopy", Some(EngineKind::ExactOrLoopy)),
+    ("ad3", Some(EngineKind::Ad3)),
+    ("ad3-branch-and-bound", Some(EngineKind::Ad3BranchAndBound)),
     ("unary", None),
 ];
 
@@ -301,6 +303,50 @@ impl PyGraphModel {
         w: &Bound<'py, PyAny>,
     ) -> PyResult<(Bound<'py, PyArray1<i64>>, bool)> {
         self.decode_all(py, w, true)
+    }
+
+    /// Every example's LP relaxation by AD3 (pystruct's `relaxed=True`),
+    /// of the loss-augmented scores when `loss_augmented`: per example
+    /// `(labels, exact, node_marginals, edge_marginals)`, the marginals
+    /// flat (node after node; each edge's `states_u x states_v` table
+    /// row-major). With `branch_and_bound` the labelling is AD3's with
+    /// branch and bound; the marginals are the root LP's.
+    #[pyo3(signature = (w, loss_augmented=false, branch_and_bound=false))]
+    #[allow(clippy::type_complexity)]
+    fn relaxed<'py>(
+        &self,
+        py: Python<'py>,
+        w: &Bound<'py, PyAny>,
+        loss_augmented: bool,
+        branch_and_bound: bool,
+    ) -> PyResult<
+        Vec<(
+            Bound<'py, PyArray1<i64>>,
+            bool,
+            Bound<'py, PyArray1<f64>>,
+            Bound<'py, PyArray1<f64>>,
+        )>,
+    > {
+        let w = vec_f64(py, w, "w", Some(self.dim()))?;
+        let inner = self.inner.clone();
+        let all = py
+            .allow_threads(move || {
+                (0..bmrm::MaxOracle::num_examples(inner.as_ref()))
+                    .map(|i| inner.relaxed(&w, i, loss_augmented, branch_and_bound))
+                    .collect::<bmrm::Result<Vec<_>>>()
+            })
+            .map_err(to_pyerr)?;
+        Ok(all
+            .into_iter()
+            .map(|r| {
+                (
+                    PyArray1::from_vec(py, r.labels.into_iter().map(i64::from).collect()),
+                    r.exact,
+                    PyArray1::from_vec(py, r.node),
+                    PyArray1::from_vec(py, r.edge),
+                )
+            })
+            .collect())
     }
 
     /// `(R(w), subgradient)` of the mean hinge.

@@ -410,11 +410,12 @@ def _unavailable(e):
 def test_inference_method_table():
     assert engine_for("GraphCRF", None) == "auto"
     assert engine_for("GraphCRF", "max-product") == "loopy-max-product"
-    assert engine_for("GraphCRF", "ad3") == "exact-or-loopy"
-    assert engine_for("GraphCRF", ("lp", {})) == "exact-or-loopy"
+    assert engine_for("GraphCRF", "ad3") == "ad3"
+    assert engine_for("GraphCRF", ("lp", {})) == "ad3"
+    assert engine_for("GraphCRF", ("ad3", {"branch_and_bound": False})) == "ad3"
     assert engine_for("GraphCRF", "qpbo") == "graph-cut"
     assert engine_for("GraphCRF", ("exhaustive", {})) == "exhaustive"
-    assert engine_for("GraphCRF", ("ad3", {"branch_and_bound": True})) == "auto"
+    assert engine_for("GraphCRF", ("ad3", {"branch_and_bound": True})) == "ad3-branch-and-bound"
     for name in ("ogm",):
         with pytest.raises(ValueError, match=f"inference_method='{name}' is not available"):
             GraphCRF(inference_method=name)
@@ -450,15 +451,17 @@ def dense_data(n=2, m=8, k=3, d=3, seed=13):
 def test_loopy_inference_on_cycles_is_not_certified_and_reports_the_true_primal(method, data,
                                                                                small):
     """pystruct's 'max-product' on graphs with cycles runs loopy belief
-    propagation ('ad3' and 'lp' where no exact engine applies). Every lower
-    bound stays valid (each plane is a labelling's score); only the primal
-    can be underestimated. After the run the learners evaluate the primal
-    at the returned w with the best exact engine: on the small graphs one
-    applies (conditioning), so the reported primal is the true objective
-    (every max by enumeration) and the gap is certified; on the complete
-    graphs none does, so the primal is the risk as the engine answered
-    (never above the true objective, never below the certified bound) and
-    the run says it is not certified."""
+    propagation, 'ad3' and 'lp' the LP relaxation (AD3): the model does not
+    say it is exact on every potential. Every lower bound stays valid (each
+    plane is a labelling's score); only the primal can be underestimated.
+    A run is certified when every answer was proven a maximiser (AD3 on a
+    tight LP), or when, after the run, the best exact engine applies to
+    every graph at the returned w (conditioning on the small graphs): then
+    the reported primal is the true objective (every max by enumeration).
+    Otherwise (max-product or fractional AD3 answers on the complete
+    graphs) the primal is the risk as the engine answered: never above the
+    true objective, never below the certified bound, and the run says it is
+    not certified."""
     X, Y = data()
     assert any(len(x[1]) >= len(x[0]) for x in X)  # some graph has a cycle
     ref = GraphRef(3, 3)
@@ -468,7 +471,7 @@ def test_loopy_inference_on_cycles_is_not_certified_and_reports_the_true_primal(
     _, bound = certified(_exact(X, Y), len(X))
     for est in [OneSlackSSVM(model, C=C, tol=1e-6), NSlackSSVM(model, C=C, tol=1e-6, max_iter=500)]:
         est.fit(X, Y)
-        assert est.certified_ is small and est.info_.certified is small
+        assert est.certified_ is est.info_.certified
         w = np.asarray(est.w)
         true = enum_objective(ref, X, Y, w)
         reported = est.info_.primal * C * len(X)
@@ -476,9 +479,57 @@ def test_loopy_inference_on_cycles_is_not_certified_and_reports_the_true_primal(
         assert lower <= bound + 1e-9 * abs(bound)  # the run's bound is valid
         assert lower <= reported <= true + 1e-9 * abs(true)
         if small:
+            assert est.certified_  # the exact re-evaluation applies
+        if small or est.certified_:
             assert reported == pytest.approx(true, rel=1e-9, abs=1e-12)
             assert est.info_.gap * C * len(X) <= 1e-6 * (1 + 1e-6)
         assert true >= bound - 1e-9 * abs(bound)
+
+
+def test_ad3_branch_and_bound_is_certified_and_exact_on_complete_graphs():
+    """('ad3', {'branch_and_bound': True}) proves every answer on the
+    complete graphs where the best exact engine would not apply: the model
+    is exact, the runs certified, the primal the true objective at w and
+    the lower bound below the exhaustive optimum."""
+    X, Y = dense_data()
+    ref = GraphRef(3, 3)
+    model = GraphCRF(inference_method=("ad3", {"branch_and_bound": True}))
+    model.initialize(X, Y)
+    assert model._native(X, Y).exact
+    best, bound = certified(_exact(X, Y), len(X))
+    for est in [OneSlackSSVM(model, C=C, tol=1e-6), NSlackSSVM(model, C=C, tol=1e-6, max_iter=500)]:
+        est.fit(X, Y)
+        assert est.certified_ is True and est.info_.certified is True
+        w = np.asarray(est.w)
+        true = enum_objective(ref, X, Y, w)
+        assert est.info_.primal * C * len(X) == pytest.approx(true, rel=1e-9, abs=1e-12)
+        assert est.info_.lower_bound * C * len(X) <= best + 1e-9 * abs(best)
+
+
+def test_ad3_labels_are_the_exhaustive_maximisers_where_proven():
+    """inference with 'ad3' agrees with exhaustive search (in score) on the
+    dense graphs whenever the engine proves its answer, and with branch and
+    bound always."""
+    X, Y = dense_data()
+    rng = np.random.RandomState(3)
+    ex = GraphCRF(inference_method="exhaustive")
+    lp = GraphCRF(inference_method="ad3")
+    bb = GraphCRF(inference_method=("ad3", {"branch_and_bound": True}))
+    for m in (ex, lp, bb):
+        m.initialize(X, Y)
+    proven = 0
+    for _ in range(5):
+        w = rng.randn(ex.size_joint_feature)
+        for x in X:
+            best = np.dot(w, ex.joint_feature(x, ex.inference(x, w)))
+            got = np.dot(w, bb.joint_feature(x, bb.inference(x, w)))
+            assert got == pytest.approx(best, rel=1e-9, abs=1e-12)
+            labels, exact = lp._build([x], None).predict(w)  # x's, then an anchor's
+            if exact:
+                proven += 1
+                got = np.dot(w, lp.joint_feature(x, labels[:len(x[0])]))
+                assert got == pytest.approx(best, rel=1e-9, abs=1e-12)
+    assert proven > 0
 
 
 def _exact(X, Y):
@@ -700,3 +751,61 @@ def test_graph_model_allowed_states_and_loss_table():
         model(loss_table=table.ravel(), class_weight=[1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match="loss for its true state"):
         model(loss_table=np.ones(4 * k))
+
+
+def _triangle():
+    """A frustrated triangle: two states, no node scores, each edge scoring
+    1 when its ends differ. MAP 2; the LP's optimum 3, every marginal 1/2."""
+    X = [(np.zeros((3, 1)), np.array([[0, 1], [1, 2], [2, 0]]))]
+    Y = [np.array([0, 1, 0])]
+    w = np.concatenate([np.zeros(2), [0.0, 1.0, 1.0, 0.0]])
+    return X, Y, w
+
+
+def test_relaxed_inference_returns_the_lp_marginals_where_fractional():
+    """relaxed=True with 'ad3' or 'lp': pystruct's (unary_marginals,
+    pairwise_marginals) when the LP's optimum is fractional (the marginals
+    1/2, the edges' mass on the disagreeing pairs, summed over the three
+    edges); the labelling where AD3 proves it (a path, whose LP is tight),
+    and always with branch and bound or a labelling engine."""
+    X, Y, w = _triangle()
+    for method in ("ad3", "lp"):
+        model = GraphCRF(inference_method=method)
+        model.initialize(X, Y)
+        unary, pairwise = model.inference(X[0], w, relaxed=True)
+        assert unary.shape == (3, 2) and pairwise.shape == (2, 2)
+        np.testing.assert_allclose(unary, 0.5, atol=1e-4)
+        np.testing.assert_allclose(pairwise, [[0.0, 1.5], [1.5, 0.0]], atol=1e-4)
+        labels = model.inference(X[0], w)
+        assert labels.shape == (3,)
+    bb = GraphCRF(inference_method=("ad3", {"branch_and_bound": True}))
+    bb.initialize(X, Y)
+    y = np.asarray(bb.inference(X[0], w, relaxed=True))
+    assert y.shape == (3,)
+    assert sum(int(y[u] != y[v]) for u, v in X[0][1]) == 2
+    mp = GraphCRF(inference_method="max-product")
+    mp.initialize(X, Y)
+    assert np.asarray(mp.inference(X[0], w, relaxed=True)).shape == (3,)
+    # A path whose first node prefers state 0: the LP is tight with a
+    # unique optimum, the answer a proven labelling. (Without the unary
+    # score the two alternating labellings tie, and the LP's optimum
+    # between them is fractional.)
+    path = [(np.array([[1.0], [0.0], [0.0]]), np.array([[0, 1], [1, 2]]))]
+    model = GraphCRF(inference_method="ad3")
+    model.initialize(path, Y)
+    w = np.concatenate([[1.0, 0.0], w[2:]])
+    y = model.inference(path[0], w, relaxed=True)
+    assert isinstance(y, np.ndarray)
+    np.testing.assert_array_equal(y, [0, 1, 0])
+    np.testing.assert_array_equal(model.inference(path[0], w), [0, 1, 0])
+
+
+def test_relaxed_loss_augmented_inference_adds_the_loss():
+    """With the loss (Hamming, against [0, 1, 0]) and w = 0 the scores are
+    the loss alone: every node prefers the state it does not have in the
+    truth, an integral optimum the LP proves."""
+    X, Y, _ = _triangle()
+    model = GraphCRF(inference_method="ad3")
+    model.initialize(X, Y)
+    y = model.loss_augmented_inference(X[0], Y[0], np.zeros(6), relaxed=True)
+    np.testing.assert_array_equal(np.asarray(y), [1, 0, 1])

@@ -33,6 +33,10 @@ pub enum EngineArg {
     LoopyMaxProduct,
     /// The best exact engine where one applies, else loopy max-product.
     ExactOrLoopy,
+    /// AD3, the LP relaxation: exact where the LP is tight, else rounded.
+    Ad3,
+    /// AD3 with branch and bound: exact.
+    Ad3BranchAndBound,
 }
 
 impl EngineArg {
@@ -46,6 +50,8 @@ impl EngineArg {
             EngineArg::AlphaExpansion => EngineKind::AlphaExpansion,
             EngineArg::LoopyMaxProduct => EngineKind::LoopyMaxProduct,
             EngineArg::ExactOrLoopy => EngineKind::ExactOrLoopy,
+            EngineArg::Ad3 => EngineKind::Ad3,
+            EngineArg::Ad3BranchAndBound => EngineKind::Ad3BranchAndBound,
         }
     }
     fn name(self) -> String {

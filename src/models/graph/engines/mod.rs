@@ -1,6 +1,9 @@
 //! The built-in inference engines, each derived from its paper and tested
 //! against [`Exhaustive`] on random small graphs.
 
+mod ad3;
+mod ad3_admm;
+mod ad3_factor;
 mod alpha_expansion;
 mod conditioning;
 mod distance;
@@ -15,6 +18,7 @@ mod test_graphs;
 mod testing;
 mod tree;
 
+pub use ad3::{Ad3, Relaxation, MAX_BRANCHES};
 pub use alpha_expansion::{AlphaExpansion, MAX_SWEEPS};
 pub use conditioning::{cut_labellings, cut_set, Conditioning, MAX_CONDITIONED};
 pub use distance::DistanceTransform;
