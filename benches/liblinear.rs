@@ -299,7 +299,13 @@ fn run_ours(
     if alg == Algorithm::Bcfw {
         bcfw_variant(name, &mut s);
     }
-    s.tol_rel = 0.0;
+    // BCFW's exact passes come when its gap estimate says this target is
+    // near (exact steps), so it is told the target.
+    s.tol_rel = if alg == Algorithm::Bcfw {
+        args.within
+    } else {
+        0.0
+    };
     s.num_threads = threads;
     if alg.is_partitioned() {
         s.num_parts = args.parts;
