@@ -89,7 +89,7 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "proxp,bcfw-exact-perm,bcfw-exact-perm-b64"
+        default_value = "proxp,bcfw-exact-perm-g1000,bcfw-exact-perm-b64-g1000"
     )]
     algorithms: Vec<String>,
     /// Runs through the C ABI (benches/c/fashion_abi.c, compiled here with
