@@ -89,7 +89,7 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "proxp,bcfw-exact-perm,bcfw-exact-perm-b64"
+        default_value = "proxp,bcfw-exact-perm-g1000,bcfw-exact-perm-b64-g1000"
     )]
     algorithms: Vec<String>,
     /// Runs through the C ABI (benches/c/fashion_abi.c, compiled here with
@@ -299,7 +299,13 @@ fn run_ours(
     if alg == Algorithm::Bcfw {
         bcfw_variant(name, &mut s);
     }
-    s.tol_rel = 0.0;
+    // BCFW's exact passes come when its gap estimate says this target is
+    // near (exact steps), so it is told the target.
+    s.tol_rel = if alg == Algorithm::Bcfw {
+        args.within
+    } else {
+        0.0
+    };
     s.num_threads = threads;
     if alg.is_partitioned() {
         s.num_parts = args.parts;

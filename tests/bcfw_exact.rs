@@ -47,15 +47,21 @@ fn exact_steps_reach_bmrm_certified_optimum_and_every_dual_stays_below_it() {
     let model = model(200, 20, 5, 4);
     for lambda in [1e-1, 1e-2] {
         let (lb, opt) = optimum(&model, lambda);
-        for (sampling, batch) in [
-            (Sampling::Permutation, 0),
-            (Sampling::Gap, 0),
-            (Sampling::Uniform, 0),
-            (Sampling::Permutation, 16),
-            (Sampling::Gap, 64),
+        // gap_check 10^6 with at most 3000 passes: only the gap estimate of
+        // the shrunk problem can call the exact passes that certify.
+        for (sampling, batch, gap_check) in [
+            (Sampling::Permutation, 0, 3),
+            (Sampling::Gap, 0, 3),
+            (Sampling::Uniform, 0, 3),
+            (Sampling::Permutation, 16, 3),
+            (Sampling::Gap, 64, 3),
+            (Sampling::Permutation, 0, 1_000_000),
+            (Sampling::Gap, 16, 1_000_000),
         ] {
-            let what = format!("lambda {lambda}, {sampling:?}, mini_batch {batch}");
+            let what =
+                format!("lambda {lambda}, {sampling:?}, mini_batch {batch}, gap_check {gap_check}");
             let mut s = exact(lambda, sampling, batch);
+            s.gap_check = gap_check;
             // The dual after every pass, shrunk blocks and all.
             let duals = Arc::new(Mutex::new(Vec::new()));
             let seen = duals.clone();
@@ -93,12 +99,22 @@ fn exact_steps_reach_bmrm_certified_optimum_and_every_dual_stays_below_it() {
 #[test]
 fn exact_steps_give_the_same_bits_for_any_thread_count() {
     let model = model(500, 12, 4, 9);
-    for batch in [0, 1, 16, 64] {
+    // gap_check 1000: the exact passes come from the gap estimate (tol_abs
+    // 1e-3 gives it a target).
+    for (batch, gap_check, tol_abs) in [
+        (0, 3, 0.0),
+        (1, 3, 0.0),
+        (16, 3, 0.0),
+        (64, 3, 0.0),
+        (0, 1000, 1e-3),
+        (16, 1000, 1e-3),
+    ] {
         let mut results = Vec::new();
         for threads in [1, 2, 4] {
             let mut s = exact(0.01, Sampling::Gap, batch);
             s.max_iterations = 12;
-            s.tol_abs = 0.0;
+            s.tol_abs = tol_abs;
+            s.gap_check = gap_check;
             s.num_threads = threads;
             let mut solver = Solver::new(Problem::from_max_oracle(model.clone()), s).unwrap();
             let mut w = vec![0.0; solver.dim()];
@@ -118,11 +134,11 @@ fn exact_steps_give_the_same_bits_for_any_thread_count() {
         }
         assert_eq!(
             results[0], results[1],
-            "mini_batch {batch}: 1 and 2 threads"
+            "mini_batch {batch}, gap_check {gap_check}: 1 and 2 threads"
         );
         assert_eq!(
             results[0], results[2],
-            "mini_batch {batch}: 1 and 4 threads"
+            "mini_batch {batch}, gap_check {gap_check}: 1 and 4 threads"
         );
     }
 }

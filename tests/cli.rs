@@ -1126,3 +1126,37 @@ fn bad_graph_files_and_options_are_refused_with_their_line() {
         &["loss=normalised-hamming", "but the model has"],
     );
 }
+
+#[test]
+fn train_without_an_algorithm_picks_by_lambda_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _) = libsvm_files(dir.path(), 300, 0);
+    for (lambda, said, name) in [
+        ("1e-2", "algorithm: bcfw with exact steps", "BCFW"),
+        ("1e-3", "algorithm: bcfw with exact steps", "BCFW"),
+        ("1e-4", "algorithm: prox-p-bmrm", "Prox-P-BMRM"),
+    ] {
+        let out = ok(&["train", s(&train), "--lambda", lambda]);
+        assert!(out.contains(said), "lambda {lambda}: {out}");
+        let json = ok(&["train", s(&train), "--lambda", lambda, "--json"]);
+        let summary: serde_json::Value =
+            serde_json::from_str(json.lines().last().unwrap()).unwrap();
+        assert_eq!(summary["algorithm"], name, "lambda {lambda}");
+        assert!(
+            summary["rel_gap"].as_f64().unwrap() <= 1e-3,
+            "lambda {lambda}"
+        );
+    }
+    // An algorithm given is kept.
+    let json = ok(&[
+        "train",
+        s(&train),
+        "--lambda",
+        "1e-2",
+        "-a",
+        "bmrm",
+        "--json",
+    ]);
+    let summary: serde_json::Value = serde_json::from_str(json.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["algorithm"], "BMRM");
+}

@@ -95,6 +95,9 @@ pub struct BcfwMethod<'s> {
     stop: bool,
     /// The state's count of untrusted answers already given to the run.
     noted: u64,
+    /// Exact steps: the gap the next exact pass is measured against (the
+    /// last exact pass's, or before it the first full gap estimate).
+    reference_gap: f64,
 }
 
 impl<'s> BcfwMethod<'s> {
@@ -108,6 +111,7 @@ impl<'s> BcfwMethod<'s> {
             limit: engine::pass_limit(settings),
             stop: false,
             noted,
+            reference_gap: f64::INFINITY,
         }
     }
 
@@ -116,6 +120,30 @@ impl<'s> BcfwMethod<'s> {
     fn note_doubtful(&mut self, ctx: &Context<'_>) {
         ctx.oracles.answers.note(self.state.doubtful - self.noted);
         self.noted = self.state.doubtful;
+    }
+
+    /// Exact steps: whether the gap estimate of the shrunk problem (every
+    /// block's gap before its last step, over its active classes) has
+    /// fallen to the stopping rule's gap `max(tol_abs, tol_rel |dual|)`, or
+    /// by the factor [`EXACT_GAP_DROP`] below the reference gap. The first
+    /// says the certificate may be reached; the second, that the shrunk
+    /// problem is nearly solved and the shrinking must be re-checked (as
+    /// LIBLINEAR re-checks every class once its shrunk problem meets a
+    /// tolerance it halves each time). So the exact passes come when they
+    /// are useful, not only every `gap_check` passes.
+    fn target_near(&mut self, settings: &Settings) -> bool {
+        if settings.step_type != crate::vocab::StepType::Exact || !self.state.all_estimated() {
+            return false;
+        }
+        let estimate = self.state.gap_estimate();
+        if !self.reference_gap.is_finite() {
+            self.reference_gap = estimate;
+            return false;
+        }
+        let wanted = settings
+            .tol_abs
+            .max(settings.tol_rel * self.state.certified_dual().abs());
+        estimate <= wanted.max(EXACT_GAP_DROP * self.reference_gap)
     }
 
     /// An exact pass at the iterate (and at the average): a certificate.
@@ -128,6 +156,13 @@ impl<'s> BcfwMethod<'s> {
         Ok(e)
     }
 }
+
+/// Exact steps: an exact pass once the shrunk problem's gap estimate has
+/// fallen by this factor below the reference gap ([`BcfwMethod`]). On
+/// 10,000 Fashion-MNIST images 0.3 took 565 passes (8 exact) to 0.1 % at
+/// lambda 1e-3 where 0.1 took 694 (5 exact) and an exact pass every 10
+/// passes 540 (54 exact), at 0.66x and 0.77x the CPU time.
+const EXACT_GAP_DROP: f64 = 0.3;
 
 /// The counted max-oracle of a run; BCFW runs only on one.
 fn examples(ctx: &Context<'_>) -> Result<Arc<dyn MaxOracle>> {
@@ -185,8 +220,11 @@ impl Method for BcfwMethod<'_> {
             && settings.tol_abs > 0.0
             && self.state.all_estimated()
             && self.state.gap_estimate() <= settings.early_exact_factor * settings.tol_abs;
-        if exact.is_none() && (since >= u64::from(settings.gap_check) || early) {
-            exact = Some(self.certify(ctx, oracle.as_ref())?);
+        let near = self.target_near(settings);
+        if exact.is_none() && (since >= u64::from(settings.gap_check) || early || near) {
+            let e = self.certify(ctx, oracle.as_ref())?;
+            self.reference_gap = e.gap;
+            exact = Some(e);
             self.last_exact_at = Some(k);
         }
         let mut traced = None;

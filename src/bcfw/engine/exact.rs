@@ -17,8 +17,12 @@
 //! holds with room, `s_t - s_y >= L_y + SHRINK_MARGIN` for all `y != t`,
 //! would not move; it is skipped until the next exact pass, which scores
 //! every block at the current `w` (the certificate) and lets every block be
-//! visited again. The dual stays a feasible point throughout, so its value
-//! is a valid lower bound; the reported gap comes only from exact passes.
+//! visited again. Within a block, single classes are shrunk too
+//! ([`active`]): a block with shrunk classes scores only its others
+//! (`ClassRows::row_dot`, no oracle call) and steps on the face where the
+//! shrunk ones hold no weight. The dual stays a feasible point throughout,
+//! so its value is a valid lower bound; the reported gap comes only from
+//! exact passes.
 //!
 //! Mini-batches (`mini_batch = B > 1`): the `B` blocks of a batch are
 //! scored and solved at the same `w`, in parallel; their joint direction
@@ -44,6 +48,10 @@ const SHRINK_MARGIN: f64 = 0.0;
 pub(crate) struct ExactSteps {
     /// Blocks skipped until the next exact pass.
     shrunk: Vec<bool>,
+    /// Classes skipped until the next exact pass, `K` per block
+    /// ([`active`]), and how many of each block's.
+    class_off: Vec<bool>,
+    classes_off: Vec<u32>,
     /// The class losses `L_i(y)` of every block, `K` per block.
     losses: Vec<f64>,
     // Scratch of a batch, reused.
@@ -60,6 +68,8 @@ impl ExactSteps {
     pub(crate) fn new(n: usize, losses: Vec<f64>) -> Self {
         ExactSteps {
             shrunk: vec![false; n],
+            class_off: vec![false; losses.len()],
+            classes_off: vec![0; n],
             losses,
             batch: Vec::new(),
             in_batch: vec![false; n],
@@ -72,11 +82,15 @@ impl ExactSteps {
     /// Every block is visited again (after an exact pass re-checked them all).
     pub(crate) fn unshrink_all(&mut self) {
         self.shrunk.fill(false);
+        self.class_off.fill(false);
+        self.classes_off.fill(0);
     }
 
     pub(crate) fn bytes(&self) -> usize {
         self.shrunk.capacity()
             + self.in_batch.capacity()
+            + self.class_off.capacity()
+            + 4 * self.classes_off.capacity()
             + 8 * (self.losses.capacity()
                 + self.batch.capacity()
                 + self.scores.capacity()
@@ -86,10 +100,14 @@ impl ExactSteps {
                 .moves
                 .iter()
                 .map(|m| {
-                    8 * (m.dc.capacity()
-                        + m.alpha.capacity()
-                        + m.z.capacity()
-                        + m.sorted.capacity())
+                    m.off.capacity()
+                        + 8 * (m.dc.capacity()
+                            + m.alpha.capacity()
+                            + m.before.capacity()
+                            + m.act.capacity()
+                            + m.z.capacity()
+                            + m.sorted.capacity()
+                            + m.part.iter().map(Vec::capacity).sum::<usize>())
                 })
                 .sum::<usize>()
     }
@@ -110,8 +128,17 @@ struct BlockMove {
     shrink: bool,
     /// The oracle's answer was not trusted (clipped at the truth).
     doubtful: bool,
-    // Scratch of the solve: the weights, the point projected, its sort.
+    /// The block's scores came from an oracle call (no class shrunk).
+    called: bool,
+    /// The block's classes shrunk after the step.
+    off: Vec<bool>,
+    // Scratch of the solve: the weights before and after, the active
+    // classes and their weights, scores and losses, the point projected,
+    // its sort.
     alpha: Vec<f64>,
+    before: Vec<f64>,
+    act: Vec<usize>,
+    part: [Vec<f64>; 3],
     z: Vec<f64>,
     sorted: Vec<f64>,
 }
@@ -185,6 +212,7 @@ fn block_move(
     truth: usize,
     scores: &[f64],
     losses: &[f64],
+    off_in: &[bool],
     row_norm2: f64,
     lambda: f64,
     n: usize,
@@ -205,11 +233,13 @@ fn block_move(
     let at_truth = coef.iter().all(|&c| c == 0.0);
     out.shrink = at_truth
         && (0..k)
-            .filter(|&m| m != truth)
+            .filter(|&m| m != truth && !off_in[m])
             .all(|m| losses[m] + scores[m] - scores[truth] < -SHRINK_MARGIN);
     out.dc.clear();
     out.dc.resize(k, 0.0);
     if out.shrink {
+        out.off.clear();
+        out.off.extend_from_slice(off_in);
         out.dl = 0.0;
         out.dtruth = 0.0;
         return;
@@ -227,15 +257,60 @@ fn block_move(
     }
     alpha[truth] = (1.0 - off).max(0.0);
     let old_truth = alpha[truth];
-    solve_block(
-        &mut alpha,
+    out.before.clear();
+    out.before.extend_from_slice(&alpha);
+    out.act.clear();
+    out.act.extend((0..k).filter(|&m| !off_in[m]));
+    if out.act.len() == k {
+        solve_block(
+            &mut alpha,
+            truth,
+            scores,
+            losses,
+            row_norm2,
+            lambda_n,
+            &mut out.z,
+            &mut out.sorted,
+        );
+    } else {
+        // The sub-problem on the face of the active classes (the shrunk
+        // ones hold 0 and keep it).
+        let [a, s, ls] = &mut out.part;
+        a.clear();
+        s.clear();
+        ls.clear();
+        for &m in &out.act {
+            a.push(alpha[m]);
+            s.push(scores[m]);
+            ls.push(losses[m]);
+        }
+        let t = out
+            .act
+            .iter()
+            .position(|&m| m == truth)
+            .expect("the truth is active");
+        solve_block(
+            a,
+            t,
+            s,
+            ls,
+            row_norm2,
+            lambda_n,
+            &mut out.z,
+            &mut out.sorted,
+        );
+        for (&m, &x) in out.act.iter().zip(a.iter()) {
+            alpha[m] = x;
+        }
+    }
+    active::classes_to_shrink(
+        off_in,
         truth,
+        &out.before,
+        &alpha,
         scores,
         losses,
-        row_norm2,
-        lambda_n,
-        &mut out.z,
-        &mut out.sorted,
+        &mut out.off,
     );
     let mut new_l = 0.0;
     let mut off = 0.0;
@@ -315,19 +390,29 @@ impl BcfwState {
         let (lambda, n) = (self.lambda, self.n);
         let w = point!(self);
         let blocks = &self.blocks;
-        let losses = &ex.losses;
+        let (losses, class_off, classes_off) = (&ex.losses, &ex.class_off, &ex.classes_off);
         let one = |i: usize, scores: &mut [f64], out: &mut BlockMove| -> Result<()> {
-            let answer = class_answer(oracle, i, w, scores)?;
             let truth = cb.rows.truth(i);
-            let (y, loss, doubtful) = screen(cb, i, answer, scores, truth)?;
-            out.doubtful = doubtful;
+            let losses = &losses[i * k..(i + 1) * k];
+            let off = &class_off[i * k..(i + 1) * k];
+            out.called = classes_off[i] == 0;
+            let (y, loss) = if out.called {
+                let answer = class_answer(oracle, i, w, scores)?;
+                let (y, loss, doubtful) = screen(cb, i, answer, scores, truth)?;
+                out.doubtful = doubtful;
+                (y, loss)
+            } else {
+                out.doubtful = false;
+                active::score_active(cb.rows.as_ref(), i, w, off, losses, scores)?
+            };
             block_move(
                 out,
                 cb.coef(i),
                 blocks[i].l,
                 truth,
                 scores,
-                &losses[i * k..(i + 1) * k],
+                losses,
+                off,
                 cb.rows.row_norm2(i),
                 lambda,
                 n,
@@ -353,13 +438,15 @@ impl BcfwState {
                 one(i, s, m)?;
             }
         }
-        self.oracle_calls += b as u64;
         for (j, &i) in ex.batch.iter().enumerate() {
             let m = &ex.moves[j];
+            self.oracle_calls += u64::from(m.called);
             self.steps += 1;
             self.doubtful += u64::from(m.doubtful);
             self.set_estimate(i, m.gap);
             ex.shrunk[i] = m.shrink;
+            ex.class_off[i * k..(i + 1) * k].copy_from_slice(&m.off);
+            ex.classes_off[i] = m.off.iter().filter(|&&o| o).count() as u32;
         }
         let t = if b == 1 { 1.0 } else { self.joint_step(ex) };
         if t > 0.0 {
@@ -472,5 +559,6 @@ fn screen(
     Ok((y, loss, false))
 }
 
+mod active;
 #[cfg(test)]
 mod tests;

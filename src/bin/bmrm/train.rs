@@ -140,7 +140,7 @@ pub fn describe_errors(e: &Errors, unit: &str) -> String {
     s
 }
 
-pub fn run(a: TrainArgs) -> Result<(), String> {
+pub fn run(mut a: TrainArgs) -> Result<(), String> {
     let mode = a.out.mode();
     a.reg.check()?;
     a.solver.settings(1.0)?; // the other settings, before reading the data
@@ -169,6 +169,11 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
         src.describe()
     );
     let lambda = a.reg.lambda(m);
+    if task.kind == crate::model::Kind::Multiclass {
+        if let Some(pick) = a.solver.pick_by_lambda(lambda) {
+            say!(mode, "algorithm: {pick}");
+        }
+    }
     let settings = a.solver.settings(lambda)?;
     let alg = settings.algorithm;
     let tol_rel = settings.tol_rel;

@@ -3,7 +3,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{project_simplex, solve_block};
+use super::{block_move, project_simplex, solve_block, BlockMove};
 
 /// A random block: `K` classes, a row `r` of `dp` entries, the other
 /// blocks' sum `u = w - w_i`, the block's weights, losses, `lambda`, `n`.
@@ -101,6 +101,12 @@ impl Case {
     /// f0` under `sum a = 1` is `a_S = (nu - g_S) / h`; the best feasible one
     /// over all supports (with `h`, `g` read off `f` itself).
     fn brute_force(&self) -> Vec<f64> {
+        self.brute_force_on(&vec![true; self.k])
+    }
+
+    /// [`Self::brute_force`] on the face of the simplex where only the
+    /// `allowed` classes hold weight.
+    fn brute_force_on(&self, allowed: &[bool]) -> Vec<f64> {
         let k = self.k;
         let zero = vec![0.0; k];
         let f0 = self.f(&zero);
@@ -116,6 +122,9 @@ impl Case {
         let mut best: Option<(f64, Vec<f64>)> = None;
         for set in 1u32..(1 << k) {
             let members: Vec<usize> = (0..k).filter(|m| set & (1 << m) != 0).collect();
+            if members.iter().any(|&m| !allowed[m]) {
+                continue;
+            }
             let a = if h > 1e-9 * f0.abs().max(1.0) {
                 let nu = (h + members.iter().map(|&m| g[m]).sum::<f64>()) / members.len() as f64;
                 let mut a = zero.clone();
@@ -230,4 +239,131 @@ fn projection_onto_the_simplex_is_the_nearest_point() {
             assert!(d(&p) <= d(&q) + 1e-12);
         }
     }
+}
+
+#[test]
+fn a_step_with_shrunk_classes_is_the_exact_solve_on_their_face() {
+    let mut rng = ChaCha8Rng::seed_from_u64(31);
+    let mut faces = 0;
+    for trial in 0..400 {
+        let k = 3 + trial % 3;
+        let case = Case::random(&mut rng, k, false);
+        let scores_all = case.scores();
+        // Shrunk: some classes without weight, never the truth.
+        let off: Vec<bool> = (0..k)
+            .map(|m| m != case.truth && case.alpha[m] == 0.0 && rng.gen_bool(0.7))
+            .collect();
+        faces += usize::from(off.iter().any(|&o| o));
+        // Shrunk classes are not scored: their scores are 0.
+        let scores: Vec<f64> = (0..k)
+            .map(|m| if off[m] { 0.0 } else { scores_all[m] })
+            .collect();
+        let ln = case.lambda * case.n as f64;
+        let coef: Vec<f64> = (0..k)
+            .map(|m| (f64::from(u8::from(m == case.truth)) - case.alpha[m]) / ln)
+            .collect();
+        let l: f64 = case
+            .alpha
+            .iter()
+            .zip(&case.losses)
+            .map(|(a, x)| a * x)
+            .sum::<f64>()
+            / case.n as f64;
+        let r2: f64 = case.r.iter().map(|x| x * x).sum();
+        let mut out = BlockMove::default();
+        block_move(
+            &mut out,
+            &coef,
+            l,
+            case.truth,
+            &scores,
+            &case.losses,
+            &off,
+            r2,
+            case.lambda,
+            case.n,
+            (case.truth, 0.0),
+        );
+        if out.shrink {
+            // At the truth with every active margin held: no move.
+            assert!(out.dc.iter().all(|&d| d == 0.0), "trial {trial}");
+            continue;
+        }
+        let mut alpha: Vec<f64> = (0..k).map(|m| -ln * (coef[m] + out.dc[m])).collect();
+        alpha[case.truth] = 1.0
+            - (0..k)
+                .filter(|&m| m != case.truth)
+                .map(|m| alpha[m])
+                .sum::<f64>();
+        let allowed: Vec<bool> = off.iter().map(|&o| !o).collect();
+        let brute = case.brute_force_on(&allowed);
+        let (fa, fb) = (case.f(&alpha), case.f(&brute));
+        let scale = fa.abs().max(fb.abs()).max(1.0);
+        assert!(
+            (fa - fb).abs() <= 1e-9 * scale,
+            "trial {trial}: f {fa} against brute force on the face {fb}"
+        );
+        for m in 0..k {
+            if off[m] {
+                assert_eq!(alpha[m], 0.0, "trial {trial}: shrunk class {m} moved");
+                assert!(out.off[m], "trial {trial}: class {m} unshrunk");
+            }
+        }
+        // The change of the loss term is that of the weights.
+        let l_new: f64 = alpha
+            .iter()
+            .zip(&case.losses)
+            .map(|(a, x)| a * x)
+            .sum::<f64>()
+            / case.n as f64;
+        assert!((l + out.dl - l_new).abs() <= 1e-12 * l_new.abs().max(1.0));
+    }
+    assert!(faces > 150, "only {faces} of 400 trials had shrunk classes");
+}
+
+#[test]
+fn a_class_is_shrunk_only_without_weight_and_below_every_weighted_class() {
+    let mut rng = ChaCha8Rng::seed_from_u64(37);
+    let mut shrunk = 0;
+    for trial in 0..400 {
+        let k = 3 + trial % 4;
+        let case = Case::random(&mut rng, k, false);
+        let scores = case.scores();
+        let ln = case.lambda * case.n as f64;
+        let coef: Vec<f64> = (0..k)
+            .map(|m| (f64::from(u8::from(m == case.truth)) - case.alpha[m]) / ln)
+            .collect();
+        let r2: f64 = case.r.iter().map(|x| x * x).sum();
+        let mut out = BlockMove::default();
+        block_move(
+            &mut out,
+            &coef,
+            0.0,
+            case.truth,
+            &scores,
+            &case.losses,
+            &vec![false; k],
+            r2,
+            case.lambda,
+            case.n,
+            (case.truth, 0.0),
+        );
+        if out.shrink {
+            continue;
+        }
+        let g = |m: usize| case.losses[m] + scores[m];
+        let g_min = (0..k)
+            .filter(|&m| case.alpha[m] > 0.0)
+            .map(g)
+            .fold(f64::INFINITY, f64::min);
+        for (m, (c, d)) in coef.iter().zip(&out.dc).enumerate() {
+            // Independently: no weight before or after, and a loss-augmented
+            // score below every class that held weight.
+            let after = -ln * (c + d);
+            let expect = m != case.truth && case.alpha[m] == 0.0 && after == 0.0 && g(m) < g_min;
+            assert_eq!(out.off[m], expect, "trial {trial}, class {m}");
+            shrunk += usize::from(out.off[m]);
+        }
+    }
+    assert!(shrunk > 50, "only {shrunk} classes shrunk");
 }
