@@ -197,6 +197,20 @@ impl ChainBlocks {
         acc + self.structure[i].dot_dense(w)
     }
 
+    /// Reads one value per cache line of block `i`'s coefficients, Gram
+    /// matrix and structural entries, before the oracle call: the block is
+    /// cold (blocks are drawn at random), and loads issued here complete
+    /// while Viterbi runs instead of stalling the step after it.
+    pub fn touch(&self, i: usize) -> f64 {
+        let lines = |x: &[f64]| x.iter().step_by(8).sum::<f64>();
+        let q = &self.structure[i];
+        lines(&self.coef[self.first[i] * self.k..self.first[i + 1] * self.k])
+            + lines(&self.gram[self.gram_at[i]..self.gram_at[i + 1]])
+            + lines(&q.val)
+            + q.idx.first().map_or(0.0, |&j| f64::from(j))
+            + f64::from(u8::from(self.used[self.first[i]]))
+    }
+
     /// Whether the last answer is block `i`'s ground truth.
     pub fn answered_truth(&self, i: usize) -> bool {
         self.labels == self.rows.truth(i)

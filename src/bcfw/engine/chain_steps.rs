@@ -49,6 +49,7 @@ impl BcfwState {
         i: usize,
     ) -> Result<(CornerRef, f64)> {
         let cb = self.chains.as_mut().expect("chain blocks");
+        std::hint::black_box(cb.touch(i) + self.blocks[i].w_norm2);
         cb.prepare(i);
         let Some(answer) = oracle.chain_answer(i, point!(self), &mut cb.scores, &mut cb.labels)
         else {
