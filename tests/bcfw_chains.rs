@@ -291,3 +291,95 @@ fn other_settings_keep_general_blocks_and_a_missing_answer_is_an_error() {
     assert_eq!(err.kind(), ErrorKind::OracleFailed, "{err}");
     assert!(err.to_string().contains("chain_answer"), "{err}");
 }
+
+/// The features of token `tok` as a dense vector (bias last), from the
+/// model's own description of its rows.
+fn token_vector(m: &Chain, tok: usize) -> Vec<f64> {
+    let d = m.feature_dim();
+    let mut x = vec![0.0; d + usize::from(m.has_bias())];
+    match m.features() {
+        bmrm::models::ChainFeatures::Dense { values, d } => {
+            for j in 0..*d {
+                x[j] = f64::from(values[tok * d + j]);
+            }
+        }
+        bmrm::models::ChainFeatures::Sparse(rows) => {
+            let (idx, val) = rows.row(tok);
+            for (&j, &v) in idx.iter().zip(val) {
+                x[j as usize] += f64::from(v);
+            }
+        }
+    }
+    if m.has_bias() {
+        x[d] = 1.0;
+    }
+    x
+}
+
+#[test]
+fn chain_rows_agree_with_the_feature_map_and_the_oracle() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+    for (bias, sparse) in [(true, false), (false, false), (true, true), (false, true)] {
+        let what = format!("bias {bias}, sparse {sparse}");
+        let m = model(12, 4, 5, bias, sparse, 2);
+        let k = m.num_labels();
+        let rows = m.chain_rows().unwrap();
+        let w: Vec<f64> = (0..m.dim()).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        for i in 0..m.num_examples() {
+            let toks = m.tokens(i);
+            let l = toks.len();
+            assert_eq!(rows.truth(i), m.labels(i), "{what}");
+            let x: Vec<Vec<f64>> = toks.clone().map(|tok| token_vector(&m, tok)).collect();
+            let mut g = vec![0.0; l * l];
+            rows.gram(i, &mut g);
+            for t in 0..l {
+                for s in 0..l {
+                    let want: f64 = x[t].iter().zip(&x[s]).map(|(a, b)| a * b).sum();
+                    assert!((g[t * l + s] - want).abs() <= 1e-12 * want.abs().max(1.0));
+                }
+            }
+            // The answer's labelling and loss are max_oracle's, its
+            // scores the emission scores of the weights' layout.
+            let (mut scores, mut labels) = (vec![0.0; l * k], vec![0u32; l]);
+            let answer = m
+                .chain_answer(i, &w, &mut scores, &mut labels)
+                .unwrap()
+                .unwrap();
+            let mut corner = Corner::new(m.dim());
+            m.max_oracle(i, &w, &mut corner).unwrap();
+            assert_eq!(answer.loss, corner.loss(), "{what}");
+            assert_eq!(m.label_id(i, &labels), corner.label(), "{what}");
+            for t in 0..l {
+                let c: Vec<f64> = (0..k).map(|_| rng.gen_range(-1.0..1.0)).collect();
+                let mut want_dot = 0.0;
+                let mut want_v = vec![0.0; m.dim()];
+                for y in 0..k {
+                    let s: f64 = (0..x[t].len())
+                        .map(|j| w[m.emission_index(y, j)] * x[t][j])
+                        .sum();
+                    assert!((scores[t * k + y] - s).abs() <= 1e-9, "{what}");
+                    want_dot += c[y] * s;
+                    for (j, &xj) in x[t].iter().enumerate() {
+                        want_v[m.emission_index(y, j)] += c[y] * xj;
+                    }
+                }
+                assert!(
+                    (rows.token_dot(i, t, &c, &w) - want_dot).abs() <= 1e-9,
+                    "{what}"
+                );
+                let mut v = vec![0.0; m.dim()];
+                rows.add_token(i, t, &c, &mut v);
+                let err = v
+                    .iter()
+                    .zip(&want_v)
+                    .fold(0.0f64, |a, (p, q)| a.max((p - q).abs()));
+                assert!(err <= 1e-12, "{what}: add_token off by {err}");
+            }
+        }
+        let layout = rows.layout();
+        assert_eq!(layout.transitions, m.transition_index(0, 0), "{what}");
+        assert_eq!(layout.start, Some(m.start_index(0)), "{what}");
+        assert_eq!(layout.end, Some(m.end_index(0)), "{what}");
+    }
+}
