@@ -21,7 +21,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bmrm::data::ocr::{read_ocr, OcrSplit};
-use bmrm::{Algorithm, Problem, Sampling, Settings, Solver, StepType};
+use bmrm::models::Chain;
+use bmrm::{Algorithm, Corner, MaxOracle, Problem, Sampling, Settings, Solver, StepType};
 use clap::Parser;
 
 #[derive(Parser)]
@@ -47,7 +48,8 @@ struct Args {
     threads: usize,
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Only the variants whose names contain one of these (e.g. uniform-BCFW,gap).
+    /// Only the variants whose names contain one of these (e.g. uniform-BCFW,gap;
+    /// `=gap-BCFW`: that name exactly).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Do not compute the exact gap after every pass (timing runs).
@@ -77,9 +79,30 @@ struct Args {
     /// An exact gap pass every this many passes.
     #[arg(long, default_value_t = 10)]
     gap_check: u32,
+    /// Block iterates: `factored` (chain blocks, what the model gives),
+    /// `general` (the model seen through its corners: sparse-vector
+    /// blocks) or `both` (each variant with both, one after the other).
+    #[arg(long, default_value = "factored")]
+    blocks: String,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
+}
+
+/// The chain model through its corners alone (no chain rows): BCFW keeps
+/// general sparse-vector blocks, as for any other oracle.
+struct Corners(Arc<Chain>);
+
+impl MaxOracle for Corners {
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn num_examples(&self) -> usize {
+        self.0.num_examples()
+    }
+    fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> bmrm::Result<()> {
+        self.0.max_oracle(example, w, out)
+    }
 }
 
 struct Variant {
@@ -161,7 +184,11 @@ fn main() -> bmrm::Result<()> {
                     cache,
                     mp,
                 };
-                if args.only.is_empty() || args.only.iter().any(|o| v.name().contains(o.as_str())) {
+                let picked = |o: &String| match o.strip_prefix('=') {
+                    Some(exact) => v.name() == exact,
+                    None => v.name().contains(o.as_str()),
+                };
+                if args.only.is_empty() || args.only.iter().any(picked) {
                     variants.push(v);
                 }
             }
@@ -177,8 +204,22 @@ fn main() -> bmrm::Result<()> {
     )
     .map_err(|e| io_error(&args.csv, e))?;
     let mut outcomes = Vec::new();
+    let kinds: &[bool] = match args.blocks.as_str() {
+        "factored" => &[false],
+        "general" => &[true],
+        "both" => &[false, true],
+        other => {
+            return Err(bmrm::Error::invalid_argument(format!(
+                "--blocks {other}: use factored, general or both"
+            )))
+        }
+    };
+    let corners: Arc<dyn MaxOracle> = Arc::new(Corners(model.clone()));
     for &lambda in &args.lambdas {
-        for v in &variants {
+        for (v, &general) in variants
+            .iter()
+            .flat_map(|v| kinds.iter().map(move |g| (v, g)))
+        {
             let mut s = Settings::new(Algorithm::Bcfw, lambda);
             s.sampling = v.sampling;
             s.step_type = v.step;
@@ -196,7 +237,13 @@ fn main() -> bmrm::Result<()> {
             s.trace_gap = !args.no_trace;
             s.num_threads = args.threads;
             s.seed = args.seed;
-            let mut solver = Solver::new(Problem::Examples(model.clone()), s)?;
+            let name = format!("{}{}", v.name(), if general { "/vec" } else { "" });
+            let oracle: Arc<dyn MaxOracle> = if general {
+                corners.clone()
+            } else {
+                model.clone()
+            };
+            let mut solver = Solver::new(Problem::Examples(oracle), s)?;
             let mut w = vec![0.0; solver.dim()];
             let t = Instant::now();
             let info = solver.run(&mut w)?;
@@ -207,7 +254,7 @@ fn main() -> bmrm::Result<()> {
                 writeln!(
                     csv,
                     "{lambda},{},{},{},{},{},{},{}",
-                    v.name(),
+                    name,
                     r.iteration,
                     r.effective_passes,
                     r.elapsed_seconds,
@@ -231,7 +278,7 @@ fn main() -> bmrm::Result<()> {
                 })
                 .collect();
             let out = Outcome {
-                name: v.name(),
+                name: name.clone(),
                 lambda,
                 gaps_at,
                 reached,

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use super::blocks::Block;
 use super::bounds::Bounds;
+use super::chains::ChainBlocks;
 use super::classes::ClassBlocks;
 use super::sampler::Sampler;
 use super::sparse::BlockVec;
@@ -36,6 +37,7 @@ macro_rules! point {
 }
 
 mod batch;
+mod chain_steps;
 mod class_steps;
 mod dual;
 mod exact;
@@ -139,6 +141,12 @@ pub struct BcfwState {
     /// oracle without a box or mini-batches (then `blocks[i].w` is unused
     /// and kept corners hold no psi); see [`ClassBlocks`].
     classes: Option<ClassBlocks>,
+    /// The blocks' iterates as per-position label coefficients, for a
+    /// chain-factored oracle under FW steps without kept corners, a box or
+    /// mini-batches; see [`ChainBlocks`].
+    chains: Option<ChainBlocks>,
+    /// `<w, psi>` of the fresh corner (chain blocks).
+    fresh_w_dot_psi: f64,
     /// Where the approximate steps and passes stop (the run's time limit).
     deadline: Option<Instant>,
     /// Exact block steps: shrinking and the class losses (`StepType::Exact`).
@@ -169,6 +177,8 @@ impl BcfwState {
         } else {
             None
         };
+        let chains =
+            chain_steps::chain_blocks(oracle, settings, bounds.is_none() && classes.is_none())?;
         let exact = match (settings.step_type, &classes) {
             (StepType::Exact, Some(cb)) => Some(exact_steps(cb, n)?),
             (StepType::Exact, None) => {
@@ -221,6 +231,8 @@ impl BcfwState {
             order: Vec::new(),
             working_set: None,
             classes,
+            chains,
+            fresh_w_dot_psi: 0.0,
             deadline: None,
             exact,
         })
@@ -240,6 +252,8 @@ impl BcfwState {
     /// corners `(psi_i, L_i)` the oracle gave at `w = 0`, at this lambda.
     pub fn set_corners(&mut self, corners: Vec<(u64, SparseVec, f64)>) -> Result<()> {
         let scale = 1.0 / (self.lambda * self.n as f64);
+        // The path's corners come as vectors: general blocks.
+        self.chains = None;
         self.v.iter_mut().for_each(|x| *x = 0.0);
         self.l = 0.0;
         for (i, (label, psi, loss)) in corners.into_iter().enumerate() {
@@ -294,7 +308,8 @@ impl BcfwState {
             // The block gap moves by (1 - c)(l_i - lambda <w_i, w>) at a fixed
             // w: exact when every block keeps its w_i, an estimate otherwise.
             if b.gap_estimate.is_finite() {
-                let u = b.l - self.lambda * block_dot(self.classes.as_ref(), b, i, point!(self));
+                let kinds = (self.classes.as_ref(), self.chains.as_ref());
+                let u = b.l - self.lambda * block_dot(kinds, b, i, point!(self));
                 b.gap_estimate += (1.0 - c) * u;
                 self.estimate_sum += (1.0 - c) * u;
                 self.sampler.set_gap(i, b.gap_estimate);
@@ -313,10 +328,13 @@ impl BcfwState {
                         cb.add_to(i, f - 1.0, &mut self.v);
                         cb.coef_mut(i).iter_mut().for_each(|x| *x *= f);
                     }
-                    None => {
-                        b.w.add_to(f - 1.0, &mut self.v);
-                        b.w.scale(f);
-                    }
+                    None => match &mut self.chains {
+                        Some(ch) => ch.scale_block(i, f, &mut self.v),
+                        None => {
+                            b.w.add_to(f - 1.0, &mut self.v);
+                            b.w.scale(f);
+                        }
+                    },
                 }
                 b.w_norm2 *= f * f;
                 shrunk = true;
@@ -434,6 +452,7 @@ impl BcfwState {
             + (self.v.capacity() + self.w.capacity()) * 8
             + self.vbar.as_ref().map_or(0, |v| v.capacity() * 8)
             + self.classes.as_ref().map_or(0, ClassBlocks::bytes)
+            + self.chains.as_ref().map_or(0, ChainBlocks::bytes)
             + self.exact.as_ref().map_or(0, exact::ExactSteps::bytes);
         BcfwStats {
             passes: self.passes,
@@ -562,15 +581,27 @@ impl BcfwState {
 
     /// `<w, w_i>` of block `i`.
     pub(super) fn block_dot(&self, i: usize, w: &[f64]) -> f64 {
-        block_dot(self.classes.as_ref(), &self.blocks[i], i, w)
+        block_dot(self.kinds(), &self.blocks[i], i, w)
+    }
+
+    /// The factored forms of the blocks, if any.
+    fn kinds(&self) -> (Option<&ClassBlocks>, Option<&ChainBlocks>) {
+        (self.classes.as_ref(), self.chains.as_ref())
     }
 }
 
-/// `<w, w_i>` of block `i`, `b`: from its class coefficients when kept.
-fn block_dot(classes: Option<&ClassBlocks>, b: &Block, i: usize, w: &[f64]) -> f64 {
-    match classes {
-        Some(cb) => cb.dot(i, w),
-        None => b.w.dot_dense(w),
+/// `<w, w_i>` of block `i`, `b`: from its class or chain coefficients when
+/// kept.
+fn block_dot(
+    kinds: (Option<&ClassBlocks>, Option<&ChainBlocks>),
+    b: &Block,
+    i: usize,
+    w: &[f64],
+) -> f64 {
+    match kinds {
+        (Some(cb), _) => cb.dot(i, w),
+        (None, Some(ch)) => ch.dot(i, w),
+        (None, None) => b.w.dot_dense(w),
     }
 }
 

@@ -29,6 +29,7 @@
 
 mod blocks;
 mod bounds;
+mod chains;
 mod classes;
 mod engine;
 mod path;

@@ -14,7 +14,8 @@ use crate::error::Result;
 use crate::oracle::adapters::eval_parts;
 use crate::oracle::pass::local_pass;
 use crate::oracle::{
-    ClassAnswer, ClassRows, Corner, MaxOracle, PartValues, PartitionedRisk, PassItem,
+    ChainAnswer, ChainRows, ClassAnswer, ClassRows, Corner, MaxOracle, PartValues, PartitionedRisk,
+    PassItem,
 };
 
 /// Calls and seconds spent in the user's callbacks, shared by the wrappers
@@ -125,6 +126,23 @@ impl MaxOracle for CountedOracle {
     ) -> Option<Result<ClassAnswer>> {
         let t = self.tally.single();
         let result = self.inner.class_answer(example, w, scores);
+        if result.is_some() {
+            self.tally.add(1, t);
+        }
+        result
+    }
+    fn chain_rows(&self) -> Option<Arc<dyn ChainRows>> {
+        self.inner.chain_rows()
+    }
+    fn chain_answer(
+        &self,
+        example: usize,
+        w: &[f64],
+        scores: &mut [f64],
+        labels: &mut [u32],
+    ) -> Option<Result<ChainAnswer>> {
+        let t = self.tally.single();
+        let result = self.inner.chain_answer(example, w, scores, labels);
         if result.is_some() {
             self.tally.add(1, t);
         }

@@ -65,15 +65,17 @@
 //! reused [`Corner`].
 
 mod decode;
+mod rows;
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use super::sparse::SparseRows;
 use super::{check_example, check_w_len};
 use crate::error::{Error, Result};
 use crate::models::path::PathMaxSum;
 use crate::models::with_scratch;
-use crate::oracle::{Corner, MaxOracle};
+use crate::oracle::{ChainAnswer, ChainRows, Corner, MaxOracle};
 
 const NAME: &str = "chain model";
 
@@ -111,7 +113,9 @@ impl ChainFeatures {
 /// module documentation for the feature map, the oracle and the layout of `w`.
 #[derive(Debug, Clone)]
 pub struct Chain {
-    features: ChainFeatures,
+    /// Shared with the view BCFW's chain blocks read
+    /// ([`MaxOracle::chain_rows`]).
+    features: Arc<ChainFeatures>,
     bias: bool,
     /// The labels of all tokens, sequence after sequence.
     labels: Vec<u32>,
@@ -270,7 +274,7 @@ impl Chain {
         };
         let trans = k * de;
         Ok(Chain {
-            features,
+            features: Arc::new(features),
             bias,
             labels,
             starts,
@@ -332,7 +336,7 @@ impl Chain {
     }
     /// Whether the features are sparse rows.
     pub fn is_sparse(&self) -> bool {
-        matches!(self.features, ChainFeatures::Sparse(_))
+        matches!(*self.features, ChainFeatures::Sparse(_))
     }
     /// The token features.
     pub fn features(&self) -> &ChainFeatures {
@@ -359,7 +363,7 @@ impl Chain {
     /// for `label` sits in `w`.
     #[inline]
     pub fn emission_index(&self, label: usize, feature: usize) -> usize {
-        match self.features {
+        match *self.features {
             ChainFeatures::Dense { .. } => label * self.de + feature,
             ChainFeatures::Sparse(_) => feature * self.k + label,
         }
@@ -417,5 +421,20 @@ impl MaxOracle for Chain {
             self.emission_scores(w, self.tokens(example), &mut s.emit);
             self.oracle_in(example, w, out, s)
         })
+    }
+
+    /// The corners factor over positions: BCFW keeps chain blocks.
+    fn chain_rows(&self) -> Option<Arc<dyn ChainRows>> {
+        Some(Arc::new(self.rows_view()))
+    }
+
+    fn chain_answer(
+        &self,
+        example: usize,
+        w: &[f64],
+        scores: &mut [f64],
+        labels: &mut [u32],
+    ) -> Option<Result<ChainAnswer>> {
+        Some(self.chain_answer_of(example, w, scores, labels))
     }
 }

@@ -12,6 +12,7 @@
 
 pub mod adapters;
 mod answers;
+pub mod chains;
 pub mod classes;
 mod corner;
 pub mod pass;
@@ -20,6 +21,7 @@ pub mod sparse;
 use std::sync::Arc;
 
 pub use adapters::{ExampleParts, SinglePart};
+pub use chains::{ChainAnswer, ChainLayout, ChainRows};
 pub use classes::{ClassAnswer, ClassRows};
 pub use corner::Corner;
 pub use pass::{AnswerLog, PassItem};
@@ -220,6 +222,29 @@ pub trait MaxOracle: Send + Sync {
         _w: &[f64],
         _scores: &mut [f64],
     ) -> Option<Result<ClassAnswer>> {
+        None
+    }
+    /// The token features and ground truths of an oracle whose corners
+    /// factor over the positions of a chain ([`chains`]); BCFW then keeps
+    /// per-position label coefficients per block. `None`, the default: the
+    /// corners are general vectors. An oracle that gives them must answer
+    /// [`MaxOracle::chain_answer`].
+    fn chain_rows(&self) -> Option<Arc<dyn ChainRows>> {
+        None
+    }
+    /// The oracle call of a chain-factored oracle: writes the emission
+    /// scores `<w_k, x_t>` into `scores[t K + k]` (length `L_i K`) and the
+    /// labelling of [`MaxOracle::max_oracle`]'s answer at `w` into `labels`
+    /// (length `L_i`; the ground truth when that is the answer), and
+    /// returns its loss. `None`, the default, for an oracle without
+    /// [`MaxOracle::chain_rows`]. A wrapper should forward both methods.
+    fn chain_answer(
+        &self,
+        _example: usize,
+        _w: &[f64],
+        _scores: &mut [f64],
+        _labels: &mut [u32],
+    ) -> Option<Result<ChainAnswer>> {
         None
     }
     /// Answers for every example at `w` in one call (BCFW's exact gap

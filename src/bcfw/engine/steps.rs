@@ -274,6 +274,9 @@ impl BcfwState {
         if self.classes.is_some() {
             return self.call_class_oracle(oracle, i);
         }
+        if self.chains.is_some() {
+            return self.call_chain_oracle(oracle, i);
+        }
         call_max_oracle(oracle, i, point!(self), &mut self.corner)?;
         self.oracle_calls += 1;
         let dot = self.corner.dot(point!(self));
@@ -449,6 +452,8 @@ impl BcfwState {
         };
         let (loss, scaled_w_dot_psi, scaled_psi_norm2, psi_dot_wi) = if self.classes.is_some() {
             self.class_fw_terms(i, s, scale)
+        } else if self.chains.is_some() {
+            self.chain_fw_terms(s, scale)
         } else {
             let wp = scale * psi.dot_dense(&self.v);
             let psi_dot_wi = match (s, self.fresh_dots) {
@@ -476,6 +481,9 @@ impl BcfwState {
     fn apply_fw(&mut self, i: usize, gamma: f64, dl: f64, s: CornerRef, psi_dot_wi: f64) {
         if self.classes.is_some() {
             return self.class_apply_fw(i, gamma, dl, s);
+        }
+        if self.chains.is_some() {
+            return self.chain_apply_fw(i, gamma, dl, s, psi_dot_wi);
         }
         let scale = 1.0 / (self.lambda * self.n as f64);
         let b = &mut self.blocks[i];

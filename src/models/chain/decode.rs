@@ -16,7 +16,7 @@ impl Chain {
         let k = self.k;
         emit.clear();
         emit.resize(toks.len() * k, 0.0);
-        match &self.features {
+        match &*self.features {
             ChainFeatures::Dense { values, d } => {
                 let d = *d;
                 let rows: Vec<&[f32]> = toks.map(|tok| &values[tok * d..(tok + 1) * d]).collect();
@@ -108,7 +108,7 @@ impl Chain {
         label: usize,
         sign: f64,
     ) -> Result<()> {
-        match &self.features {
+        match &*self.features {
             ChainFeatures::Dense { values, d } => {
                 let x = &values[tok * d..(tok + 1) * d];
                 crate::models::add_class_row(out, label * self.de, x, self.bias, sign)?;

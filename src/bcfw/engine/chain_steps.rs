@@ -1,0 +1,133 @@
+//! BCFW's block step on chain-factored blocks ([`super::super::chains`]):
+//! the oracle call returns the emission scores with its labelling, from
+//! which the step's dot products come (`FreshDots` as a sparse block's
+//! gathers give them), and the FW update moves the per-position
+//! coefficients.
+
+use super::super::chains::ChainBlocks;
+use super::steps::{track_truth, CornerRef};
+use super::{BcfwState, Error, FreshDots, Result};
+use crate::oracle::pass::below_rounding;
+use crate::oracle::MaxOracle;
+use crate::vocab::{Settings, StepType};
+
+/// Whether runs with these settings step on chain blocks: FW steps with
+/// no kept corners (no cache, no multi-plane) and one block at a time.
+pub(super) fn chain_steps_fit(settings: &Settings) -> bool {
+    settings.step_type == StepType::FrankWolfe
+        && !settings.use_cache
+        && !settings.multi_plane
+        && settings.mini_batch == 0
+}
+
+/// Chain blocks for `oracle` when it gives chain rows and the settings fit.
+pub(super) fn chain_blocks(
+    oracle: &dyn MaxOracle,
+    settings: &Settings,
+    fit: bool,
+) -> Result<Option<ChainBlocks>> {
+    if !fit || !chain_steps_fit(settings) {
+        return Ok(None);
+    }
+    match oracle.chain_rows() {
+        Some(rows) => Ok(Some(ChainBlocks::new(
+            rows,
+            oracle.num_examples(),
+            oracle.dim(),
+        )?)),
+        None => Ok(None),
+    }
+}
+
+impl BcfwState {
+    /// The oracle call of a step on chain blocks: the answer becomes the
+    /// fresh corner or the truth, with the step's dot products in
+    /// `fresh_dots` and `||psi||^2` in `fresh_norm2`.
+    pub(super) fn call_chain_oracle(
+        &mut self,
+        oracle: &dyn MaxOracle,
+        i: usize,
+    ) -> Result<(CornerRef, f64)> {
+        let cb = self.chains.as_mut().expect("chain blocks");
+        std::hint::black_box(cb.touch(i) + self.blocks[i].w_norm2);
+        cb.prepare(i);
+        let Some(answer) = oracle.chain_answer(i, point!(self), &mut cb.scores, &mut cb.labels)
+        else {
+            return Err(Error::oracle(
+                "the max-oracle gives chain rows (MaxOracle::chain_rows) but no chain answers \
+                 (MaxOracle::chain_answer)",
+            ));
+        };
+        let answer = answer.map_err(|e| e.context(format!("(example {i})")))?;
+        self.oracle_calls += 1;
+        cb.check_answer(i)?;
+        let truth = cb.answered_truth(i);
+        let f = cb.fresh_terms(i, point!(self));
+        self.fresh_dots = Some(FreshDots {
+            block: i,
+            w_dot_wi: f.w_dot_wi,
+            psi_dot_wi: f.psi_dot_wi,
+            psi_within: false,
+        });
+        let loss = if truth { 0.0 } else { answer.loss };
+        let hinge = loss - f.w_dot_psi;
+        if !hinge.is_finite() || !f.psi_norm2.is_finite() {
+            return Err(Error::non_finite(format!(
+                "max-oracle answer for example {i} has H = L - <w, psi> = {hinge} \
+                 (loss {loss}, <w, psi> = {}, ||psi||^2 = {})",
+                f.w_dot_psi, f.psi_norm2
+            )));
+        }
+        if truth {
+            return Ok((CornerRef::Truth, 0.0));
+        }
+        if hinge < 0.0 && below_rounding(hinge, loss, f.w_dot_psi) {
+            // Below the truth: the answer becomes the truth
+            // (`pass::screen_answer`).
+            self.doubtful += 1;
+            return Ok((CornerRef::Truth, 0.0));
+        }
+        self.fresh_loss = loss;
+        self.fresh_w_dot_psi = f.w_dot_psi;
+        self.fresh_norm2 = f.psi_norm2;
+        Ok((CornerRef::Fresh, hinge))
+    }
+
+    /// The FW line's corner terms on chain blocks: `(loss, scale <w, psi>,
+    /// scale^2 ||psi||^2, <psi, w_i>)`.
+    pub(super) fn chain_fw_terms(&self, s: CornerRef, scale: f64) -> (f64, f64, f64, f64) {
+        match (s, self.fresh_dots) {
+            (CornerRef::Fresh, Some(dots)) => (
+                self.fresh_loss,
+                scale * self.fresh_w_dot_psi,
+                scale * scale * self.fresh_norm2,
+                dots.psi_dot_wi,
+            ),
+            _ => (0.0, 0.0, 0.0, 0.0),
+        }
+    }
+
+    /// [`Self::apply_fw`] on chain blocks.
+    pub(super) fn chain_apply_fw(
+        &mut self,
+        i: usize,
+        gamma: f64,
+        dl: f64,
+        s: CornerRef,
+        psi_dot_wi: f64,
+    ) {
+        let scale = 1.0 / (self.lambda * self.n as f64);
+        let fresh = s == CornerRef::Fresh;
+        let psi_norm2 = if fresh { self.fresh_norm2 } else { 0.0 };
+        let cb = self.chains.as_mut().expect("chain blocks");
+        cb.step_towards(i, gamma, scale, fresh, &mut self.v);
+        let b = &mut self.blocks[i];
+        let keep = 1.0 - gamma;
+        b.w_norm2 = keep * keep * b.w_norm2
+            + 2.0 * gamma * keep * scale * psi_dot_wi
+            + gamma * gamma * scale * scale * psi_norm2;
+        b.l += gamma * dl;
+        self.l += gamma * dl;
+        track_truth(b, gamma, s);
+    }
+}
