@@ -81,6 +81,7 @@ pub use oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk, Problem};
 pub use solver::Solver;
 pub use vocab::{
     Algorithm, Exit, Info, IterateHook, IterateView, Iteration, Sampling, Settings, StepType,
+    MULTICLASS_BCFW_MAX_CONDITION, MULTICLASS_BCFW_MIN_EXAMPLES,
 };
 
 /// The README's examples, compiled and run as doctests.

@@ -1128,17 +1128,43 @@ fn bad_graph_files_and_options_are_refused_with_their_line() {
 }
 
 #[test]
-fn train_without_an_algorithm_picks_by_lambda_and_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let (train, _) = libsvm_files(dir.path(), 300, 0);
-    for (lambda, said, name) in [
-        ("1e-2", "algorithm: bcfw with exact steps", "BCFW"),
-        ("1e-3", "algorithm: bcfw with exact steps", "BCFW"),
-        ("1e-4", "algorithm: prox-p-bmrm", "Prox-P-BMRM"),
+fn train_without_an_algorithm_picks_by_condition_and_says_so() {
+    // Rows of squared norm about 18: condition mean |x|^2 / (lambda n) of
+    // 1.5 and 15 with 1,200 examples (BCFW), 1,500 at lambda 1e-5, and too
+    // few examples for BCFW with 300.
+    let big = tempfile::tempdir().unwrap();
+    let small = tempfile::tempdir().unwrap();
+    let (train, _) = libsvm_files(big.path(), 1200, 0);
+    let (few, _) = libsvm_files(small.path(), 300, 0);
+    for (file, lambda, said, name) in [
+        (
+            &train,
+            "1e-2",
+            "algorithm: bcfw with exact steps (1200 examples",
+            "BCFW",
+        ),
+        (
+            &train,
+            "1e-3",
+            "algorithm: bcfw with exact steps (1200 examples",
+            "BCFW",
+        ),
+        (
+            &train,
+            "1e-5",
+            "algorithm: prox-p-bmrm (1200 examples",
+            "Prox-P-BMRM",
+        ),
+        (
+            &few,
+            "1e-2",
+            "algorithm: prox-p-bmrm (300 examples",
+            "Prox-P-BMRM",
+        ),
     ] {
-        let out = ok(&["train", s(&train), "--lambda", lambda]);
+        let out = ok(&["train", s(file), "--lambda", lambda]);
         assert!(out.contains(said), "lambda {lambda}: {out}");
-        let json = ok(&["train", s(&train), "--lambda", lambda, "--json"]);
+        let json = ok(&["train", s(file), "--lambda", lambda, "--json"]);
         let summary: serde_json::Value =
             serde_json::from_str(json.lines().last().unwrap()).unwrap();
         assert_eq!(summary["algorithm"], name, "lambda {lambda}");

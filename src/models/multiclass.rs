@@ -329,6 +329,18 @@ impl Multiclass {
     pub fn labels(&self) -> &[usize] {
         &self.labels
     }
+    /// The rows' mean squared norm `mean_i ||(x_i, 1)||^2` (bias included).
+    pub fn mean_row_norm2(&self) -> f64 {
+        let m = self.labels.len();
+        let sum: f64 = (0..m).map(|i| self.x.row_norm2(i)).sum();
+        sum / m.max(1) as f64
+    }
+    /// The settings the library picks for this model at `lambda`
+    /// ([`crate::Settings::for_multiclass`]: BCFW with exact steps on
+    /// well-conditioned problems, Prox-P-BMRM otherwise).
+    pub fn settings_for(&self, lambda: f64) -> crate::Settings {
+        crate::Settings::for_multiclass(lambda, self.labels.len(), self.mean_row_norm2())
+    }
     /// Whether the rows are sparse ([`Multiclass::new_sparse`]).
     pub fn is_sparse(&self) -> bool {
         matches!(*self.x, Rows::Sparse { .. })

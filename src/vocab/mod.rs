@@ -13,7 +13,10 @@ use std::ops::ControlFlow;
 
 pub use hook::{IterateHook, IterateView};
 pub use info::{Exit, Info, Iteration};
-pub use settings::{Algorithm, Sampling, Settings, StepType, MAX_THREADS};
+pub use settings::{
+    Algorithm, Sampling, Settings, StepType, MAX_THREADS, MULTICLASS_BCFW_MAX_CONDITION,
+    MULTICLASS_BCFW_MIN_EXAMPLES,
+};
 
 /// The progress observer: called after every iteration with the current
 /// summary; `ControlFlow::Break(())` stops the run (exit `StoppedByUser`).

@@ -44,5 +44,13 @@ fn _bmrm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<problem::ChainModel>()?;
     m.add_class::<graph::PyGraphModel>()?;
     m.add("BmrmError", m.py().get_type::<BmrmError>())?;
+    m.add(
+        "MULTICLASS_BCFW_MAX_CONDITION",
+        bmrm::MULTICLASS_BCFW_MAX_CONDITION,
+    )?;
+    m.add(
+        "MULTICLASS_BCFW_MIN_EXAMPLES",
+        bmrm::MULTICLASS_BCFW_MIN_EXAMPLES,
+    )?;
     Ok(())
 }

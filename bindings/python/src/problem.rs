@@ -211,6 +211,18 @@ impl MulticlassModel {
     ) -> PyResult<(f64, Bound<'py, PyArray1<f64>>)> {
         model_risk(py, self.inner.clone(), w)
     }
+    /// The settings the library picks for this model at `lambda_` (as the
+    /// keyword arguments of `Solver`): BCFW with exact steps on
+    /// well-conditioned problems (at least `MULTICLASS_BCFW_MIN_EXAMPLES`
+    /// rows, `mean |x|^2 / (lambda n) <= MULTICLASS_BCFW_MAX_CONDITION`),
+    /// Prox-P-BMRM otherwise; `bmrm train` picks the same.
+    fn settings_for<'py>(
+        &self,
+        py: Python<'py>,
+        lambda_: f64,
+    ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        crate::settings::to_dict(py, &self.inner.settings_for(lambda_))
+    }
 }
 
 /// The linear chain model (Viterbi, normalised Hamming loss) at Rust speed.

@@ -77,3 +77,38 @@ def test_max_iter_warns_and_bad_parameters_raise():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         LinearSSVMClassifier(algorithm="bcfw", tol=1e-3).fit(X, y)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_auto_picks_by_condition_and_reaches_the_same_certified_optimum(sparse):
+    """algorithm='auto' (the default) runs BCFW with exact steps on at least
+    MULTICLASS_BCFW_MIN_EXAMPLES rows whose condition mean |x|^2 / (lambda
+    n) is at most MULTICLASS_BCFW_MAX_CONDITION, Prox-P-BMRM otherwise (as
+    `bmrm train` does); either way the certified optimum is BMRM's."""
+    import bmrm
+
+    rng = np.random.RandomState(4)
+    n, d, k = 1200, 5, 3
+    y = rng.randint(k, size=n)
+    X = rng.randn(n, d) + 2.0 * np.eye(k, d)[y]
+    norm2 = np.mean(np.sum(X ** 2, axis=1) + 1.0)
+    cases = [(1e-2, "bcfw-exact"),  # condition about 0.7
+             (1e-5, "prox-p-bmrm"),  # about 700
+             (1e-2, "prox-p-bmrm")]  # 100 rows: too few for BCFW
+    for lam, picked in cases:
+        rows = slice(0, 100) if picked == "prox-p-bmrm" and lam == 1e-2 else slice(None)
+        Xr, yr = X[rows], y[rows]
+        m = len(yr)
+        want_bcfw = (m >= bmrm.MULTICLASS_BCFW_MIN_EXAMPLES
+                     and norm2 / (lam * m) <= bmrm.MULTICLASS_BCFW_MAX_CONDITION)
+        assert want_bcfw == (picked == "bcfw-exact")
+        Xs = sp.csr_matrix(Xr) if sparse else Xr
+        C = 1.0 / (lam * m)
+        auto = LinearSSVMClassifier(C=C, tol=1e-5, max_iter=20000).fit(Xs, yr)
+        ref = LinearSSVMClassifier(C=C, tol=1e-5, max_iter=20000, algorithm="bmrm").fit(Xs, yr)
+        assert auto.algorithm_ == picked and ref.algorithm_ == "bmrm"
+        assert auto.certified_ and ref.certified_
+        # Each lower bound lies below the other's primal; both within tol.
+        assert auto.objective_ - auto.gap_ <= ref.objective_ * (1 + 1e-12)
+        assert ref.objective_ - ref.gap_ <= auto.objective_ * (1 + 1e-12)
+        assert auto.gap_ <= 1e-5 * auto.objective_ * (1 + 1e-9)

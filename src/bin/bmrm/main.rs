@@ -245,9 +245,10 @@ impl DataArgs {
 /// Every setting of the solver except lambda.
 #[derive(Args, Debug, Clone)]
 pub struct SolverArgs {
-    /// Optimisation algorithm [default: prox-p-bmrm; `bmrm train` on a multiclass model picks
-    /// by lambda: bcfw with exact steps and permutation sampling when lambda >= 1e-3,
-    /// prox-p-bmrm below (the run prints its pick)].
+    /// Optimisation algorithm [default: prox-p-bmrm; `bmrm train` on a multiclass model lets
+    /// the library pick: bcfw with exact steps and permutation sampling on at least 1000
+    /// examples with mean |x|^2 / (lambda n) <= 100, prox-p-bmrm otherwise (the run prints
+    /// its pick)].
     #[arg(short, long, value_enum)]
     pub algorithm: Option<Alg>,
     /// Stop when primal - lower bound <= tol_rel * |primal|.
@@ -363,35 +364,38 @@ pub struct SolverArgs {
     pub mini_batch: u32,
 }
 
-/// The smallest lambda at which `bmrm train` picks BCFW with exact steps for
-/// a multiclass model when no algorithm is given (Prox-P-BMRM below). On
-/// 10,000 Fashion-MNIST images, 1 thread, to 0.1 %: at lambda 1e-2 and 1e-3
-/// BCFW with exact steps took 1.15 and 5.3 s of CPU, Prox-P-BMRM 6.8 s at
-/// 1e-3; at 1e-4 BCFW 48 s (6,252 passes), Prox-P-BMRM 46 s, and only
-/// Prox-P-BMRM gains from more threads (docs/algorithms-and-settings.md).
-pub const BCFW_FROM_LAMBDA: f64 = 1e-3;
-
 impl SolverArgs {
-    /// With no `--algorithm`, the pick by lambda for a multiclass model:
-    /// BCFW with exact steps (and permutation sampling unless given) when
-    /// `lambda >= BCFW_FROM_LAMBDA`, else Prox-P-BMRM. Returns the pick's
-    /// description when a pick was made.
-    pub fn pick_by_lambda(&mut self, lambda: f64) -> Option<String> {
+    /// With no `--algorithm`, the library's pick for a multiclass model of
+    /// `examples` rows of mean squared norm `mean_row_norm2`
+    /// ([`bmrm::Settings::for_multiclass`]): BCFW with exact steps (and
+    /// permutation sampling unless given) on well-conditioned problems,
+    /// Prox-P-BMRM otherwise. Returns the pick's description when a pick
+    /// was made.
+    pub fn pick_for_multiclass(
+        &mut self,
+        lambda: f64,
+        examples: usize,
+        mean_row_norm2: f64,
+    ) -> Option<String> {
         if self.algorithm.is_some() {
             return None;
         }
-        if lambda >= BCFW_FROM_LAMBDA {
+        let picked = Settings::for_multiclass(lambda, examples, mean_row_norm2);
+        let condition = mean_row_norm2 / (lambda * examples as f64);
+        let why = format!(
+            "{examples} examples, mean |x|^2 / (lambda n) = {condition:.3e}; the rule: at least \
+             {} examples and at most {:e}; -a to choose",
+            bmrm::MULTICLASS_BCFW_MIN_EXAMPLES,
+            bmrm::MULTICLASS_BCFW_MAX_CONDITION
+        );
+        if picked.step_type == StepType::Exact {
             self.algorithm = Some(Alg::Bcfw);
             self.step_type = StepArg::Exact;
             self.sampling.get_or_insert(SamplingArg::Permutation);
-            Some(format!(
-                "bcfw with exact steps (lambda {lambda:e} >= {BCFW_FROM_LAMBDA:e}; -a to choose)"
-            ))
+            Some(format!("bcfw with exact steps ({why})"))
         } else {
             self.algorithm = Some(Alg::ProxPBmrm);
-            Some(format!(
-                "prox-p-bmrm (lambda {lambda:e} < {BCFW_FROM_LAMBDA:e}; -a to choose)"
-            ))
+            Some(format!("prox-p-bmrm ({why})"))
         }
     }
 

@@ -60,6 +60,13 @@ pub struct Errors {
 }
 
 impl Task {
+    /// A multiclass task's rows: how many and their mean squared norm (for
+    /// the library's pick of the algorithm); None for other tasks.
+    pub fn multiclass_rows(&self) -> Option<(usize, f64)> {
+        self.multiclass
+            .as_ref()
+            .map(|m| (m.labels().len(), m.mean_row_norm2()))
+    }
     /// The model `kind` over `ex` (`Kind::Auto` resolved from the data).
     pub fn new(ex: Examples, kind: Kind, bias: bool) -> Result<Task, String> {
         let kind = match kind {

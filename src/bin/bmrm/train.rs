@@ -169,8 +169,8 @@ pub fn run(mut a: TrainArgs) -> Result<(), String> {
         src.describe()
     );
     let lambda = a.reg.lambda(m);
-    if task.kind == crate::model::Kind::Multiclass {
-        if let Some(pick) = a.solver.pick_by_lambda(lambda) {
+    if let Some((examples, norm2)) = task.multiclass_rows() {
+        if let Some(pick) = a.solver.pick_for_multiclass(lambda, examples, norm2) {
             say!(mode, "algorithm: {pick}");
         }
     }

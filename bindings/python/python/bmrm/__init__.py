@@ -11,6 +11,8 @@ Three interfaces over one Rust engine:
 """
 
 from ._bmrm import (
+    MULTICLASS_BCFW_MAX_CONDITION,
+    MULTICLASS_BCFW_MIN_EXAMPLES,
     BmrmError,
     ChainModel,
     FullRisk,
@@ -33,6 +35,8 @@ from .graph_models import (
 from .models import ChainCRF, MultiClassClf
 
 __all__ = [
+    "MULTICLASS_BCFW_MAX_CONDITION",
+    "MULTICLASS_BCFW_MIN_EXAMPLES",
     "BinaryClf",
     "BmrmError",
     "ChainCRF",

@@ -6,6 +6,8 @@ import numpy.typing as npt
 ArrayLike = npt.ArrayLike
 
 class BmrmError(RuntimeError): ...
+MULTICLASS_BCFW_MAX_CONDITION: float
+MULTICLASS_BCFW_MIN_EXAMPLES: int
 
 class Info:
     exit: str

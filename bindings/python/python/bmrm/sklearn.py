@@ -73,10 +73,18 @@ class LinearSSVMClassifier(ClassifierMixin, BaseEstimator):
         Stop when ``(primal - lower_bound) <= tol * primal``.
     max_iter : int, default=1000
         Most iterations (a ``ConvergenceWarning`` when reached).
-    algorithm : str, default='bmrm'
-        Any algorithm of :class:`bmrm.Solver` that suits a max-oracle
-        ('bmrm', 'prox-bmrm', 'p-bmrm', 'prox-p-bmrm', 'bcfw', 'sgd');
-        ``max_iter`` counts passes over the data for 'bcfw' and 'sgd'.
+    algorithm : str, default='auto'
+        'auto' lets the library pick, as ``bmrm train`` does: BCFW with
+        exact block steps (dual coordinate ascent, permutation sampling, an
+        exact pass when the shrunk problem's gap says so) on at least
+        ``bmrm.MULTICLASS_BCFW_MIN_EXAMPLES`` (1000) rows whose condition
+        ``mean |x_i|^2 / (lambda n)``, ``lambda = 1/(C n)``, is at most
+        ``bmrm.MULTICLASS_BCFW_MAX_CONDITION`` (100), Prox-P-BMRM otherwise:
+        the faster of the two to a certified gap there
+        (docs/algorithms-and-settings.md). Or any algorithm of
+        :class:`bmrm.Solver` that suits a max-oracle ('bmrm', 'prox-bmrm',
+        'p-bmrm', 'prox-p-bmrm', 'bcfw', 'sgd'); ``max_iter`` counts passes
+        over the data for 'bcfw' and 'sgd'.
     n_jobs : int, optional
         Threads of the oracle (None or -1: all cores; ``-k``: all cores but
         ``k - 1``, as joblib; 0 is an error). Results do not depend on it.
@@ -92,10 +100,12 @@ class LinearSSVMClassifier(ClassifierMixin, BaseEstimator):
         The duality gap of the engine's objective at the solution.
     certified_ : bool
         Whether ``gap_`` certifies (every oracle answer was a maximiser).
+    algorithm_ : str
+        The algorithm that ran ('bcfw-exact' or 'prox-p-bmrm' for 'auto').
     """
 
     def __init__(self, C: float = 1.0, fit_intercept: bool = True, tol: float = 1e-4,
-                 max_iter: int = 1000, algorithm: str = "bmrm", n_jobs: Optional[int] = None) -> None:
+                 max_iter: int = 1000, algorithm: str = "auto", n_jobs: Optional[int] = None) -> None:
         self.C = C
         self.fit_intercept = fit_intercept
         self.tol = tol
@@ -139,10 +149,18 @@ class LinearSSVMClassifier(ClassifierMixin, BaseEstimator):
         n, d = X.shape
         k = len(self.classes_)
         model = MulticlassModel(X, y_idx, num_classes=k, bias=bool(self.fit_intercept))
-        limits = dict(max_iterations=int(self.max_iter))
-        if self.algorithm.lower() == "sgd":  # SGD runs sgd_passes passes (default 5)
+        lam = 1.0 / (self.C * n)
+        algorithm, limits = self.algorithm, dict(max_iterations=int(self.max_iter))
+        self.algorithm_ = algorithm.lower()
+        if algorithm.lower() == "auto":
+            picked = model.settings_for(lam)
+            algorithm = self.algorithm_ = picked["algorithm"].lower()
+            if picked["step_type"] == "exact":
+                self.algorithm_ = "bcfw-exact"
+                limits.update({k: picked[k] for k in ("step_type", "sampling", "gap_check")})
+        if algorithm.lower() == "sgd":  # SGD runs sgd_passes passes (default 5)
             limits["sgd_passes"] = int(self.max_iter)
-        solver = Solver(model, self.algorithm, lambda_=1.0 / (self.C * n), tol_rel=float(self.tol),
+        solver = Solver(model, algorithm, lambda_=lam, tol_rel=float(self.tol),
                         num_threads=threads, **limits)
         w, info = solver.run()
         if info.exit == "max_iterations":
