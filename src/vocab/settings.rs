@@ -250,15 +250,17 @@ pub struct Settings {
 /// above it. Exact block steps are dual coordinate ascent, whose passes to a
 /// given gap grow with `1 + R^2 / (lambda n)` (R^2 the rows' squared norm),
 /// while a bundle method's iterations grow with `1 / lambda` alone. Measured
-/// to a certified 0.1 % on Fashion-MNIST (mean squared norm 163), 1
-/// thread: condition 1.6 (10,000 images, lambda 1e-2) exact steps 1.0 s of
-/// CPU; 16 (lambda 1e-3) exact steps 5.3 s, Prox-P-BMRM 6.8 s; 163 (lambda
-/// 1e-4) Prox-P-BMRM 46 s, exact steps 48 s, and only Prox-P-BMRM gains from
-/// a second thread (docs/algorithms-and-settings.md). On badly scaled data
+/// to a certified 0.1 % on Fashion-MNIST (mean squared norm 163): on 10,000
+/// images, 1 thread, CPU seconds, condition 1.6 (lambda 1e-2) exact steps
+/// 1.0; 16 (lambda 1e-3) exact steps 5.3, Prox-P-BMRM 6.8; 163 (lambda 1e-4)
+/// Prox-P-BMRM 46, exact steps 48. On all 60,000, wall seconds, 1 and 2
+/// threads: condition 2.7 (lambda 1e-3) exact steps 5.9 and 5.2, Prox-P-BMRM
+/// 11.3 and 6.0; 27 (lambda 1e-4) Prox-P-BMRM 31.3 and 20.5, exact steps 45
+/// and 44 (docs/benchmarks.md). On badly scaled data
 /// (rows of norm 100, 80 examples, lambda 1/80: condition 10^4) the exact
 /// steps were still 98 % from the optimum after 1,000 passes, BMRM done in 12
 /// iterations.
-pub const MULTICLASS_BCFW_MAX_CONDITION: f64 = 100.0;
+pub const MULTICLASS_BCFW_MAX_CONDITION: f64 = 20.0;
 
 /// The fewest examples for which the library picks BCFW for the built-in
 /// multiclass model: on fewer, a bundle method's iterations cost next to

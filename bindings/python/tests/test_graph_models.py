@@ -809,3 +809,34 @@ def test_relaxed_loss_augmented_inference_adds_the_loss():
     model.initialize(X, Y)
     y = model.loss_augmented_inference(X[0], Y[0], np.zeros(6), relaxed=True)
     np.testing.assert_array_equal(np.asarray(y), [1, 0, 1])
+
+
+def test_relaxed_on_multilabel_and_binary_models():
+    """MultiLabelClf with relaxed=True answers per example: the labelling
+    where the engine proves it (the same as without relaxed), the LP's
+    marginals where AD3 is fractional; BinaryClf's one node has an integral
+    LP, so its relaxed answer is the labelling."""
+    rng = np.random.RandomState(3)
+    X = rng.randn(12, 4)
+    Y = (rng.rand(12, 3) > 0.5).astype(int)
+    for method in ("ad3", ("ad3", {"branch_and_bound": True}), "max-product"):
+        model = MultiLabelClf(n_labels=3, n_features=4, edges="full", inference_method=method)
+        model.initialize(X, Y)
+        w = 3.0 * rng.randn(model.size_joint_feature)
+        plain = model.batch_inference(X, w)
+        relaxed = model.batch_inference(X, w, relaxed=True)
+        assert isinstance(relaxed, list) and len(relaxed) == len(X)
+        for y, r in zip(plain, relaxed):
+            if isinstance(r, tuple):
+                assert method == "ad3"
+                unary, pairwise = r
+                assert unary.shape == (3, 2) and pairwise.shape == (2, 2)
+                np.testing.assert_allclose(unary.sum(axis=1), 1.0, atol=1e-6)
+            else:
+                np.testing.assert_array_equal(r, y)
+    Yb = np.where(rng.rand(12) > 0.5, 1, -1)
+    binary = BinaryClf(n_features=4)
+    binary.initialize(X, Yb)
+    w = rng.randn(4)
+    np.testing.assert_array_equal(binary.batch_inference(X, w, relaxed=True),
+                                  binary.batch_inference(X, w))

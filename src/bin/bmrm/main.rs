@@ -247,7 +247,7 @@ impl DataArgs {
 pub struct SolverArgs {
     /// Optimisation algorithm [default: prox-p-bmrm; `bmrm train` on a multiclass model lets
     /// the library pick: bcfw with exact steps and permutation sampling on at least 1000
-    /// examples with mean |x|^2 / (lambda n) <= 100, prox-p-bmrm otherwise (the run prints
+    /// examples with mean |x|^2 / (lambda n) <= 20, prox-p-bmrm otherwise (the run prints
     /// its pick)].
     #[arg(short, long, value_enum)]
     pub algorithm: Option<Alg>,

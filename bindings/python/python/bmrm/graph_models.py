@@ -794,8 +794,12 @@ class MultiLabelClf(_GraphBase):
             raise ValueError(f"MultiLabelClf: X must have shape (n_samples, n_features) with "
                              f"n_samples >= 1, got {np.shape(X)}")
 
-    def batch_inference(self, X: Any, w: np.ndarray, relaxed: Any = None) -> np.ndarray:
-        return np.array(super().batch_inference(X, w))
+    def batch_inference(self, X: Any, w: np.ndarray, relaxed: Any = None) -> Any:
+        """The labellings as one array; with ``relaxed=True`` a list, one
+        entry per example: its labelling where the engine proves it (always
+        for the exact engines), the LP's marginals where AD3 is fractional."""
+        out = super().batch_inference(X, w, relaxed=relaxed)
+        return out if relaxed else np.array(out)
 
     def joint_feature(self, x: Any, y: Any) -> np.ndarray:
         x = self._x_row(x, 0)
@@ -855,6 +859,8 @@ class BinaryClf(_GraphBase):
     def _unflat(self, y: np.ndarray, x: Any) -> Any:
         return int(2 * y[0] - 1)
 
+    # ``relaxed`` is honoured trivially: one node, whose LP relaxation is
+    # always integral, so the relaxed answer is the labelling.
     def batch_inference(self, X: Any, w: np.ndarray, relaxed: Any = None) -> np.ndarray:
         return np.array(super().batch_inference(X, w))
 

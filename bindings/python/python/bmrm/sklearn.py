@@ -79,7 +79,7 @@ class LinearSSVMClassifier(ClassifierMixin, BaseEstimator):
         exact pass when the shrunk problem's gap says so) on at least
         ``bmrm.MULTICLASS_BCFW_MIN_EXAMPLES`` (1000) rows whose condition
         ``mean |x_i|^2 / (lambda n)``, ``lambda = 1/(C n)``, is at most
-        ``bmrm.MULTICLASS_BCFW_MAX_CONDITION`` (100), Prox-P-BMRM otherwise:
+        ``bmrm.MULTICLASS_BCFW_MAX_CONDITION`` (20), Prox-P-BMRM otherwise:
         the faster of the two to a certified gap there
         (docs/algorithms-and-settings.md). Or any algorithm of
         :class:`bmrm.Solver` that suits a max-oracle ('bmrm', 'prox-bmrm',
