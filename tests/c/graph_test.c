@@ -241,8 +241,8 @@ static void test_bad_graphs(void) {
     expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "grids is set but CONSTANT edge features");
 
     b = g;
-    b.engine = 9;
-    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "engine = 9");
+    b.engine = 10;
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "engine = 10");
 
     b = g;
     b.node_features = 5;
