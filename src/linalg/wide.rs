@@ -239,6 +239,21 @@ fn prefetch_l2<A>(p: *const A) {
     let _ = p;
 }
 
+/// Asks for the cache line holding `p` to be brought into L1 (and L2):
+/// for data the caller reads next. A hint, as [`prefetch_l2`].
+#[inline(always)]
+pub(super) fn prefetch_l1<A>(p: *const A) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as `prefetch_l2`: a prefetch never faults and changes no
+    // memory, and SSE is part of every x86-64 CPU.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// The right rows' tiles `(first, width)`: of 10, then 4, 2 and 1.
 fn class_tiles(nb: usize) -> impl Iterator<Item = (usize, usize)> {
     let mut k = 0;
