@@ -495,22 +495,37 @@ impl BcfwState {
     ) -> Result<(ExactPass, Vec<PassItem>)> {
         let context = format!("in the exact gap pass after pass {}", self.passes);
         let absorb = refresh && !corners && self.working_set.is_some();
-        // Class blocks keep only the answers' labels.
-        let keep_psi = (absorb && self.classes.is_none()) || corners;
-        let mut items = on_oracle_thread(oracle.thread_safe(), pool, || {
-            oracle_pass(oracle, point!(self), keep_psi, &context)
-        })?;
+        // Exact steps on an oracle that scores every class at once: the
+        // answers from the scores, the shrinking kept where they show it.
+        let mut exact = self.exact.take();
+        let scored = match (&mut exact, corners) {
+            (Some(ex), false) => self.scored_pass(oracle, pool, ex, refresh),
+            _ => None,
+        };
+        self.exact = exact;
+        let shrinking_kept = scored.is_some();
+        let (mut items, wi_dots) = match scored {
+            Some(done) => done.map_err(|e| e.context(context.clone()))?,
+            None => {
+                // Class blocks keep only the answers' labels.
+                let keep_psi = (absorb && self.classes.is_none()) || corners;
+                let items = on_oracle_thread(oracle.thread_safe(), pool, || {
+                    oracle_pass(oracle, point!(self), keep_psi, &context)
+                })?;
+                let w = point!(self);
+                let wi_dots: Vec<f64> = pool.install(|| {
+                    (0..self.n)
+                        .into_par_iter()
+                        .map(|i| self.block_dot(i, w))
+                        .collect()
+                });
+                (items, wi_dots)
+            }
+        };
         if refresh {
             self.oracle_calls += self.n as u64;
         }
         self.doubtful += items.iter().filter(|x| !x.exact).count() as u64;
-        let w = point!(self);
-        let wi_dots: Vec<f64> = pool.install(|| {
-            (0..self.n)
-                .into_par_iter()
-                .map(|i| self.block_dot(i, w))
-                .collect()
-        });
         let n = self.n as f64;
         let mut risk = 0.0;
         let mut gap = 0.0;
@@ -527,8 +542,9 @@ impl BcfwState {
             self.absorb_corners(&mut items, keep)?;
         }
         if refresh {
-            // Every block was scored at w: shrunk blocks are visited again.
-            if let Some(ex) = &mut self.exact {
+            // Every block was scored at w: shrunk blocks are visited again,
+            // unless the scored pass kept them shrunk from their scores.
+            if let Some(ex) = self.exact.as_mut().filter(|_| !shrinking_kept) {
                 ex.unshrink_all();
             }
             self.sampler.all_visited();

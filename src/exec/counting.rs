@@ -131,6 +131,14 @@ impl MaxOracle for CountedOracle {
         }
         result
     }
+    fn class_scores_pass(&self, w: &[f64], out: &mut [f64]) -> Option<Result<()>> {
+        let t = self.tally.single();
+        let result = self.inner.class_scores_pass(w, out);
+        if result.is_some() {
+            self.tally.add(self.inner.num_examples() as u64, t);
+        }
+        result
+    }
     fn chain_rows(&self) -> Option<Arc<dyn ChainRows>> {
         self.inner.chain_rows()
     }

@@ -531,6 +531,11 @@ impl MaxOracle for Multiclass {
     fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<Result<Vec<PassItem>>> {
         (!keep_psi).then(|| self.pass_without_psi(w))
     }
+
+    /// Blocks of examples scored by one product each ([`pass`]).
+    fn class_scores_pass(&self, w: &[f64], out: &mut [f64]) -> Option<Result<()>> {
+        Some(self.all_class_scores(w, out))
+    }
 }
 
 /// The rows `(x_i, 1)` and labels of a multiclass model, for BCFW's

@@ -224,6 +224,15 @@ pub trait MaxOracle: Send + Sync {
     ) -> Option<Result<ClassAnswer>> {
         None
     }
+    /// The class scores `<w_k, r_i>` of every example at `w`, into `out[i K
+    /// + k]` (`n K` of them), for an oracle that gives class rows
+    /// ([`MaxOracle::class_rows`]) with their losses: BCFW's exact gap
+    /// passes over exact block steps then take every answer by enumerating
+    /// the `K` classes, and keep shrunk what the scores show inactive.
+    /// `None`, the default: not available (one call per example).
+    fn class_scores_pass(&self, _w: &[f64], _out: &mut [f64]) -> Option<Result<()>> {
+        None
+    }
     /// The token features and ground truths of an oracle whose corners
     /// factor over the positions of a chain ([`chains`]); BCFW then keeps
     /// per-position label coefficients per block. `None`, the default: the

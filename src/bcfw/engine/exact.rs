@@ -601,5 +601,6 @@ fn screen(
 }
 
 mod active;
+mod scored;
 #[cfg(test)]
 mod tests;

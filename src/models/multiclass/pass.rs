@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use super::{check_w_len, Multiclass, Rows, NAME};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::oracle::adapters::ORACLE_BLOCK;
 use crate::oracle::{MaxOracle, PassItem};
 
@@ -62,6 +62,24 @@ impl Rows {
 }
 
 impl Multiclass {
+    /// [`MaxOracle::class_scores_pass`]: blocks of examples scored by one
+    /// product each, in parallel (each block on one thread).
+    pub(super) fn all_class_scores(&self, w: &[f64], out: &mut [f64]) -> Result<()> {
+        check_w_len(NAME, w, self.dim())?;
+        let k = self.num_classes;
+        if out.len() != self.x.m() * k {
+            return Err(Error::dimension_mismatch(format!(
+                "{NAME}: {} scores asked for {} examples of {k} classes",
+                out.len(),
+                self.x.m()
+            )));
+        }
+        out.par_chunks_mut(ORACLE_BLOCK * k)
+            .enumerate()
+            .for_each(|(b, scores)| self.x.block_scores(w, b * ORACLE_BLOCK, k, scores));
+        Ok(())
+    }
+
     /// [`MaxOracle::eval_pass`] without the corners: blocks of examples
     /// scored by one product each (in parallel, each block on one thread),
     /// every answer's hinge `1 + s_y^ - s_yi` from its scores (0 when `y^ =

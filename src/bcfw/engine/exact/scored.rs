@@ -1,0 +1,129 @@
+//! Exact gap passes of exact-step runs from every example's class scores
+//! ([`MaxOracle::class_scores_pass`]): each answer by enumerating the `K`
+//! classes with their losses (the loss-augmented maximum, the truth first
+//! and a class replacing it only on a strict increase, the multiclass
+//! oracle's rule), `<w, w_i>` from the same scores, and the shrinking
+//! state re-derived at `w` instead of cleared: a block at its truth with
+//! every margin holding, and a class without weight below every weighted
+//! class, are what the next pass would find again by scoring them, so it
+//! skips them at once (as LIBLINEAR's shrinking keeps its active set
+//! between its outer iterations). The gap and the certificate come from
+//! these scores, which are the exact products.
+
+use rayon::prelude::*;
+
+use super::super::{BcfwState, Error, Result};
+use super::{active, ExactSteps, SHRINK_MARGIN};
+use crate::oracle::pass::{on_oracle_thread, PassItem};
+use crate::oracle::MaxOracle;
+
+/// What one block's scores give: its pass item, `<w, w_i>`, and whether
+/// the block (and which of its classes) would be shrunk at `w`.
+struct Scored {
+    item: PassItem,
+    w_dot_wi: f64,
+    shrink: bool,
+    off: Vec<bool>,
+}
+
+impl BcfwState {
+    /// The answers and `<w, w_i>` of every block from one pass of class
+    /// scores, with the shrinking state at `w` set into `ex` when
+    /// `refresh`; `None` when the oracle gives no such pass.
+    pub(in super::super) fn scored_pass(
+        &self,
+        oracle: &dyn MaxOracle,
+        pool: &rayon::ThreadPool,
+        ex: &mut ExactSteps,
+        refresh: bool,
+    ) -> Option<Result<(Vec<PassItem>, Vec<f64>)>> {
+        let cb = self.classes.as_ref()?;
+        let k = cb.k;
+        let w = point!(self);
+        let mut scores = vec![0.0; self.n * k];
+        let done = on_oracle_thread(oracle.thread_safe(), pool, || {
+            oracle.class_scores_pass(w, &mut scores)
+        })?;
+        let losses = &ex.losses;
+        let lambda_n = self.lambda * self.n as f64;
+        let one = |(i, s): (usize, &[f64])| -> Result<Scored> {
+            let t = cb.rows.truth(i);
+            let loss = &losses[i * k..(i + 1) * k];
+            let (mut best, mut best_score) = (t, s[t]);
+            for m in (0..k).filter(|&m| m != t) {
+                let v = loss[m] + s[m];
+                if !v.is_finite() || !s[t].is_finite() {
+                    return Err(Error::non_finite(format!(
+                        "the class scores of example {i} are not finite (class {m}: {}, \
+                         truth {t}: {})",
+                        s[m], s[t]
+                    )));
+                }
+                if v > best_score {
+                    (best, best_score) = (m, v);
+                }
+            }
+            let coef = cb.coef(i);
+            let mut w_dot_wi = 0.0;
+            for (&c, &sc) in coef.iter().zip(s) {
+                if c != 0.0 {
+                    w_dot_wi += c * sc;
+                }
+            }
+            let at_truth = coef.iter().all(|&c| c == 0.0);
+            let shrink = at_truth
+                && (0..k)
+                    .filter(|&m| m != t)
+                    .all(|m| loss[m] + s[m] - s[t] < -SHRINK_MARGIN);
+            // alpha_i from c_i (as the steps read it), unmoved by the pass.
+            let mut alpha: Vec<f64> = (0..k)
+                .map(|m| {
+                    if m == t {
+                        0.0
+                    } else {
+                        (-lambda_n * coef[m]).max(0.0)
+                    }
+                })
+                .collect();
+            alpha[t] = (1.0 - alpha.iter().sum::<f64>()).max(0.0);
+            let mut off = Vec::with_capacity(k);
+            active::classes_to_shrink(&vec![false; k], t, &alpha, &alpha, s, loss, &mut off);
+            let wrong = best != t;
+            Ok(Scored {
+                item: PassItem {
+                    hinge: if wrong { best_score - s[t] } else { 0.0 },
+                    exact: true,
+                    loss: loss[best],
+                    label: best as u64,
+                    psi: None,
+                },
+                w_dot_wi,
+                shrink,
+                off,
+            })
+        };
+        let result = done.and_then(|()| {
+            pool.install(|| {
+                scores
+                    .par_chunks(k)
+                    .enumerate()
+                    .map(one)
+                    .collect::<Result<Vec<Scored>>>()
+            })
+        });
+        Some(result.map(|blocks| {
+            let mut items = Vec::with_capacity(blocks.len());
+            let mut dots = Vec::with_capacity(blocks.len());
+            for (i, b) in blocks.into_iter().enumerate() {
+                if refresh {
+                    ex.shrunk[i] = b.shrink;
+                    ex.class_off[i * k..(i + 1) * k].copy_from_slice(&b.off);
+                    ex.classes_off[i] = b.off.iter().filter(|&&o| o).count() as u32;
+                }
+                items.push(b.item);
+                dots.push(b.w_dot_wi);
+            }
+            (items, dots)
+        }))
+    }
+}
