@@ -267,6 +267,27 @@ fn pack(b: &[&[f64]], full: usize, packed: &mut Vec<Line>) {
     }
 }
 
+/// The right rows' full chunks packed once ([`pack`]), for many calls of
+/// [`row_dots`] with the same right rows (a pass's class blocks, fixed for
+/// the whole pass): each call then reads them as packed, for any number of
+/// left rows, and copies nothing.
+pub struct Packed {
+    lines: Vec<Line>,
+    full: usize,
+}
+
+impl Packed {
+    /// The full chunks of the first `n` elements of the rows `b`.
+    pub fn new(b: &[&[f64]], n: usize) -> Self {
+        let full = n / LANES;
+        let mut lines = Vec::new();
+        if full > 0 {
+            pack(b, full, &mut lines);
+        }
+        Packed { lines, full }
+    }
+}
+
 /// Where the sweeps read the right rows.
 #[derive(Clone, Copy)]
 enum Right<'a> {
@@ -366,7 +387,8 @@ fn band<A: Elem, const TK: usize>(
 
 /// `out[i nb + k] = <a[i], b[k]>` over the first `n` elements, each the
 /// bits of `dot`; prefetches `next` into L2 meanwhile (as
-/// `kernels::row_dots`).
+/// `kernels::row_dots`). `given`, when set, is `b` packed ([`Packed::new`]
+/// of the same rows and `n`), read instead of packing them again.
 #[inline(always)]
 pub fn row_dots<A: Elem>(
     (a, b): (&[&[A]], &[&[f64]]),
@@ -374,6 +396,7 @@ pub fn row_dots<A: Elem>(
     out: &mut [f64],
     scratch: &mut Scratch,
     next: &[A],
+    given: Option<&Packed>,
 ) {
     let (na, nb) = (a.len(), b.len());
     debug_assert_eq!(out.len(), na * nb);
@@ -381,26 +404,30 @@ pub fn row_dots<A: Elem>(
         return;
     }
     let full = n / LANES;
-    let packed = na >= PACK_MIN_ROWS && full > 0;
-    if packed {
-        pack(b, full, &mut scratch.packed);
-    }
-    let right = if packed {
-        Right::Packed(&scratch.packed, full)
-    } else {
-        Right::Rows(b)
+    let Scratch { packed, acc: store } = scratch;
+    let right = match given {
+        Some(p) if full > 0 => {
+            assert!(p.full == full && p.lines.len() == nb * 2 * full);
+            Right::Packed(&p.lines, full)
+        }
+        Some(_) => Right::Rows(b),
+        None if na >= PACK_MIN_ROWS && full > 0 => {
+            pack(b, full, packed);
+            Right::Packed(packed, full)
+        }
+        None => Right::Rows(b),
     };
     // Equal length blocks of at most BLOCK_BYTES of one half of a tile.
     let blocks = full.div_ceil((BLOCK_BYTES / (TK * HALF * 8)).max(1)).max(1);
     let block = full.div_ceil(blocks).max(1);
     let group = GROUP.min(na);
     let acc_len = group * 2 * nb;
-    if scratch.acc.len() < acc_len {
-        scratch.acc.resize(acc_len, ZERO);
+    if store.len() < acc_len {
+        store.resize(acc_len, ZERO);
     }
     let mut ahead = Stream { rest: next };
     for (g, out_g) in a.chunks(group).zip(out.chunks_mut(group * nb)) {
-        let acc = &mut scratch.acc[..g.len() * 2 * nb];
+        let acc = &mut store[..g.len() * 2 * nb];
         if full == 0 {
             acc.fill(ZERO);
         }
