@@ -461,6 +461,12 @@ fn the_wide_tile_propagates_non_finite_features_and_weights() {
                     row_dots_tiled(isa, (&ar, &br), n, &mut out, &[], true);
                     let got: Vec<u64> = out.iter().map(|&v| bits(v)).collect();
                     assert_eq!(got, want, "{isa:?} n {n} na {na} pos {pos} {bad}");
+                    // Packed beforehand (`PackedRows`), whatever the count
+                    // of left rows.
+                    let mut out = vec![0.0; na * nb];
+                    row_dots_packed(&ar, &PackedRows::with(isa, &br, n), &mut out, &[]);
+                    let got: Vec<u64> = out.iter().map(|&v| bits(v)).collect();
+                    assert_eq!(got, want, "{isa:?} packed n {n} na {na} pos {pos} {bad}");
                 }
             }
         }
