@@ -918,3 +918,80 @@ fn multiclass_optimum_equals_crammer_singer_dual() {
         );
     }
 }
+
+/// A pass without corners (`eval_pass(w, false)`, BCFW's exact gap passes)
+/// gives every example the answer of its own oracle call: the same label
+/// and loss, and the hinge `L - <w, psi>` up to rounding (from the class
+/// scores, not from psi's entries); the same bits on 1 and 3 threads, dense
+/// and sparse rows, more examples than one block of the pass. With the
+/// corners asked for it declines (`None`: one call per example).
+#[test]
+fn multiclass_pass_without_corners_matches_its_oracle_calls() {
+    use bmrm::models::SparseRows;
+    let mut rng = ChaCha8Rng::seed_from_u64(29);
+    for trial in 0..12 {
+        let (k, d) = (rng.gen_range(2..13), rng.gen_range(1..40));
+        let bias = trial % 2 == 0;
+        let (dense, w) = random_multiclass(&mut rng, 130, d, k, bias, trial % 3 == 0);
+        let rows = SparseRows::from_dense(dense.features(), d).unwrap();
+        let sparse = Multiclass::new_sparse(rows, dense.labels().to_vec(), k, bias).unwrap();
+        for model in [&dense, &sparse] {
+            assert!(model.eval_pass(&w, true).is_none());
+            let pool = |t| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(t)
+                    .build()
+                    .unwrap()
+            };
+            let one = pool(1).install(|| model.eval_pass(&w, false).unwrap().unwrap());
+            let three = pool(3).install(|| model.eval_pass(&w, false).unwrap().unwrap());
+            assert_eq!(one.len(), model.num_examples());
+            for (i, (a, b)) in one.iter().zip(&three).enumerate() {
+                assert_eq!(
+                    a.hinge.to_bits(),
+                    b.hinge.to_bits(),
+                    "trial {trial} example {i}"
+                );
+                let c = call(model, i, &w);
+                assert_eq!(a.label, c.label(), "trial {trial} example {i}");
+                assert_eq!(a.loss, c.loss());
+                assert!(a.exact && a.psi.is_none());
+                let hinge = c.loss() - c.dot(&w);
+                assert!(
+                    (a.hinge - hinge).abs() <= 1e-12 * (1.0 + hinge.abs()),
+                    "trial {trial} example {i}: {} against {hinge}",
+                    a.hinge
+                );
+            }
+        }
+    }
+}
+
+/// `ClassRows::row_dots` scores the classes not left out with the bits of
+/// `row_dot` each, and 0 for the others (dense and sparse rows, up to 20
+/// classes: past the stack array too).
+#[test]
+fn multiclass_class_rows_score_at_once_as_one_by_one() {
+    use bmrm::models::SparseRows;
+    let mut rng = ChaCha8Rng::seed_from_u64(31);
+    for trial in 0..40 {
+        let (k, d) = (rng.gen_range(1..21), rng.gen_range(1..50));
+        let (dense, w) = random_multiclass(&mut rng, 5, d, k.max(2), trial % 2 == 0, false);
+        let k = k.max(2);
+        let rows = SparseRows::from_dense(dense.features(), d).unwrap();
+        let sparse =
+            Multiclass::new_sparse(rows, dense.labels().to_vec(), k, trial % 2 == 0).unwrap();
+        for model in [&dense, &sparse] {
+            let cr = model.class_rows().unwrap();
+            for i in 0..5 {
+                let off: Vec<bool> = (0..k).map(|_| rng.gen_bool(0.3)).collect();
+                let mut out = vec![f64::NAN; k];
+                cr.row_dots(i, &off, &w, &mut out);
+                for c in 0..k {
+                    let want = if off[c] { 0.0 } else { cr.row_dot(i, c, &w) };
+                    assert_eq!(out[c].to_bits(), want.to_bits(), "trial {trial} class {c}");
+                }
+            }
+        }
+    }
+}

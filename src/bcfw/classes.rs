@@ -75,10 +75,27 @@ impl ClassBlocks {
 
     /// `<w, w_i> = sum_k c_ik <w_k, r_i>`, over the classes in use.
     pub fn dot(&self, i: usize, w: &[f64]) -> f64 {
+        const STACK: usize = 16;
+        let c = self.coef(i);
         let mut acc = 0.0;
-        for (k, &c) in self.coef(i).iter().enumerate() {
-            if c != 0.0 {
-                acc += c * self.rows.row_dot(i, k, w);
+        if c.len() <= STACK {
+            // The classes in use scored at once (`ClassRows::row_dots`).
+            let mut off = [true; STACK];
+            let mut s = [0.0; STACK];
+            for (o, &ck) in off.iter_mut().zip(c) {
+                *o = ck == 0.0;
+            }
+            self.rows.row_dots(i, &off[..c.len()], w, &mut s[..c.len()]);
+            for (&ck, &sk) in c.iter().zip(&s) {
+                if ck != 0.0 {
+                    acc += ck * sk;
+                }
+            }
+        } else {
+            for (k, &ck) in c.iter().enumerate() {
+                if ck != 0.0 {
+                    acc += ck * self.rows.row_dot(i, k, w);
+                }
             }
         }
         acc

@@ -64,6 +64,13 @@ impl Sampler {
         }
     }
 
+    /// Whether the draws do not depend on the gap estimates (uniform and
+    /// permutation sampling): a pass's draws can then be made before its
+    /// steps, giving the same blocks in the same order.
+    pub fn draws_ahead(&self) -> bool {
+        matches!(self.kind, Sampling::Uniform | Sampling::Permutation)
+    }
+
     pub fn next(&mut self, rng: &mut ChaCha8Rng) -> usize {
         match self.kind {
             Sampling::Uniform => rng.gen_range(0..self.n),

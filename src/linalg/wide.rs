@@ -256,13 +256,14 @@ fn prefetch_l2<A>(p: *const A) {
     let _ = p;
 }
 
-/// Asks for the cache line holding `p` to be brought into L1 (the left
-/// rows a sweep reads next). A hint only, as [`prefetch_l2`].
+/// Asks for the cache line holding `p` to be brought into L1 (and L2):
+/// for data the caller reads next (a sweep's left rows, a drawn block's
+/// row). A hint, as [`prefetch_l2`].
 #[inline(always)]
-fn prefetch_l1<A>(p: *const A) {
+pub(super) fn prefetch_l1<A>(p: *const A) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and changes no memory, whatever the
-    // address; SSE is part of every x86-64 CPU.
+    // SAFETY: as `prefetch_l2`: a prefetch never faults and changes no
+    // memory, and SSE is part of every x86-64 CPU.
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());

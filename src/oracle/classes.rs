@@ -21,8 +21,19 @@ pub trait ClassRows: Send + Sync {
     fn row_norm2(&self, i: usize) -> f64;
     /// `<w_k, r_i>`.
     fn row_dot(&self, i: usize, k: usize, w: &[f64]) -> f64;
+    /// `out[k] = <w_k, r_i>` for every class `k` not `off` (0 for those),
+    /// each the bits of [`ClassRows::row_dot`]: an implementor may read
+    /// `r_i` once for all classes. The default calls `row_dot` per class.
+    fn row_dots(&self, i: usize, off: &[bool], w: &[f64], out: &mut [f64]) {
+        for (k, (o, &skip)) in out.iter_mut().zip(off).enumerate() {
+            *o = if skip { 0.0 } else { self.row_dot(i, k, w) };
+        }
+    }
     /// `v_k += a r_i`.
     fn add_row(&self, i: usize, k: usize, a: f64, v: &mut [f64]);
+    /// Brings `r_i` towards the caches, for a block visited soon (a hint;
+    /// the default does nothing).
+    fn prefetch(&self, _i: usize) {}
     /// Calls `f(j, r_ij)` for the non-zero entries of `r_i` in increasing
     /// `j` (an offset in a class block): what a corner holds, for exports.
     fn row_entries(&self, i: usize, f: &mut dyn FnMut(usize, f64));

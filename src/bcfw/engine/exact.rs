@@ -54,6 +54,8 @@ pub(crate) struct ExactSteps {
     classes_off: Vec<u32>,
     /// The class losses `L_i(y)` of every block, `K` per block.
     losses: Vec<f64>,
+    /// The pass's draws, when made before its steps.
+    order: Vec<usize>,
     // Scratch of a batch, reused.
     batch: Vec<usize>,
     in_batch: Vec<bool>,
@@ -71,6 +73,7 @@ impl ExactSteps {
             class_off: vec![false; losses.len()],
             classes_off: vec![0; n],
             losses,
+            order: Vec::new(),
             batch: Vec::new(),
             in_batch: vec![false; n],
             scores: Vec::new(),
@@ -92,6 +95,7 @@ impl ExactSteps {
             + self.class_off.capacity()
             + 4 * self.classes_off.capacity()
             + 8 * (self.losses.capacity()
+                + self.order.capacity()
                 + self.batch.capacity()
                 + self.scores.capacity()
                 + self.joint.capacity())
@@ -340,12 +344,38 @@ impl BcfwState {
         self.begin_pass(settings);
         let size = (settings.mini_batch as usize).clamp(1, self.n);
         let mut ex = self.exact.take().expect("exact-step state");
+        // One block at a time, with draws that do not depend on the steps:
+        // the pass's draws first, so that the next block's lines are
+        // fetched while this one steps (the blocks are cold: drawn at
+        // random from data larger than the caches).
+        let ahead = size == 1 && self.sampler.draws_ahead();
+        ex.order.clear();
+        if ahead {
+            ex.order
+                .extend((0..self.n).map(|_| self.sampler.next(&mut self.rng)));
+        }
         let mut draws = 0;
+        // The position of the next draw not shrunk, scanned once per pass.
+        let mut live = 0;
         let result = (|| {
             while draws < self.n {
                 ex.batch.clear();
                 while ex.batch.len() < size && draws < self.n {
-                    let i = self.sampler.next(&mut self.rng);
+                    let i = if ahead {
+                        let i = ex.order[draws];
+                        if !ex.shrunk[i] {
+                            live = live.max(draws + 1);
+                            while live < self.n && ex.shrunk[ex.order[live]] {
+                                live += 1;
+                            }
+                            if let Some(&next) = ex.order.get(live) {
+                                self.prefetch_block(&ex, next);
+                            }
+                        }
+                        i
+                    } else {
+                        self.sampler.next(&mut self.rng)
+                    };
                     draws += 1;
                     if !ex.shrunk[i] && !ex.in_batch[i] {
                         ex.in_batch[i] = true;
@@ -463,6 +493,17 @@ impl BcfwState {
             self.average_step();
         }
         Ok(())
+    }
+
+    /// Prefetches block `i`'s row and state (a hint).
+    fn prefetch_block(&self, ex: &ExactSteps, i: usize) {
+        let cb = self.classes.as_ref().expect("class blocks");
+        let k = cb.k;
+        cb.rows.prefetch(i);
+        crate::linalg::prefetch(cb.coef(i));
+        crate::linalg::prefetch(&ex.losses[i * k..(i + 1) * k]);
+        crate::linalg::prefetch(&ex.class_off[i * k..(i + 1) * k]);
+        crate::linalg::prefetch(std::slice::from_ref(&self.blocks[i]));
     }
 
     /// The batch's joint direction `D` (into `ex.joint`) and the exact step

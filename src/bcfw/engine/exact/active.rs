@@ -26,8 +26,8 @@ pub(super) fn score_active(
     scores: &mut [f64],
 ) -> Result<(usize, f64)> {
     let truth = rows.truth(i);
-    for (m, (s, &skip)) in scores.iter_mut().zip(off).enumerate() {
-        *s = if skip { 0.0 } else { rows.row_dot(i, m, w) };
+    rows.row_dots(i, off, w, scores);
+    for (m, s) in scores.iter().enumerate() {
         if !s.is_finite() {
             return Err(Error::non_finite(format!(
                 "the score of class {m} of example {i} is {s}"

@@ -1,0 +1,107 @@
+//! The multiclass model's answers without corners: one example's class
+//! scores read from its row once (BCFW's exact block steps), and a whole
+//! pass whose hinges come from the block products' scores (BCFW's exact gap
+//! passes), as [`MaxOracle::block_risk`] computes them, instead of forming
+//! each answer's `psi` and taking `<w, psi>` from it.
+
+use rayon::prelude::*;
+
+use super::{check_w_len, Multiclass, Rows, NAME};
+use crate::error::Result;
+use crate::oracle::adapters::ORACLE_BLOCK;
+use crate::oracle::{MaxOracle, PassItem};
+
+/// Classes scored at once from a stack array (more: one `dot` each).
+const STACK_CLASSES: usize = 16;
+
+/// No class left out, for [`Rows::scores_of`] on all classes.
+const NONE_OFF: [bool; STACK_CLASSES] = [false; STACK_CLASSES];
+
+impl Rows {
+    /// `out[k] = <w_k, (x_i, 1)>` for every class `k` not `off` (0 for
+    /// those), each the bits of [`Rows::class_score`]: a dense row is one
+    /// product with the class blocks, so it is widened once for all of them.
+    pub(super) fn scores_of(&self, w: &[f64], i: usize, off: &[bool], out: &mut [f64]) {
+        let (d, dp) = (self.d(), self.d_ext());
+        match self {
+            Rows::Dense(x) if out.len() <= STACK_CLASSES => {
+                let mut blocks: [&[f64]; STACK_CLASSES] = [&[]; STACK_CLASSES];
+                let mut which = [0; STACK_CLASSES];
+                let mut n = 0;
+                for (k, _) in off.iter().enumerate().filter(|(_, &skip)| !skip) {
+                    blocks[n] = &w[k * dp..k * dp + d];
+                    which[n] = k;
+                    n += 1;
+                }
+                let mut dots = [0.0; STACK_CLASSES];
+                crate::linalg::row_dots(&[x.row(i)], &blocks[..n], d, &mut dots[..n]);
+                out.fill(0.0);
+                for (&k, &s) in which[..n].iter().zip(&dots) {
+                    out[k] = if x.bias() { s + w[k * dp + d] } else { s };
+                }
+            }
+            _ => {
+                for (k, (o, &skip)) in out.iter_mut().zip(off).enumerate() {
+                    *o = if skip { 0.0 } else { self.class_score(w, k, i) };
+                }
+            }
+        }
+    }
+
+    /// [`Rows::scores_of`] every class (`out.len()` of them).
+    pub(super) fn all_scores(&self, w: &[f64], i: usize, out: &mut [f64]) {
+        match NONE_OFF.get(..out.len()) {
+            Some(off) => self.scores_of(w, i, off, out),
+            None => {
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = self.class_score(w, k, i);
+                }
+            }
+        }
+    }
+}
+
+impl Multiclass {
+    /// [`MaxOracle::eval_pass`] without the corners: blocks of examples
+    /// scored by one product each (in parallel, each block on one thread),
+    /// every answer's hinge `1 + s_y^ - s_yi` from its scores (0 when `y^ =
+    /// y_i`, which the tie rule prefers).
+    pub(super) fn pass_without_psi(&self, w: &[f64]) -> Result<Vec<PassItem>> {
+        check_w_len(NAME, w, self.dim())?;
+        let (m, k) = (self.x.m(), self.num_classes);
+        let firsts: Vec<usize> = (0..m).step_by(ORACLE_BLOCK).collect();
+        // The class rows packed once for the whole pass, read by every
+        // thread (the same bits as packing them per block).
+        let packed = self.x.packed_classes(w, k);
+        let blocks: Vec<Result<Vec<PassItem>>> = firsts
+            .into_par_iter()
+            .map_init(Vec::new, |scores: &mut Vec<f64>, first| {
+                let len = ORACLE_BLOCK.min(m - first);
+                scores.resize(len * k, 0.0);
+                self.x.block_scores(w, first, k, scores, packed.as_ref());
+                scores
+                    .chunks_exact(k)
+                    .enumerate()
+                    .map(|(j, s)| {
+                        let i = first + j;
+                        let yi = self.labels[i];
+                        let (best, best_score) = self.decide(i, |c| s[c])?;
+                        let wrong = best != yi;
+                        Ok(PassItem {
+                            hinge: if wrong { best_score - s[yi] } else { 0.0 },
+                            exact: true,
+                            loss: if wrong { 1.0 } else { 0.0 },
+                            label: best as u64,
+                            psi: None,
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut items = Vec::with_capacity(m);
+        for b in blocks {
+            items.extend(b?);
+        }
+        Ok(items)
+    }
+}
