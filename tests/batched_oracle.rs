@@ -185,6 +185,47 @@ fn block_risk_gives_the_corners_subgradient_bit_for_bit() {
 }
 
 #[test]
+fn long_spans_give_the_corners_subgradient_bit_for_bit() {
+    // Enough examples that the pass asks `block_risk` for spans of many
+    // blocks of 48 (chunks of about 1,100 examples, cut at 1,024), the
+    // class rows packed once per span: the subgradient is still the
+    // corners' to the bit, and the risk the definition's.
+    let mut rng = ChaCha8Rng::seed_from_u64(19);
+    let (m, d, k) = (70_000, 33, 5);
+    let x: Vec<f32> = (0..m * d)
+        .map(|_| {
+            if rng.gen_bool(0.5) {
+                0.0
+            } else {
+                rng.gen_range(-2.0..2.0)
+            }
+        })
+        .collect();
+    let y: Vec<usize> = (0..m).map(|_| rng.gen_range(0..k)).collect();
+    let model = Multiclass::new(x.clone(), d, y, k, true).unwrap();
+    // Scaled so that some examples violate their margin and some do not.
+    let w: Vec<f64> = (0..model.dim()).map(|_| rng.gen_range(-0.3..0.3)).collect();
+    let (want_r, want_g) = reference_risk(&model, &x, d, &w);
+    let fast = Problem::from_max_oracle(model.clone()).parts(1).unwrap();
+    let slow = Problem::from_max_oracle(OneByOne(model)).parts(1).unwrap();
+    let mut g_fast = vec![0.0; fast.dim()];
+    let mut g_slow = vec![0.0; fast.dim()];
+    let r_fast = fast.partial_risk(0, &w, &mut g_fast).unwrap();
+    let r_slow = slow.partial_risk(0, &w, &mut g_slow).unwrap();
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&g_fast), bits(&g_slow));
+    assert!((r_fast - r_slow).abs() <= 1e-12 * (1.0 + r_slow.abs()));
+    assert!((r_fast - want_r).abs() <= 1e-12 * (1.0 + want_r.abs()));
+    assert!(
+        want_r > 0.05 && want_r < 3.0,
+        "a mix of violators: {want_r}"
+    );
+    for (a, b) in g_fast.iter().zip(&want_g) {
+        assert!((a - b).abs() <= 1e-12, "{a} vs {b}");
+    }
+}
+
+#[test]
 fn one_two_and_four_threads_give_the_same_bits() {
     let mut rng = ChaCha8Rng::seed_from_u64(17);
     for sparse in [false, true] {

@@ -143,8 +143,8 @@ enum Tile {
 clones!(row_dots_k<A: Elem>(rows: (&[&[A]], &[&[f64]]), n: usize, out: &mut [f64], store: &mut Vec<f64>, next: &[A]) -> () {
     kernels::row_dots::<A, 3, 4>(rows, (n, kernels::BLOCK), out, store, next)
 });
-clones!(row_dots_wide_k<A: Elem>(rows: (&[&[A]], &[&[f64]]), n: usize, out: &mut [f64], scratch: &mut wide::Scratch, next: &[A]) -> () {
-    wide::row_dots(rows, n, out, scratch, next)
+clones!(row_dots_wide_k<A: Elem>(rows: (&[&[A]], &[&[f64]]), n: usize, out: &mut [f64], scratch: &mut wide::Scratch, next: &[A], given: Option<&wide::Packed>) -> () {
+    wide::row_dots(rows, n, out, scratch, next, given)
 });
 
 /// The tile for rows of `A` on `isa`: the wide one for streamed rows where
@@ -365,11 +365,92 @@ fn row_dots_impl<A: Elem>(
         "row_dots: out has the wrong length"
     );
     match tile {
-        Tile::Wide => {
-            WIDE_SCRATCH.with_borrow_mut(|s| call!(isa, row_dots_wide_k((a, b), n, out, s, next)))
-        }
+        Tile::Wide => WIDE_SCRATCH
+            .with_borrow_mut(|s| call!(isa, row_dots_wide_k((a, b), n, out, s, next, None))),
         Tile::Square => ROW_DOTS_STORE
             .with_borrow_mut(|store| call!(isa, row_dots_k((a, b), n, out, store, next))),
+    }
+}
+
+/// The right rows of [`row_dots`] prepared once for many products with
+/// them: a pass's class blocks, the same for every block of examples of
+/// the pass. On AVX-512 their full chunks are copied here once into the
+/// cache-line-aligned layout the wide tile reads (`wide.rs`), which
+/// [`row_dots`] otherwise redoes on every call (a tenth of the multiclass
+/// pass, blocks of 48 examples). Read-only once built: threads may share
+/// it.
+pub struct PackedRows<'a> {
+    rows: Vec<&'a [f64]>,
+    n: usize,
+    isa: Isa,
+    /// The wide tile's layout, on AVX-512.
+    wide: Option<wide::Packed>,
+}
+
+impl<'a> PackedRows<'a> {
+    /// The first `n` elements of each of `rows`, for the selected
+    /// instruction set.
+    ///
+    /// # Panics
+    /// When a row is shorter than `n`.
+    pub fn new(rows: &[&'a [f64]], n: usize) -> Self {
+        Self::with(isa::selected(), rows, n)
+    }
+
+    /// [`PackedRows::new`] for a given instruction set (the same bits on
+    /// each).
+    ///
+    /// # Panics
+    /// As [`PackedRows::new`].
+    pub fn with(isa: Isa, rows: &[&'a [f64]], n: usize) -> Self {
+        assert!(
+            rows.iter().all(|r| r.len() >= n),
+            "PackedRows: a row is shorter than {n}"
+        );
+        let wide = (isa == Isa::Avx512).then(|| wide::Packed::new(rows, n));
+        PackedRows {
+            rows: rows.to_vec(),
+            n,
+            isa,
+            wide,
+        }
+    }
+
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+/// [`row_dots_ahead`] against rows packed once ([`PackedRows`]), on their
+/// instruction set: `out[i b.len() + k] = <a[i][..n], b_k[..n]>`, each
+/// entry the bits of [`dot`] of its two rows.
+///
+/// # Panics
+/// When a left row is shorter than `b`'s `n` or `out.len() != a.len() *
+/// b.len()`.
+pub fn row_dots_packed<A: Elem>(a: &[&[A]], b: &PackedRows<'_>, out: &mut [f64], next: &[A]) {
+    let (isa, n) = (b.isa, b.n);
+    assert!(
+        a.iter().all(|r| r.len() >= n),
+        "row_dots: a left row is shorter than {n}"
+    );
+    assert_eq!(
+        out.len(),
+        a.len() * b.len(),
+        "row_dots: out has the wrong length"
+    );
+    let rows = (a, &b.rows[..]);
+    match (tile_for::<A>(isa), &b.wide) {
+        (Tile::Wide, Some(packed)) => WIDE_SCRATCH
+            .with_borrow_mut(|s| call!(isa, row_dots_wide_k(rows, n, out, s, next, Some(packed)))),
+        _ => ROW_DOTS_STORE
+            .with_borrow_mut(|store| call!(isa, row_dots_k(rows, n, out, store, next))),
     }
 }
 

@@ -405,6 +405,24 @@ fn both_tiles_give_the_scalar_dots_bit_for_bit_on_every_isa() {
                 let got: Vec<u64> = out.iter().map(|v| v.to_bits()).collect();
                 assert_eq!(got, want, "{isa:?} wide {wide} n {n} na {na} nb {nb}");
             }
+            // Packed once, then used by several calls: all the left rows,
+            // then each half of them (the packing is read, not consumed).
+            let packed = PackedRows::with(isa, &br, n);
+            assert_eq!(packed.len(), nb);
+            let mut out = vec![f64::NAN; na * nb];
+            row_dots_packed(&ar, &packed, &mut out, &next);
+            let got: Vec<u64> = out.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(got, want, "{isa:?} packed n {n} na {na} nb {nb}");
+            let half = na / 2;
+            for (rows, want) in [
+                (&ar[..half], &want[..half * nb]),
+                (&ar[half..], &want[half * nb..]),
+            ] {
+                let mut out = vec![f64::NAN; rows.len() * nb];
+                row_dots_packed(rows, &packed, &mut out, &[]);
+                let got: Vec<u64> = out.iter().map(|v| v.to_bits()).collect();
+                assert_eq!(got, want, "{isa:?} packed, part of {na}, n {n} nb {nb}");
+            }
         }
     }
 }
@@ -443,6 +461,12 @@ fn the_wide_tile_propagates_non_finite_features_and_weights() {
                     row_dots_tiled(isa, (&ar, &br), n, &mut out, &[], true);
                     let got: Vec<u64> = out.iter().map(|&v| bits(v)).collect();
                     assert_eq!(got, want, "{isa:?} n {n} na {na} pos {pos} {bad}");
+                    // Packed beforehand (`PackedRows`), whatever the count
+                    // of left rows.
+                    let mut out = vec![0.0; na * nb];
+                    row_dots_packed(&ar, &PackedRows::with(isa, &br, n), &mut out, &[]);
+                    let got: Vec<u64> = out.iter().map(|&v| bits(v)).collect();
+                    assert_eq!(got, want, "{isa:?} packed n {n} na {na} pos {pos} {bad}");
                 }
             }
         }

@@ -420,10 +420,22 @@ impl ExampleParts {
             let mut risk = 0.0;
             let mut i = start;
             while i < end {
-                let block = &mut corners[..ORACLE_BLOCK.min(end - i)];
+                let corners_only = self.corners_only.load(Ordering::Relaxed);
+                // `block_risk` is asked for spans up to the next multiple
+                // of DEADLINE_EVERY from the chunk's start (the whole chunk
+                // when it is shorter: the oracle then prepares `w` once per
+                // chunk, e.g. the multiclass model's packed class rows);
+                // the corners, for blocks of ORACLE_BLOCK.
+                let (done, len) = if corners_only {
+                    (i - start, ORACLE_BLOCK.min(end - i))
+                } else {
+                    let done = i - start;
+                    let span_end = start + (done / DEADLINE_EVERY + 1) * DEADLINE_EVERY;
+                    (done, span_end.min(end) - i)
+                };
                 // The clock about every DEADLINE_EVERY examples, at the
-                // block that crosses the next multiple.
-                let (done, next) = (i - start, i - start + block.len());
+                // block or span that crosses the next multiple.
+                let next = done + len;
                 if let Some(d) = deadline {
                     if done / DEADLINE_EVERY < next / DEADLINE_EVERY && Instant::now() >= d {
                         return Err(
@@ -431,24 +443,32 @@ impl ExampleParts {
                         );
                     }
                 }
-                let answer = if self.corners_only.load(Ordering::Relaxed) {
+                let answer = if corners_only {
                     None
                 } else {
                     let acc = dense.get_or_insert_with(|| vec![0.0; dim]);
-                    oracle.block_risk(i - offset, block.len(), w, acc)
+                    oracle.block_risk(i - offset, len, w, acc)
                 };
                 match answer {
                     Some(Ok(r)) => risk += r,
                     Some(Err(block_error)) => {
                         // Name the failing example as the corners would.
-                        call_max_oracle_block(oracle, i - offset, i, w, block)?;
+                        for b in (i..i + len).step_by(ORACLE_BLOCK) {
+                            let block = &mut corners[..ORACLE_BLOCK.min(i + len - b)];
+                            call_max_oracle_block(oracle, b - offset, b, w, block)?;
+                        }
                         return Err(block_error.context(format!(
                             "(examples {i}..{}; their corners succeed)",
-                            i + block.len()
+                            i + len
                         )));
                     }
-                    None => {
+                    // Declined: this span again, through the corners.
+                    None if !corners_only => {
                         self.corners_only.store(true, Ordering::Relaxed);
+                        continue;
+                    }
+                    None => {
+                        let block = &mut corners[..len];
                         call_max_oracle_block(oracle, i - offset, i, w, block)?;
                         // The thread's accumulator (taken, so that an error
                         // or a panic drops it rather than leave it dirty).
@@ -465,7 +485,7 @@ impl ExampleParts {
                         }
                     }
                 }
-                i += block.len();
+                i += len;
             }
             let sparse = sums.map(|mut sums| {
                 let out = sums.take_sums();

@@ -181,7 +181,9 @@ pub trait MaxOracle: Send + Sync {
     /// bundle methods need of a block, for an oracle that computes it
     /// without forming the corners (the built-in multiclass model adds its
     /// rows to `grad` with a vector kernel and takes the hinges from its
-    /// scores). The values equal those of the corners of
+    /// scores). The bundle methods' pass asks for spans of up to 1024
+    /// examples (a chunk of its examples when shorter), so that an oracle
+    /// may prepare `w` once per span. The values equal those of the corners of
     /// [`MaxOracle::max_oracle`] up to rounding. `None`, the default, makes
     /// the caller go through the corners; an oracle answers every block or
     /// none (after a `None` the caller asks no more blocks). As for

@@ -88,12 +88,15 @@ impl Multiclass {
         check_w_len(NAME, w, self.dim())?;
         let (m, k) = (self.x.m(), self.num_classes);
         let firsts: Vec<usize> = (0..m).step_by(ORACLE_BLOCK).collect();
+        // The class rows packed once for the whole pass, read by every
+        // thread (the same bits as packing them per block).
+        let packed = self.x.packed_classes(w, k);
         let blocks: Vec<Result<Vec<PassItem>>> = firsts
             .into_par_iter()
             .map_init(Vec::new, |scores: &mut Vec<f64>, first| {
                 let len = ORACLE_BLOCK.min(m - first);
                 scores.resize(len * k, 0.0);
-                self.x.block_scores(w, first, k, scores);
+                self.x.block_scores(w, first, k, scores, packed.as_ref());
                 scores
                     .chunks_exact(k)
                     .enumerate()
