@@ -74,9 +74,14 @@ impl Multiclass {
                 self.x.m()
             )));
         }
+        // The class rows packed once for the whole pass (as below).
+        let packed = self.x.packed_classes(w, k);
         out.par_chunks_mut(ORACLE_BLOCK * k)
             .enumerate()
-            .for_each(|(b, scores)| self.x.block_scores(w, b * ORACLE_BLOCK, k, scores));
+            .for_each(|(b, scores)| {
+                self.x
+                    .block_scores(w, b * ORACLE_BLOCK, k, scores, packed.as_ref())
+            });
         Ok(())
     }
 
