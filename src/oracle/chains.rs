@@ -42,10 +42,6 @@ pub trait ChainRows: Send + Sync {
     fn token_dot(&self, i: usize, t: usize, c: &[f64], w: &[f64]) -> f64;
     /// `v_k += c_k x_t` for every non-zero `c_k`, token `t` of sequence `i`.
     fn add_token(&self, i: usize, t: usize, c: &[f64], v: &mut [f64]);
-    /// Asks for sequence `i`'s features and truth to be brought towards the
-    /// cache ([`crate::linalg::prefetch`]), a step before BCFW steps on it:
-    /// a hint, by default none.
-    fn prefetch(&self, _i: usize) {}
 }
 
 /// The answer of [`super::MaxOracle::chain_answer`]: the loss `L_i(y^)` of

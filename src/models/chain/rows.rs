@@ -191,22 +191,6 @@ impl ChainRows for ChainView {
         acc
     }
 
-    fn prefetch(&self, i: usize) {
-        let toks = self.chain.tokens(i);
-        crate::linalg::prefetch(&self.chain.labels[toks.clone()]);
-        match &*self.chain.features {
-            ChainFeatures::Dense { values, d } => {
-                crate::linalg::prefetch(&values[toks.start * d..toks.end * d]);
-            }
-            ChainFeatures::Sparse(rows) => {
-                let (indptr, indices, values) = rows.parts();
-                let (a, b) = (indptr[toks.start], indptr[toks.end]);
-                crate::linalg::prefetch(&indices[a..b]);
-                crate::linalg::prefetch(&values[a..b]);
-            }
-        }
-    }
-
     fn add_token(&self, i: usize, t: usize, c: &[f64], v: &mut [f64]) {
         let ch = &self.chain;
         let tok = ch.tokens(i).start + t;
