@@ -224,7 +224,7 @@ impl ChainBlocks {
     /// waiting for fill buffers than the oracle's streaming reads of them
     /// lose.) A hint: changes nothing.
     pub fn prefetch(&self, i: usize) {
-        use crate::linalg::prefetch;
+        use crate::linalg::prefetch_l2 as prefetch;
         let tokens = self.first[i]..self.first[i + 1];
         prefetch(&self.coef[tokens.start * self.k..tokens.end * self.k]);
         prefetch(&self.used[tokens.clone()]);

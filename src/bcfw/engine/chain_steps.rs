@@ -114,7 +114,7 @@ impl BcfwState {
         if let (Some(cb), Some(j)) = (&self.chains, self.sampler.peek(&self.rng)) {
             cb.prefetch(j);
             let b = &self.blocks[j];
-            crate::linalg::prefetch(std::slice::from_ref(b));
+            crate::linalg::prefetch_l2(std::slice::from_ref(b));
         }
     }
 
