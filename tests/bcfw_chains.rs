@@ -137,18 +137,23 @@ fn close(a: f64, b: f64, scale: f64) -> bool {
 
 #[test]
 fn chain_blocks_take_the_sparse_blocks_steps() {
+    // (70 labels: more than a position's label mask holds, so the steps
+    // visit every label of a position in use.)
     let cases = [
-        (Sampling::Gap, true, false, true, false),
-        (Sampling::Uniform, true, false, false, false),
-        (Sampling::Gap, false, true, true, false),
-        (Sampling::Gap, true, false, true, true),
-        (Sampling::Permutation, true, true, false, true),
+        (Sampling::Gap, true, false, true, false, 4),
+        (Sampling::Uniform, true, false, false, false, 4),
+        (Sampling::Gap, false, true, true, false, 4),
+        (Sampling::Gap, true, false, true, true, 4),
+        (Sampling::Permutation, true, true, false, true, 4),
+        (Sampling::Gap, true, false, true, false, 70),
+        (Sampling::Uniform, false, false, false, true, 70),
     ];
-    for (sampling, line_search, avg, bias, sparse) in cases {
+    for (sampling, line_search, avg, bias, sparse, k) in cases {
         let what = format!(
-            "{sampling:?}, line search {line_search}, averaging {avg}, bias {bias}, sparse {sparse}"
+            "{sampling:?}, line search {line_search}, averaging {avg}, bias {bias}, sparse \
+             {sparse}, {k} labels"
         );
-        let m = model(60, 4, 7, bias, sparse, 3);
+        let m = model(60, k, 7, bias, sparse, 3);
         let s = settings(0.01, sampling, line_search, avg);
         // Down (w_i kept), then up past the truths' weights (w_i shrunk).
         let lambdas = [0.002, 0.5];

@@ -71,10 +71,14 @@ pub struct ChainBlocks {
     first: Vec<usize>,
     /// `c_t` of every token at `coef[t K .. (t + 1) K]`.
     coef: Vec<f64>,
-    /// Whether `c_t` of a token has a non-zero entry: a position the
-    /// block's corners never labelled wrong has `c_t = 0`, and the loops
-    /// skip it (most positions of most words).
-    used: Vec<bool>,
+    /// The labels of a token whose entry of `c_t` is not zero ([`Mask`]):
+    /// a position the block's corners never labelled wrong has `c_t = 0`,
+    /// and the loops skip it (most positions of most words); the step
+    /// visits the few labels in use of the others.
+    used: Vec<Mask>,
+    /// The ground truths of all sequences, at the tokens' rows (`rows.truth`
+    /// is a call through the trait object, asked three times a step).
+    truth: Vec<u32>,
     /// Block `i`'s Gram matrix at `gram[gram_at[i]..]`, `L_i x L_i`.
     gram_at: Vec<usize>,
     gram: Vec<f64>,
@@ -90,6 +94,8 @@ pub struct ChainBlocks {
     merged: SparseVec,
     change: Vec<f64>,
     pairs: Vec<(u32, f64)>,
+    /// Scratch: the last answer's wrong positions `(t, g_t, y_t)`.
+    wrong: Vec<(usize, usize, usize)>,
 }
 
 impl ChainBlocks {
@@ -135,6 +141,10 @@ impl ChainBlocks {
             first.push(first[i] + l);
             gram_at.push(gram_at[i] + l * l);
         }
+        let mut truth = Vec::with_capacity(first[n]);
+        for i in 0..n {
+            truth.extend_from_slice(rows.truth(i));
+        }
         let mut gram = vec![0.0; gram_at[n]];
         for i in 0..n {
             rows.gram(i, &mut gram[gram_at[i]..gram_at[i + 1]]);
@@ -142,7 +152,8 @@ impl ChainBlocks {
         Ok(ChainBlocks {
             k,
             coef: vec![0.0; first[n] * k],
-            used: vec![false; first[n]],
+            used: vec![0; first[n]],
+            truth,
             first,
             gram_at,
             gram,
@@ -153,6 +164,7 @@ impl ChainBlocks {
             merged: SparseVec::default(),
             change: vec![0.0; k],
             pairs: Vec::new(),
+            wrong: Vec::new(),
             rows,
         })
     }
@@ -160,7 +172,8 @@ impl ChainBlocks {
     pub fn bytes(&self) -> usize {
         (self.coef.capacity() + self.gram.capacity()) * 8
             + (self.first.capacity() + self.gram_at.capacity()) * 8
-            + self.used.capacity()
+            + self.used.capacity() * 8
+            + self.truth.capacity() * 4
             + self
                 .structure
                 .iter()
@@ -171,6 +184,11 @@ impl ChainBlocks {
     /// `L_i`.
     pub fn len(&self, i: usize) -> usize {
         self.first[i + 1] - self.first[i]
+    }
+
+    /// The ground truth of block `i`.
+    fn truth(&self, i: usize) -> &[u32] {
+        &self.truth[self.first[i]..self.first[i + 1]]
     }
 
     fn coef(&self, i: usize) -> &[f64] {
@@ -190,30 +208,36 @@ impl ChainBlocks {
         let mut acc = 0.0;
         let used = &self.used[self.first[i]..self.first[i + 1]];
         for (t, c) in self.coef(i).chunks_exact(self.k).enumerate() {
-            if used[t] {
+            if used[t] != 0 {
                 acc += self.rows.token_dot(i, t, c, w);
             }
         }
         acc + self.structure[i].dot_dense(w)
     }
 
-    /// Reads one value per cache line of block `i`'s coefficients, Gram
-    /// matrix and structural entries, before the oracle call: the block is
-    /// cold (blocks are drawn at random), and loads issued here complete
-    /// while Viterbi runs instead of stalling the step after it.
-    pub fn touch(&self, i: usize) -> f64 {
-        let lines = |x: &[f64]| x.iter().step_by(8).sum::<f64>();
+    /// Asks for block `i`'s lines (coefficients, label masks, truth, Gram
+    /// matrix, structural entries) to be brought into the cache, a step
+    /// before it is used: the blocks are drawn at random from tens of
+    /// megabytes, and lines that arrive while the current step runs do not
+    /// stall the next. (Not the sequence's features: measured on the OCR
+    /// words, their 64 lines a word cost more in prefetch instructions
+    /// waiting for fill buffers than the oracle's streaming reads of them
+    /// lose.) A hint: changes nothing.
+    pub fn prefetch(&self, i: usize) {
+        use crate::linalg::prefetch_l2 as prefetch;
+        let tokens = self.first[i]..self.first[i + 1];
+        prefetch(&self.coef[tokens.start * self.k..tokens.end * self.k]);
+        prefetch(&self.used[tokens.clone()]);
+        prefetch(&self.truth[tokens]);
+        prefetch(&self.gram[self.gram_at[i]..self.gram_at[i + 1]]);
         let q = &self.structure[i];
-        lines(&self.coef[self.first[i] * self.k..self.first[i + 1] * self.k])
-            + lines(&self.gram[self.gram_at[i]..self.gram_at[i + 1]])
-            + lines(&q.val)
-            + q.idx.first().map_or(0.0, |&j| f64::from(j))
-            + f64::from(u8::from(self.used[self.first[i]]))
+        prefetch(&q.idx);
+        prefetch(&q.val);
     }
 
     /// Whether the last answer is block `i`'s ground truth.
     pub fn answered_truth(&self, i: usize) -> bool {
-        self.labels == self.rows.truth(i)
+        self.labels == self.truth(i)
     }
 
     /// An error when the last answer has a label out of range.
@@ -234,7 +258,7 @@ impl ChainBlocks {
     pub fn fresh_terms(&mut self, i: usize, w: &[f64]) -> FreshTerms {
         let k = self.k;
         let l = self.len(i);
-        let truth = self.rows.truth(i);
+        let truth = &self.truth[self.first[i]..self.first[i + 1]];
         let y = &self.labels;
         structural(
             self.rows.layout(),
@@ -254,7 +278,7 @@ impl ChainBlocks {
             .zip(self.scores.chunks_exact(k))
             .enumerate()
         {
-            if used[t] {
+            if used[t] != 0 {
                 w_dot_wi += dot4(ct, st);
             }
         }
@@ -263,17 +287,23 @@ impl ChainBlocks {
         let mut psi_dot_wi =
             crate::linalg::sparse_sparse_dot(&self.fresh.idx, &self.fresh.val, &q.idx, &q.val);
         let mut psi_norm2 = self.fresh.norm2();
-        for t in (0..l).filter(|&t| truth[t] != y[t]) {
-            let (gt, yt) = (truth[t] as usize, y[t] as usize);
+        // The wrong positions once, not once per wrong position.
+        let wrong = &mut self.wrong;
+        wrong.clear();
+        wrong.extend(
+            (0..l)
+                .filter(|&t| truth[t] != y[t])
+                .map(|t| (t, truth[t] as usize, y[t] as usize)),
+        );
+        for &(t, gt, yt) in wrong.iter() {
             w_dot_psi += self.scores[t * k + gt] - self.scores[t * k + yt];
             let row = &g[t * l..(t + 1) * l];
             for (s, cs) in c.chunks_exact(k).enumerate() {
-                if used[s] {
+                if used[s] != 0 {
                     psi_dot_wi += row[s] * (cs[gt] - cs[yt]);
                 }
             }
-            for u in (0..l).filter(|&u| truth[u] != y[u]) {
-                let (gu, yu) = (truth[u] as usize, y[u] as usize);
+            for &(u, gu, yu) in wrong.iter() {
                 let same = |a: usize, b: usize| if a == b { 1.0 } else { 0.0 };
                 let d = same(gt, gu) - same(gt, yu) - same(yt, gu) + same(yt, yu);
                 psi_norm2 += row[u] * d;
@@ -301,36 +331,48 @@ impl ChainBlocks {
         let k = self.k;
         let keep = 1.0 - gamma;
         let add = gamma * scale;
-        let truth = self.rows.truth(i);
+        let truth = &self.truth[self.first[i]..self.first[i + 1]];
         let c = &mut self.coef[self.first[i] * k..self.first[i + 1] * k];
         let used = &mut self.used[self.first[i]..self.first[i + 1]];
         for (t, ct) in c.chunks_exact_mut(k).enumerate() {
             let wrong = towards_answer && truth[t] != self.labels[t];
-            if !used[t] && !wrong {
+            // The answer's labels at a wrong position (none elsewhere).
+            let (gl, yl, visit) = if wrong {
+                let (gl, yl) = (truth[t] as usize, self.labels[t] as usize);
+                (gl, yl, used[t] | bit(k, gl) | bit(k, yl))
+            } else {
+                (usize::MAX, usize::MAX, used[t])
+            };
+            if visit == 0 {
                 continue;
             }
-            // The answer's labels at a wrong position (none elsewhere).
-            let (gl, yl) = if wrong {
-                (truth[t] as usize, self.labels[t] as usize)
-            } else {
-                (usize::MAX, usize::MAX)
-            };
+            // Labels outside `visit` have c = 0 and stay 0 (their change,
+            // 0, is what `self.change` holds between positions).
             let mut any = false;
-            for (label, (ck, dk)) in ct.iter_mut().zip(self.change.iter_mut()).enumerate() {
+            let mut now = 0;
+            for label in labels_of(k, visit) {
+                let ck = &mut ct[label];
                 let mut next = keep * *ck;
                 if label == gl {
                     next += add;
                 } else if label == yl {
                     next -= add;
                 }
-                *dk = next - *ck;
+                let dk = next - *ck;
+                self.change[label] = dk;
                 *ck = next;
-                any |= *dk != 0.0;
+                any |= dk != 0.0;
+                if next != 0.0 {
+                    now |= bit(k, label);
+                }
             }
             if any {
                 self.rows.add_token(i, t, &self.change, v);
             }
-            used[t] = ct.iter().any(|&x| x != 0.0);
+            for label in labels_of(k, visit) {
+                self.change[label] = 0.0;
+            }
+            used[t] = now;
         }
         // q <- keep q + add p, v by the change, in one walk.
         let empty = SparseVec::default();
@@ -371,16 +413,24 @@ impl ChainBlocks {
         let c = &mut self.coef[self.first[i] * k..self.first[i + 1] * k];
         let used = &mut self.used[self.first[i]..self.first[i + 1]];
         for (t, ct) in c.chunks_exact_mut(k).enumerate() {
-            if !used[t] {
+            if used[t] == 0 {
                 continue;
             }
-            for (ck, dk) in ct.iter_mut().zip(self.change.iter_mut()) {
+            let mut now = 0;
+            for label in labels_of(k, used[t]) {
+                let ck = &mut ct[label];
                 let next = f * *ck;
-                *dk = next - *ck;
+                self.change[label] = next - *ck;
                 *ck = next;
+                if next != 0.0 {
+                    now |= bit(k, label);
+                }
             }
             self.rows.add_token(i, t, &self.change, v);
-            used[t] = ct.iter().any(|&x| x != 0.0);
+            for label in labels_of(k, used[t]) {
+                self.change[label] = 0.0;
+            }
+            used[t] = now;
         }
         let q = &mut self.structure[i];
         for (&j, x) in q.idx.iter().zip(q.val.iter_mut()) {
@@ -389,6 +439,38 @@ impl ChainBlocks {
             *x = next;
         }
     }
+}
+
+/// The labels of a position whose coefficient may be non-zero: bit `k` for
+/// label `k` when there are at most 64 labels; with more, every bit for a
+/// position in use (all its labels are then visited). 0: `c_t = 0`.
+type Mask = u64;
+
+/// The mask of label `label` among `k`.
+fn bit(k: usize, label: usize) -> Mask {
+    if k <= 64 {
+        1 << label
+    } else {
+        Mask::MAX
+    }
+}
+
+/// The labels of `mask` among `k`, increasing.
+fn labels_of(k: usize, mask: Mask) -> impl Iterator<Item = usize> {
+    let (mut bits, mut all) = if k <= 64 {
+        (mask, 0..0)
+    } else {
+        (0, 0..if mask == 0 { 0 } else { k })
+    };
+    std::iter::from_fn(move || {
+        if bits != 0 {
+            let label = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            Some(label)
+        } else {
+            all.next()
+        }
+    })
 }
 
 /// `<a, b>` in four interleaved sums (the coefficients of a position

@@ -71,9 +71,37 @@ impl Sampler {
         matches!(self.kind, Sampling::Uniform | Sampling::Permutation)
     }
 
+    /// The block [`Sampler::next`] would draw now, from a copy of `rng`:
+    /// the same block as long as neither the weights nor `rng` change
+    /// before that draw (a guess otherwise). `None` where the draw would
+    /// reshuffle a permutation. Changes nothing: the prefetch of the next
+    /// block must leave the iterates as they are.
+    pub fn peek(&self, rng: &ChaCha8Rng) -> Option<usize> {
+        match self.kind {
+            Sampling::Permutation if self.next == self.n => None,
+            Sampling::Permutation => Some(self.order[self.next]),
+            Sampling::Gap | Sampling::MaxGap if self.next < self.n => Some(self.order[self.next]),
+            Sampling::MaxGap => Some(self.max.argmax()),
+            Sampling::Uniform | Sampling::Gap => Some(self.draw(&mut rng.clone())),
+        }
+    }
+
+    /// The random draw of uniform sampling, and of gap sampling once every
+    /// block has been visited.
+    fn draw(&self, rng: &mut ChaCha8Rng) -> usize {
+        if self.kind == Sampling::Gap {
+            let total = self.tree.total();
+            // (a power of the gaps may overflow to inf: uniform then)
+            if total > 0.0 && total.is_finite() {
+                return self.tree.find(rng.gen::<f64>() * total);
+            }
+        }
+        rng.gen_range(0..self.n)
+    }
+
     pub fn next(&mut self, rng: &mut ChaCha8Rng) -> usize {
         match self.kind {
-            Sampling::Uniform => rng.gen_range(0..self.n),
+            Sampling::Uniform => self.draw(rng),
             Sampling::Permutation => {
                 if self.next == self.n {
                     self.order.shuffle(rng);
@@ -87,13 +115,7 @@ impl Sampler {
                     self.next += 1;
                     return self.order[self.next - 1];
                 }
-                let total = self.tree.total();
-                // (a power of the gaps may overflow to inf: uniform then)
-                if total > 0.0 && total.is_finite() {
-                    self.tree.find(rng.gen::<f64>() * total)
-                } else {
-                    rng.gen_range(0..self.n)
-                }
+                self.draw(rng)
             }
             Sampling::MaxGap => {
                 if self.next < self.n {
@@ -248,6 +270,45 @@ mod tests {
         assert_eq!(counts[0] + counts[2] + counts[4], 0);
         let share = counts[1] as f64 / 40_000.0;
         assert!((share - 0.75).abs() < 0.02, "{share}");
+    }
+
+    #[test]
+    fn a_peek_is_the_next_draw_and_changes_nothing() {
+        for kind in [
+            Sampling::Uniform,
+            Sampling::Permutation,
+            Sampling::Gap,
+            Sampling::MaxGap,
+        ] {
+            let mut rng = ChaCha8Rng::seed_from_u64(11);
+            let n = 13;
+            let mut s = Sampler::new(kind, n, &mut rng);
+            let mut reshuffles = 0;
+            for step in 0..500 {
+                let peeked = s.peek(&rng);
+                // Peeking twice, and the draws after it, see the same state.
+                assert_eq!(s.peek(&rng), peeked, "{kind:?} step {step}");
+                let drawn = s.next(&mut rng);
+                match peeked {
+                    Some(j) => assert_eq!(j, drawn, "{kind:?} step {step}"),
+                    None => reshuffles += 1,
+                }
+                // New weights after the draw, as a block step sets them
+                // (some zero, so gap sampling skips blocks).
+                let g = if step % 3 == 0 { 0.0 } else { rng.gen::<f64>() };
+                s.set_gap(drawn, g);
+                if step == 250 {
+                    s.all_visited();
+                }
+            }
+            // Only a permutation's reshuffles go unpredicted.
+            let expected = if kind == Sampling::Permutation {
+                500 / n
+            } else {
+                0
+            };
+            assert_eq!(reshuffles, expected, "{kind:?}");
+        }
     }
 
     #[test]

@@ -243,7 +243,7 @@ impl<A> Stream<'_, A> {
 /// next rows would evict the weights the tiles are reading). A hint only:
 /// any address, valid or not, is accepted and nothing is read.
 #[inline(always)]
-fn prefetch_l2<A>(p: *const A) {
+pub(super) fn prefetch_l2<A>(p: *const A) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and changes no memory, whatever the
     // address. SSE, which the instruction needs, is part of every x86-64

@@ -49,7 +49,6 @@ impl BcfwState {
         i: usize,
     ) -> Result<(CornerRef, f64)> {
         let cb = self.chains.as_mut().expect("chain blocks");
-        std::hint::black_box(cb.touch(i) + self.blocks[i].w_norm2);
         cb.prepare(i);
         let Some(answer) = oracle.chain_answer(i, point!(self), &mut cb.scores, &mut cb.labels)
         else {
@@ -104,6 +103,18 @@ impl BcfwState {
                 dots.psi_dot_wi,
             ),
             _ => (0.0, 0.0, 0.0, 0.0),
+        }
+    }
+
+    /// Prefetches the block the sampler will draw next
+    /// ([`ChainBlocks::prefetch`]), once this step's gap estimate is set:
+    /// then nothing changes the draw before it is made, and the guess is
+    /// the block drawn (a pass's last step guesses past an exact pass).
+    pub(super) fn prefetch_next_chain_block(&self) {
+        if let (Some(cb), Some(j)) = (&self.chains, self.sampler.peek(&self.rng)) {
+            cb.prefetch(j);
+            let b = &self.blocks[j];
+            crate::linalg::prefetch_l2(std::slice::from_ref(b));
         }
     }
 

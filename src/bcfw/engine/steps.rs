@@ -85,6 +85,7 @@ impl BcfwState {
             a.used_pass = self.passes;
         }
         self.set_estimate(i, g);
+        self.prefetch_next_chain_block();
         let fixed = (!settings.line_search).then(|| 2.0 * n / (self.steps as f64 - 1.0 + 2.0 * n));
         self.step_towards(settings, i, s, w_dot_wi, fixed);
         Ok(())
