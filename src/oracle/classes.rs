@@ -31,8 +31,10 @@ pub trait ClassRows: Send + Sync {
     }
     /// `v_k += a r_i`.
     fn add_row(&self, i: usize, k: usize, a: f64, v: &mut [f64]);
-    /// Brings `r_i` towards the caches, for a block visited soon (a hint;
-    /// the default does nothing).
+    /// Brings what example `i`'s step reads first (its row's norm, its
+    /// truth) towards the caches, for a block visited soon: BCFW draws its
+    /// blocks at random from more data than the caches hold. A hint; the
+    /// default does nothing.
     fn prefetch(&self, _i: usize) {}
     /// Calls `f(j, r_ij)` for the non-zero entries of `r_i` in increasing
     /// `j` (an offset in a class block): what a corner holds, for exports.
