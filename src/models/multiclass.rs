@@ -561,13 +561,13 @@ impl MaxOracle for Multiclass {
         Some(self.class_answer_of(example, w, scores))
     }
 
-    /// Without the corners, a pass of block products ([`pass`]); with them,
+    /// Without the corners, a pass of block products (`multiclass/pass.rs`); with them,
     /// `None`: one call per block of examples.
     fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<Result<Vec<PassItem>>> {
         (!keep_psi).then(|| self.pass_without_psi(w))
     }
 
-    /// Blocks of examples scored by one product each ([`pass`]).
+    /// Blocks of examples scored by one product each (`multiclass/pass.rs`).
     fn class_scores_pass(&self, w: &[f64], out: &mut [f64]) -> Option<Result<()>> {
         Some(self.all_class_scores(w, out))
     }

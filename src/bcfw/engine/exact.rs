@@ -17,7 +17,9 @@
 //! holds with room, `s_t - s_y >= L_y + SHRINK_MARGIN` for all `y != t`,
 //! would not move; it is skipped until the next exact pass, which scores
 //! every block at the current `w` (the certificate) and lets every block be
-//! visited again. Within a block, single classes are shrunk too
+//! visited again, or, from all class scores at once ([`scored`]), keeps
+//! skipped what those scores show inactive. Within a block, single classes
+//! are shrunk too
 //! ([`active`]): a block with shrunk classes scores only its others
 //! (`ClassRows::row_dot`, no oracle call) and steps on the face where the
 //! shrunk ones hold no weight. The dual stays a feasible point throughout,

@@ -4,7 +4,8 @@
 //! score is below that of every class holding weight, `L_m + s_m < min_{k:
 //! alpha_k > 0} (L_k + s_k)`, would keep its 0 weight in the block's
 //! sub-problem; it is neither scored nor stepped on the later visits, until
-//! the next exact pass re-checks every class of every block. Steps on the
+//! the next exact pass re-checks every class of every block (and, scoring
+//! them all at once, keeps such classes shrunk). Steps on the
 //! remaining classes are exact on the face `alpha_i(m) = 0` of the block's
 //! simplex, a feasible point of the whole dual: every dual value is still a
 //! lower bound, and the gap and the stopping test come only from the exact
