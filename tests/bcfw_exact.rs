@@ -242,8 +242,9 @@ impl MaxOracle for NoScoresPass {
 /// Exact passes from all class scores at once keep shrunk the blocks and
 /// classes the scores show inactive, where the per-example passes clear
 /// the shrinking: up to the pass after the first exact pass the runs are
-/// the same (primal, bound and gap bit for bit), both certify BMRM's
-/// optimum, and keeping the shrinking asks for fewer block answers.
+/// the same (the bound bit for bit, the primal up to rounding), both
+/// certify BMRM's optimum, and keeping the shrinking asks for fewer block
+/// answers.
 #[test]
 fn exact_passes_from_all_class_scores_keep_the_shrinking_they_show() {
     let model = model(400, 15, 6, 12);
@@ -264,11 +265,7 @@ fn exact_passes_from_all_class_scores_keep_the_shrinking_they_show() {
             let mut w = vec![0.0; solver.dim()];
             let info = solver.run(&mut w).unwrap();
             assert_eq!(info.exit, Exit::MaxIterations);
-            firsts.push((
-                info.primal.to_bits(),
-                info.lower_bound.to_bits(),
-                info.gap.to_bits(),
-            ));
+            firsts.push((info.primal, info.lower_bound.to_bits()));
 
             s.max_iterations = 6000;
             let mut solver = Solver::new(again, s).unwrap();
@@ -283,7 +280,14 @@ fn exact_passes_from_all_class_scores_keep_the_shrinking_they_show() {
             );
             calls.push(info.oracle_calls);
         }
-        assert_eq!(firsts[0], firsts[1], "lambda {lambda}");
+        // The same iterates (the bound's bits); the primal's hinges from
+        // the scores or from the corners' entries, equal up to rounding.
+        assert_eq!(firsts[0].1, firsts[1].1, "lambda {lambda}");
+        let (a, b) = (firsts[0].0, firsts[1].0);
+        assert!(
+            (a - b).abs() <= 1e-12 * a.abs(),
+            "lambda {lambda}: {a} against {b}"
+        );
         assert!(calls[0] < calls[1], "lambda {lambda}: calls {calls:?}");
     }
 }

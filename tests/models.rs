@@ -919,14 +919,12 @@ fn multiclass_optimum_equals_crammer_singer_dual() {
     }
 }
 
-/// A pass without corners (`eval_pass(w, false)`, BCFW's exact gap passes)
-/// gives every example the answer of its own oracle call: the same label
-/// and loss, and the hinge `L - <w, psi>` up to rounding (from the class
-/// scores, not from psi's entries); the same bits on 1 and 3 threads, dense
-/// and sparse rows, more examples than one block of the pass. With the
-/// corners asked for it declines (`None`: one call per example).
+/// The pass of all class scores (`class_scores_pass`, BCFW's exact gap
+/// passes over exact steps) gives every example's scores with the bits of
+/// `ClassRows::row_dot`, the same on 1 and 3 threads, dense and sparse,
+/// more examples than one block; a wrong length is an error naming it.
 #[test]
-fn multiclass_pass_without_corners_matches_its_oracle_calls() {
+fn multiclass_pass_of_all_class_scores_matches_one_by_one() {
     use bmrm::models::SparseRows;
     let mut rng = ChaCha8Rng::seed_from_u64(29);
     for trial in 0..12 {
@@ -936,33 +934,36 @@ fn multiclass_pass_without_corners_matches_its_oracle_calls() {
         let rows = SparseRows::from_dense(dense.features(), d).unwrap();
         let sparse = Multiclass::new_sparse(rows, dense.labels().to_vec(), k, bias).unwrap();
         for model in [&dense, &sparse] {
-            assert!(model.eval_pass(&w, true).is_none());
             let pool = |t| {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(t)
                     .build()
                     .unwrap()
             };
-            let one = pool(1).install(|| model.eval_pass(&w, false).unwrap().unwrap());
-            let three = pool(3).install(|| model.eval_pass(&w, false).unwrap().unwrap());
-            assert_eq!(one.len(), model.num_examples());
-            for (i, (a, b)) in one.iter().zip(&three).enumerate() {
-                assert_eq!(
-                    a.hinge.to_bits(),
-                    b.hinge.to_bits(),
-                    "trial {trial} example {i}"
-                );
-                let c = call(model, i, &w);
-                assert_eq!(a.label, c.label(), "trial {trial} example {i}");
-                assert_eq!(a.loss, c.loss());
-                assert!(a.exact && a.psi.is_none());
-                let hinge = c.loss() - c.dot(&w);
-                assert!(
-                    (a.hinge - hinge).abs() <= 1e-12 * (1.0 + hinge.abs()),
-                    "trial {trial} example {i}: {} against {hinge}",
-                    a.hinge
-                );
+            let pass = |t| {
+                let mut out = vec![f64::NAN; 130 * k];
+                pool(t).install(|| model.class_scores_pass(&w, &mut out).unwrap().unwrap());
+                out
+            };
+            let (one, three) = (pass(1), pass(3));
+            let cr = model.class_rows().unwrap();
+            for i in 0..130 {
+                for c in 0..k {
+                    let want = cr.row_dot(i, c, &w).to_bits();
+                    assert_eq!(one[i * k + c].to_bits(), want, "trial {trial} example {i}");
+                    assert_eq!(
+                        three[i * k + c].to_bits(),
+                        want,
+                        "trial {trial} example {i}"
+                    );
+                }
             }
+            let mut short = vec![0.0; 130 * k - 1];
+            let e = model
+                .class_scores_pass(&w, &mut short)
+                .unwrap()
+                .unwrap_err();
+            assert_eq!(e.kind, bmrm::ErrorKind::DimensionMismatch, "{}", e.message);
         }
     }
 }

@@ -139,6 +139,12 @@ impl MaxOracle for DistributedOracle {
     fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<Result<Vec<PassItem>>> {
         Some(self.remote.with(|hub| hub.pass(w, keep_psi)))
     }
+    /// From rank 0's whole problem, as the class rows and answers: exact
+    /// block steps run there, and their exact passes then keep the same
+    /// shrinking as in one process (the same bits).
+    fn class_scores_pass(&self, w: &[f64], out: &mut [f64]) -> Option<Result<()>> {
+        self.full.class_scores_pass(w, out)
+    }
 }
 
 /// Rank 0 of a distributed solver, beside its ordinary [`Solver`] (see

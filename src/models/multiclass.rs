@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use super::{check_example, check_w_len, DenseFeatures, SparseRows};
 use crate::error::{Error, Result};
 use crate::linalg::PackedRows;
-use crate::oracle::{ClassAnswer, ClassRows, Corner, MaxOracle, PassItem};
+use crate::oracle::{ClassAnswer, ClassRows, Corner, MaxOracle};
 
 const NAME: &str = "multiclass model";
 
@@ -559,12 +559,6 @@ impl MaxOracle for Multiclass {
         scores: &mut [f64],
     ) -> Option<Result<ClassAnswer>> {
         Some(self.class_answer_of(example, w, scores))
-    }
-
-    /// Without the corners, a pass of block products (`multiclass/pass.rs`); with them,
-    /// `None`: one call per block of examples.
-    fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<Result<Vec<PassItem>>> {
-        (!keep_psi).then(|| self.pass_without_psi(w))
     }
 
     /// Blocks of examples scored by one product each (`multiclass/pass.rs`).

@@ -1,15 +1,14 @@
-//! The multiclass model's answers without corners: one example's class
-//! scores read from its row once (BCFW's exact block steps), and a whole
-//! pass whose hinges come from the block products' scores (BCFW's exact gap
-//! passes), as [`MaxOracle::block_risk`] computes them, instead of forming
-//! each answer's `psi` and taking `<w, psi>` from it.
+//! The multiclass model's class scores without corners: one example's
+//! scores read from its row once (BCFW's exact block steps), and every
+//! example's in one pass of block products (BCFW's exact gap passes over
+//! exact steps, [`MaxOracle::class_scores_pass`]).
 
 use rayon::prelude::*;
 
 use super::{check_w_len, Multiclass, Rows, NAME};
 use crate::error::{Error, Result};
 use crate::oracle::adapters::ORACLE_BLOCK;
-use crate::oracle::{MaxOracle, PassItem};
+use crate::oracle::MaxOracle;
 
 /// Classes scored at once from a stack array (more: one `dot` each).
 const STACK_CLASSES: usize = 16;
@@ -74,7 +73,8 @@ impl Multiclass {
                 self.x.m()
             )));
         }
-        // The class rows packed once for the whole pass (as below).
+        // The class rows packed once for the whole pass, read by every
+        // thread (the same bits as packing them per block).
         let packed = self.x.packed_classes(w, k);
         out.par_chunks_mut(ORACLE_BLOCK * k)
             .enumerate()
@@ -83,48 +83,5 @@ impl Multiclass {
                     .block_scores(w, b * ORACLE_BLOCK, k, scores, packed.as_ref())
             });
         Ok(())
-    }
-
-    /// [`MaxOracle::eval_pass`] without the corners: blocks of examples
-    /// scored by one product each (in parallel, each block on one thread),
-    /// every answer's hinge `1 + s_y^ - s_yi` from its scores (0 when `y^ =
-    /// y_i`, which the tie rule prefers).
-    pub(super) fn pass_without_psi(&self, w: &[f64]) -> Result<Vec<PassItem>> {
-        check_w_len(NAME, w, self.dim())?;
-        let (m, k) = (self.x.m(), self.num_classes);
-        let firsts: Vec<usize> = (0..m).step_by(ORACLE_BLOCK).collect();
-        // The class rows packed once for the whole pass, read by every
-        // thread (the same bits as packing them per block).
-        let packed = self.x.packed_classes(w, k);
-        let blocks: Vec<Result<Vec<PassItem>>> = firsts
-            .into_par_iter()
-            .map_init(Vec::new, |scores: &mut Vec<f64>, first| {
-                let len = ORACLE_BLOCK.min(m - first);
-                scores.resize(len * k, 0.0);
-                self.x.block_scores(w, first, k, scores, packed.as_ref());
-                scores
-                    .chunks_exact(k)
-                    .enumerate()
-                    .map(|(j, s)| {
-                        let i = first + j;
-                        let yi = self.labels[i];
-                        let (best, best_score) = self.decide(i, |c| s[c])?;
-                        let wrong = best != yi;
-                        Ok(PassItem {
-                            hinge: if wrong { best_score - s[yi] } else { 0.0 },
-                            exact: true,
-                            loss: if wrong { 1.0 } else { 0.0 },
-                            label: best as u64,
-                            psi: None,
-                        })
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut items = Vec::with_capacity(m);
-        for b in blocks {
-            items.extend(b?);
-        }
-        Ok(items)
     }
 }
