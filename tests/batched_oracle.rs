@@ -12,13 +12,9 @@ use bmrm::{ErrorKind, Problem};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// A random model: about half the features exactly 0 (as in images).
-fn random_model(rng: &mut ChaCha8Rng, sparse: bool) -> (Multiclass, Vec<f32>, usize) {
-    let m = rng.gen_range(1..150);
-    let d = rng.gen_range(1..70);
-    let k = rng.gen_range(2..13);
-    let bias = rng.gen_bool(0.5);
-    let x: Vec<f32> = (0..m * d)
+/// `len` random features, about half of them exactly 0 (as in images).
+fn random_features(rng: &mut ChaCha8Rng, len: usize) -> Vec<f32> {
+    (0..len)
         .map(|_| {
             if rng.gen_bool(0.5) {
                 0.0
@@ -26,7 +22,16 @@ fn random_model(rng: &mut ChaCha8Rng, sparse: bool) -> (Multiclass, Vec<f32>, us
                 rng.gen_range(-2.0..2.0)
             }
         })
-        .collect();
+        .collect()
+}
+
+/// A random model: about half the features exactly 0 (as in images).
+fn random_model(rng: &mut ChaCha8Rng, sparse: bool) -> (Multiclass, Vec<f32>, usize) {
+    let m = rng.gen_range(1..150);
+    let d = rng.gen_range(1..70);
+    let k = rng.gen_range(2..13);
+    let bias = rng.gen_bool(0.5);
+    let x = random_features(rng, m * d);
     let y: Vec<usize> = (0..m).map(|_| rng.gen_range(0..k)).collect();
     let model = if sparse {
         let rows = SparseRows::from_dense(&x, d).unwrap();
@@ -192,15 +197,7 @@ fn long_spans_give_the_corners_subgradient_bit_for_bit() {
     // corners' to the bit, and the risk the definition's.
     let mut rng = ChaCha8Rng::seed_from_u64(19);
     let (m, d, k) = (70_000, 33, 5);
-    let x: Vec<f32> = (0..m * d)
-        .map(|_| {
-            if rng.gen_bool(0.5) {
-                0.0
-            } else {
-                rng.gen_range(-2.0..2.0)
-            }
-        })
-        .collect();
+    let x = random_features(&mut rng, m * d);
     let y: Vec<usize> = (0..m).map(|_| rng.gen_range(0..k)).collect();
     let model = Multiclass::new(x.clone(), d, y, k, true).unwrap();
     // Scaled so that some examples violate their margin and some do not.

@@ -145,18 +145,36 @@ fn exact_steps_give_the_same_bits_for_any_thread_count() {
     }
 }
 
-/// The multiclass model through its corners only (no class rows).
-struct Corners(Multiclass);
+/// The multiclass model through its corners, with its class rows and
+/// per-example class answers when `class_rows` (else none), but never its
+/// pass of all class scores (`class_scores_pass`).
+struct Limited {
+    model: Multiclass,
+    class_rows: bool,
+}
 
-impl MaxOracle for Corners {
+impl MaxOracle for Limited {
     fn dim(&self) -> usize {
-        self.0.dim()
+        self.model.dim()
     }
     fn num_examples(&self) -> usize {
-        self.0.num_examples()
+        self.model.num_examples()
     }
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
-        self.0.max_oracle(example, w, out)
+        self.model.max_oracle(example, w, out)
+    }
+    fn class_rows(&self) -> Option<Arc<dyn bmrm::oracle::ClassRows>> {
+        self.model.class_rows().filter(|_| self.class_rows)
+    }
+    fn class_answer(
+        &self,
+        example: usize,
+        w: &[f64],
+        scores: &mut [f64],
+    ) -> Option<Result<bmrm::oracle::ClassAnswer>> {
+        self.model
+            .class_answer(example, w, scores)
+            .filter(|_| self.class_rows)
     }
 }
 
@@ -172,7 +190,10 @@ fn exact_steps_are_refused_where_they_cannot_be_honoured() {
         solver.run(&mut w).expect_err("refused")
     };
     let e = run(
-        Problem::from_max_oracle(Corners(m.clone())),
+        Problem::from_max_oracle(Limited {
+            model: m.clone(),
+            class_rows: false,
+        }),
         exact(0.01, Sampling::Gap, 0),
     );
     assert_eq!(e.kind, ErrorKind::InvalidArgument);
@@ -209,36 +230,6 @@ fn exact_steps_are_refused_where_they_cannot_be_honoured() {
     assert!(e.message.contains("Exact"), "{}", e.message);
 }
 
-/// The multiclass model with its class rows and per-example answers but
-/// without its pass of all class scores (`class_scores_pass`).
-struct NoScoresPass(Multiclass);
-
-impl MaxOracle for NoScoresPass {
-    fn dim(&self) -> usize {
-        self.0.dim()
-    }
-    fn num_examples(&self) -> usize {
-        self.0.num_examples()
-    }
-    fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
-        self.0.max_oracle(example, w, out)
-    }
-    fn class_rows(&self) -> Option<Arc<dyn bmrm::oracle::ClassRows>> {
-        self.0.class_rows()
-    }
-    fn class_answer(
-        &self,
-        example: usize,
-        w: &[f64],
-        scores: &mut [f64],
-    ) -> Option<Result<bmrm::oracle::ClassAnswer>> {
-        self.0.class_answer(example, w, scores)
-    }
-    fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<Result<Vec<bmrm::PassItem>>> {
-        self.0.eval_pass(w, keep_psi)
-    }
-}
-
 /// Exact passes from all class scores at once keep shrunk the blocks and
 /// classes the scores show inactive, where the per-example passes clear
 /// the shrinking: up to the pass after the first exact pass the runs are
@@ -253,7 +244,10 @@ fn exact_passes_from_all_class_scores_keep_the_shrinking_they_show() {
         let problems = || {
             [
                 Problem::from_max_oracle(model.clone()),
-                Problem::from_max_oracle(NoScoresPass(model.clone())),
+                Problem::from_max_oracle(Limited {
+                    model: model.clone(),
+                    class_rows: true,
+                }),
             ]
         };
         let mut firsts = Vec::new();

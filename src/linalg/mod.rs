@@ -351,18 +351,10 @@ fn row_dots_impl<A: Elem>(
     next: &[A],
     tile: Tile,
 ) {
-    assert!(
-        a.iter().all(|r| r.len() >= n),
-        "row_dots: a left row is shorter than {n}"
-    );
+    check_left(a, n, out.len(), b.len());
     assert!(
         b.iter().all(|r| r.len() >= n),
         "row_dots: a right row is shorter than {n}"
-    );
-    assert_eq!(
-        out.len(),
-        a.len() * b.len(),
-        "row_dots: out has the wrong length"
     );
     match tile {
         Tile::Wide => WIDE_SCRATCH
@@ -427,6 +419,20 @@ impl<'a> PackedRows<'a> {
     }
 }
 
+/// The panics of the products: a left row shorter than `n`, or `out` not
+/// `a.len() x right` long.
+fn check_left<A>(a: &[&[A]], n: usize, out_len: usize, right: usize) {
+    assert!(
+        a.iter().all(|r| r.len() >= n),
+        "row_dots: a left row is shorter than {n}"
+    );
+    assert_eq!(
+        out_len,
+        a.len() * right,
+        "row_dots: out has the wrong length"
+    );
+}
+
 /// [`row_dots_ahead`] against rows packed once ([`PackedRows`]), on their
 /// instruction set: `out[i b.len() + k] = <a[i][..n], b_k[..n]>`, each
 /// entry the bits of [`dot`] of its two rows.
@@ -436,15 +442,7 @@ impl<'a> PackedRows<'a> {
 /// b.len()`.
 pub fn row_dots_packed<A: Elem>(a: &[&[A]], b: &PackedRows<'_>, out: &mut [f64], next: &[A]) {
     let (isa, n) = (b.isa, b.n);
-    assert!(
-        a.iter().all(|r| r.len() >= n),
-        "row_dots: a left row is shorter than {n}"
-    );
-    assert_eq!(
-        out.len(),
-        a.len() * b.len(),
-        "row_dots: out has the wrong length"
-    );
+    check_left(a, n, out.len(), b.len());
     let rows = (a, &b.rows[..]);
     match (tile_for::<A>(isa), &b.wide) {
         (Tile::Wide, Some(packed)) => WIDE_SCRATCH

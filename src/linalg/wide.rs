@@ -244,16 +244,7 @@ impl<A> Stream<'_, A> {
 /// any address, valid or not, is accepted and nothing is read.
 #[inline(always)]
 pub(super) fn prefetch_l2<A>(p: *const A) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and changes no memory, whatever the
-    // address. SSE, which the instruction needs, is part of every x86-64
-    // CPU.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
-        _mm_prefetch::<_MM_HINT_T1>(p.cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
+    prefetch_hint::<A, 2>(p);
 }
 
 /// Asks for the cache line holding `p` to be brought into L1 (and L2):
@@ -261,12 +252,23 @@ pub(super) fn prefetch_l2<A>(p: *const A) {
 /// row). A hint, as [`prefetch_l2`].
 #[inline(always)]
 pub(super) fn prefetch_l1<A>(p: *const A) {
+    prefetch_hint::<A, 1>(p);
+}
+
+/// The prefetch of the line holding `p` into cache level `LEVEL` (1 or 2).
+#[inline(always)]
+fn prefetch_hint<A, const LEVEL: u8>(p: *const A) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: as `prefetch_l2`: a prefetch never faults and changes no
-    // memory, and SSE is part of every x86-64 CPU.
+    // SAFETY: a prefetch never faults and changes no memory, whatever the
+    // address. SSE, which the instruction needs, is part of every x86-64
+    // CPU.
     unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
+        if LEVEL == 1 {
+            _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
+        } else {
+            _mm_prefetch::<_MM_HINT_T1>(p.cast::<i8>());
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;

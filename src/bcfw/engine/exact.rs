@@ -208,6 +208,31 @@ pub(crate) fn solve_block(
     project_simplex(z, alpha, sorted);
 }
 
+/// Whether a block would not move and is skipped until the next exact
+/// pass: its `alpha_i` is its truth (`c_i = 0`) and every margin of its
+/// classes not `off` holds, `L_m + s_m - s_t < -SHRINK_MARGIN`.
+fn block_shrinks(coef: &[f64], truth: usize, scores: &[f64], losses: &[f64], off: &[bool]) -> bool {
+    coef.iter().all(|&c| c == 0.0)
+        && (0..coef.len())
+            .filter(|&m| m != truth && !off[m])
+            .all(|m| losses[m] + scores[m] - scores[truth] < -SHRINK_MARGIN)
+}
+
+/// `alpha_i` from `c_i` into `alpha`: `alpha_k = -lambda n c_k` off the
+/// truth (at least 0), the rest of the simplex's mass on the truth.
+fn alpha_of(coef: &[f64], truth: usize, lambda_n: f64, alpha: &mut Vec<f64>) {
+    alpha.clear();
+    alpha.resize(coef.len(), 0.0);
+    let mut off = 0.0;
+    for m in 0..coef.len() {
+        if m != truth {
+            alpha[m] = (-lambda_n * coef[m]).max(0.0);
+            off += alpha[m];
+        }
+    }
+    alpha[truth] = (1.0 - off).max(0.0);
+}
+
 /// Block `i`'s exact step from its scores at the batch's `w`: `coef` is
 /// `c_i`, `l` its `l_i`, `(y, loss)` the oracle's answer.
 #[allow(clippy::too_many_arguments)]
@@ -236,11 +261,7 @@ fn block_move(
     let h = loss - psi_dot_w;
     let w_dot_wi: f64 = coef.iter().zip(scores).map(|(c, s)| c * s).sum();
     out.gap = lambda * w_dot_wi - l + h / n as f64;
-    let at_truth = coef.iter().all(|&c| c == 0.0);
-    out.shrink = at_truth
-        && (0..k)
-            .filter(|&m| m != truth && !off_in[m])
-            .all(|m| losses[m] + scores[m] - scores[truth] < -SHRINK_MARGIN);
+    out.shrink = block_shrinks(coef, truth, scores, losses, off_in);
     out.dc.clear();
     out.dc.resize(k, 0.0);
     if out.shrink {
@@ -250,18 +271,8 @@ fn block_move(
         out.dtruth = 0.0;
         return;
     }
-    // alpha_i from c_i: alpha_k = -lambda n c_k off the truth.
     let mut alpha = std::mem::take(&mut out.alpha);
-    alpha.clear();
-    alpha.resize(k, 0.0);
-    let mut off = 0.0;
-    for m in 0..k {
-        if m != truth {
-            alpha[m] = (-lambda_n * coef[m]).max(0.0);
-            off += alpha[m];
-        }
-    }
-    alpha[truth] = (1.0 - off).max(0.0);
+    alpha_of(coef, truth, lambda_n, &mut alpha);
     let old_truth = alpha[truth];
     out.before.clear();
     out.before.extend_from_slice(&alpha);

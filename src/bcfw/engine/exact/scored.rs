@@ -13,7 +13,7 @@
 use rayon::prelude::*;
 
 use super::super::{BcfwState, Error, Result};
-use super::{active, ExactSteps, SHRINK_MARGIN};
+use super::{active, alpha_of, block_shrinks, ExactSteps};
 use crate::oracle::pass::{on_oracle_thread, PassItem};
 use crate::oracle::MaxOracle;
 
@@ -46,7 +46,11 @@ impl BcfwState {
         })?;
         let losses = &ex.losses;
         let lambda_n = self.lambda * self.n as f64;
-        let one = |(i, s): (usize, &[f64])| -> Result<Scored> {
+        // Per thread: alpha_i, and no class left out.
+        let scratch = || (Vec::new(), vec![false; k]);
+        let one = |(alpha, none_off): &mut (Vec<f64>, Vec<bool>),
+                   (i, s): (usize, &[f64])|
+         -> Result<Scored> {
             let t = cb.rows.truth(i);
             let loss = &losses[i * k..(i + 1) * k];
             let (mut best, mut best_score) = (t, s[t]);
@@ -70,24 +74,11 @@ impl BcfwState {
                     w_dot_wi += c * sc;
                 }
             }
-            let at_truth = coef.iter().all(|&c| c == 0.0);
-            let shrink = at_truth
-                && (0..k)
-                    .filter(|&m| m != t)
-                    .all(|m| loss[m] + s[m] - s[t] < -SHRINK_MARGIN);
-            // alpha_i from c_i (as the steps read it), unmoved by the pass.
-            let mut alpha: Vec<f64> = (0..k)
-                .map(|m| {
-                    if m == t {
-                        0.0
-                    } else {
-                        (-lambda_n * coef[m]).max(0.0)
-                    }
-                })
-                .collect();
-            alpha[t] = (1.0 - alpha.iter().sum::<f64>()).max(0.0);
+            let shrink = block_shrinks(coef, t, s, loss, none_off);
+            // alpha_i unmoved by the pass: the classes a step would shrink.
+            alpha_of(coef, t, lambda_n, alpha);
             let mut off = Vec::with_capacity(k);
-            active::classes_to_shrink(&vec![false; k], t, &alpha, &alpha, s, loss, &mut off);
+            active::classes_to_shrink(none_off, t, alpha, alpha, s, loss, &mut off);
             let wrong = best != t;
             Ok(Scored {
                 item: PassItem {
@@ -107,7 +98,7 @@ impl BcfwState {
                 scores
                     .par_chunks(k)
                     .enumerate()
-                    .map(one)
+                    .map_init(scratch, one)
                     .collect::<Result<Vec<Scored>>>()
             })
         });
