@@ -348,6 +348,11 @@ impl BcfwState {
         }
         self.lambda = lambda;
         self.last_exact_gap = f64::INFINITY;
+        // Every margin moved with w: the shrinking the last exact pass kept
+        // is re-checked by visiting every block again.
+        if let Some(ex) = &mut self.exact {
+            ex.unshrink_all();
+        }
         self.reset_average();
     }
 
