@@ -104,6 +104,9 @@ pub struct BcfwState {
     last_exact_gap: f64,
     /// The sum of the finite block-gap estimates.
     estimate_sum: f64,
+    /// Blocks whose gap estimate is not known (not finite): counted as it
+    /// changes, not by walking the blocks every pass.
+    unestimated: usize,
     rng: ChaCha8Rng,
     sampler: Sampler,
     pub(super) passes: u64,
@@ -210,6 +213,7 @@ impl BcfwState {
             steps: 0,
             last_exact_gap: f64::INFINITY,
             estimate_sum: 0.0,
+            unestimated: n,
             rng,
             sampler,
             passes: 0,
@@ -348,6 +352,7 @@ impl BcfwState {
         }
         self.lambda = lambda;
         self.last_exact_gap = f64::INFINITY;
+        self.recount_estimated();
         // Every margin moved with w: the shrinking the last exact pass kept
         // is re-checked by visiting every block again.
         if let Some(ex) = &mut self.exact {
@@ -423,7 +428,32 @@ impl BcfwState {
 
     /// Every block's gap estimate is known (finite).
     pub fn all_estimated(&self) -> bool {
-        self.blocks.iter().all(|b| b.gap_estimate.is_finite())
+        debug_assert_eq!(
+            self.unestimated,
+            self.blocks
+                .iter()
+                .filter(|b| !b.gap_estimate.is_finite())
+                .count()
+        );
+        self.unestimated == 0
+    }
+
+    /// Counts the blocks whose gap estimate is not known, after changes
+    /// to many (a new lambda, an imported dual).
+    fn recount_estimated(&mut self) {
+        self.unestimated = self
+            .blocks
+            .iter()
+            .filter(|b| !b.gap_estimate.is_finite())
+            .count();
+    }
+
+    /// The corners kept and those with weight (the truth's among them),
+    /// over all blocks, in one walk.
+    fn corner_counts(&self) -> (u64, u64) {
+        self.blocks.iter().fold((0, 0), |(all, active), b| {
+            (all + b.atoms.len() as u64, active + b.active_atoms() as u64)
+        })
     }
 
     /// The averaged primal point `clip(vbar)`, when averaging is on.
@@ -444,15 +474,18 @@ impl BcfwState {
         let old = self.blocks[i].gap_estimate;
         if old.is_finite() {
             self.estimate_sum -= old;
+            self.unestimated += 1;
         }
         if g.is_finite() {
             self.estimate_sum += g;
+            self.unestimated -= 1;
         }
         self.blocks[i].gap_estimate = g;
         self.sampler.set_gap(i, g);
     }
 
     pub fn stats(&self) -> BcfwStats {
+        let (corners, active_corners) = self.corner_counts();
         let memory = self.blocks.iter().map(Block::bytes).sum::<usize>()
             + (self.v.capacity() + self.w.capacity()) * 8
             + self.vbar.as_ref().map_or(0, |v| v.capacity() * 8)
@@ -469,8 +502,8 @@ impl BcfwState {
             dual: self.certified_dual(),
             gap_estimate: self.gap_estimate(),
             last_exact_gap: self.last_exact_gap,
-            corners: self.blocks.iter().map(|b| b.atoms.len() as u64).sum(),
-            active_corners: self.blocks.iter().map(|b| b.active_atoms() as u64).sum(),
+            corners,
+            active_corners,
             dense_blocks: self.blocks.iter().filter(|b| b.w.is_dense()).count() as u64,
             memory_bytes: memory as u64,
         }
@@ -657,7 +690,9 @@ fn exact_steps(cb: &ClassBlocks, n: usize) -> Result<exact::ExactSteps> {
             }
         }
     }
-    Ok(exact::ExactSteps::new(n, losses))
+    Ok(exact::ExactSteps::new(n, cb.k, losses, |i| {
+        cb.rows.truth(i)
+    }))
 }
 
 /// `-f = l - lambda/2 (||v||^2 - ||v - clip(v)||^2)`.
@@ -675,15 +710,16 @@ pub fn pass_row(
     exact: Option<&ExactPass>,
     traced_gap: Option<f64>,
 ) -> Iteration {
-    let stats = state.stats();
+    // Not `stats()`: its memory and dense-block counts walk every block.
+    let (corners, active_corners) = state.corner_counts();
     Iteration {
         iteration: state.passes,
         risk: exact.map_or(f64::NAN, |e| e.risk),
         objective: exact.map_or(f64::NAN, |e| e.primal),
-        num_planes: stats.corners,
-        active_planes: stats.active_corners,
-        effective_passes: stats.effective_passes,
-        gap_estimate: stats.gap_estimate,
+        num_planes: corners,
+        active_planes: active_corners,
+        effective_passes: state.oracle_calls as f64 / state.n as f64,
+        gap_estimate: state.gap_estimate(),
         exact_gap: exact.map(|e| e.gap).or(traced_gap).unwrap_or(f64::NAN),
         ..Iteration::default()
     }

@@ -155,6 +155,7 @@ impl BcfwState {
         if all_known {
             self.sampler.all_visited();
         }
+        self.recount_estimated();
         self.refresh_w();
         self.last_exact_gap = f64::INFINITY;
         self.returned_w = None;

@@ -52,7 +52,7 @@ impl BcfwState {
                    (i, s): (usize, &[f64])|
          -> Result<Scored> {
             let t = cb.rows.truth(i);
-            let loss = &losses[i * k..(i + 1) * k];
+            let loss = losses.of(i, t);
             let (mut best, mut best_score) = (t, s[t]);
             for m in (0..k).filter(|&m| m != t) {
                 let v = loss[m] + s[m];

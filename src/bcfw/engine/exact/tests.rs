@@ -3,7 +3,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{block_move, project_simplex, solve_block, BlockMove};
+use super::{block_move, project_simplex, solve_block, BlockMove, ClassLosses};
 
 /// A random block: `K` classes, a row `r` of `dp` entries, the other
 /// blocks' sum `u = w - w_i`, the block's weights, losses, `lambda`, `n`.
@@ -366,4 +366,30 @@ fn a_class_is_shrunk_only_without_weight_and_below_every_weighted_class() {
         }
     }
     assert!(shrunk > 50, "only {shrunk} classes shrunk");
+}
+
+/// The 0/1 losses are kept as one row per truth, any others per block;
+/// either way block `i`'s losses are the ones given.
+#[test]
+fn class_losses_give_each_block_its_own() {
+    let (n, k) = (7, 4);
+    let truth = |i: usize| (3 * i + 1) % k;
+    let zero_one: Vec<f64> = (0..n * k)
+        .map(|j| if j % k == truth(j / k) { 0.0 } else { 1.0 })
+        .collect();
+    let mut other = zero_one.clone();
+    other[2 * k + (truth(2) + 1) % k] = 2.5;
+    for (all, packed) in [(&zero_one, true), (&other, false)] {
+        let losses = ClassLosses::new(k, all.clone(), truth);
+        assert_eq!(matches!(losses, ClassLosses::ZeroOne { .. }), packed);
+        for i in 0..n {
+            assert_eq!(
+                losses.of(i, truth(i)),
+                &all[i * k..(i + 1) * k],
+                "block {i}"
+            );
+        }
+        let per_block = 8 * n * k;
+        assert_eq!(losses.bytes() < per_block, packed);
+    }
 }
