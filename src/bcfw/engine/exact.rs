@@ -125,9 +125,10 @@ impl ExactSteps {
 }
 
 /// The class losses `L_i(y)` of every block (0 for the truth). The 0/1
-/// loss, the multiclass model's, is kept as one row per truth: the `K x K`
-/// rows stay in L1, where `K` losses per block (4.8 MB on Fashion-MNIST)
-/// were two more cold lines to fetch for every drawn block.
+/// loss, the multiclass model's, is kept as one row per truth when those
+/// `K x K` are fewer than `K` per block: on Fashion-MNIST they stay in L1,
+/// where `K` losses per block (4.8 MB) were two more cold lines to fetch
+/// for every drawn block.
 enum ClassLosses {
     /// Row `t` of `k x k`: 1, and 0 at `t`.
     ZeroOne { k: usize, rows: Vec<f64> },
@@ -137,12 +138,13 @@ enum ClassLosses {
 
 impl ClassLosses {
     fn new(k: usize, all: Vec<f64>, truth: impl Fn(usize) -> usize) -> Self {
-        let zero_one = all.chunks_exact(k.max(1)).enumerate().all(|(i, row)| {
-            let t = truth(i);
-            row.iter()
-                .enumerate()
-                .all(|(y, &l)| l == if y == t { 0.0 } else { 1.0 })
-        });
+        let zero_one = k * k <= all.len()
+            && all.chunks_exact(k.max(1)).enumerate().all(|(i, row)| {
+                let t = truth(i);
+                row.iter()
+                    .enumerate()
+                    .all(|(y, &l)| l == if y == t { 0.0 } else { 1.0 })
+            });
         if zero_one {
             let rows = (0..k * k)
                 .map(|j| if j / k == j % k { 0.0 } else { 1.0 })
