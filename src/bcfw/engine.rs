@@ -183,7 +183,7 @@ impl BcfwState {
         let chains =
             chain_steps::chain_blocks(oracle, settings, bounds.is_none() && classes.is_none())?;
         let exact = match (settings.step_type, &classes) {
-            (StepType::Exact, Some(cb)) => Some(exact_steps(cb, n)?),
+            (StepType::Exact, Some(cb)) => Some(exact::ExactSteps::of_blocks(cb, n)?),
             (StepType::Exact, None) => {
                 return Err(Error::invalid_argument(
                     "step_type Exact needs a max-oracle whose corners factor over classes \
@@ -663,36 +663,6 @@ fn block_dot(
 /// block at a time (a mini-batch steps towards answers held as vectors).
 fn class_steps_fit(settings: &Settings) -> bool {
     settings.mini_batch == 0 || settings.step_type == StepType::Exact
-}
-
-/// The exact steps' state for class blocks `cb` of `n` examples: an error
-/// when the oracle does not give its class losses, or gives one that is
-/// not finite.
-fn exact_steps(cb: &ClassBlocks, n: usize) -> Result<exact::ExactSteps> {
-    let mut losses = Vec::with_capacity(n * cb.k);
-    for i in 0..n {
-        for y in 0..cb.k {
-            match cb.rows.class_loss(i, y) {
-                Some(l) if l.is_finite() => {
-                    losses.push(if y == cb.rows.truth(i) { 0.0 } else { l })
-                }
-                Some(l) => {
-                    return Err(Error::non_finite(format!(
-                        "the loss of class {y} of example {i} is {l}"
-                    )))
-                }
-                None => {
-                    return Err(Error::invalid_argument(
-                        "step_type Exact needs the class losses of the oracle's rows \
-                         (ClassRows::class_loss)",
-                    ))
-                }
-            }
-        }
-    }
-    Ok(exact::ExactSteps::new(n, cb.k, losses, |i| {
-        cb.rows.truth(i)
-    }))
 }
 
 /// `-f = l - lambda/2 (||v||^2 - ||v - clip(v)||^2)`.

@@ -37,6 +37,7 @@
 
 use rayon::prelude::*;
 
+use super::super::classes::ClassBlocks;
 use super::{BcfwState, Error, Result};
 use crate::oracle::pass::below_rounding;
 use crate::oracle::{ClassAnswer, MaxOracle};
@@ -67,14 +68,37 @@ pub(crate) struct ExactSteps {
 }
 
 impl ExactSteps {
+    /// The state for class blocks `cb` of `n` examples: an error when the
+    /// oracle does not give its class losses, or gives one that is not
+    /// finite.
+    pub(crate) fn of_blocks(cb: &ClassBlocks, n: usize) -> Result<Self> {
+        let mut losses = Vec::with_capacity(n * cb.k);
+        for i in 0..n {
+            for y in 0..cb.k {
+                match cb.rows.class_loss(i, y) {
+                    Some(l) if l.is_finite() => {
+                        losses.push(if y == cb.rows.truth(i) { 0.0 } else { l })
+                    }
+                    Some(l) => {
+                        return Err(Error::non_finite(format!(
+                            "the loss of class {y} of example {i} is {l}"
+                        )))
+                    }
+                    None => {
+                        return Err(Error::invalid_argument(
+                            "step_type Exact needs the class losses of the oracle's rows \
+                             (ClassRows::class_loss)",
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(Self::new(n, cb.k, losses, |i| cb.rows.truth(i)))
+    }
+
     /// The state for `n` blocks of `k` classes with the class losses
     /// `losses` (`k` per block, 0 for the truth), whose truths are `truth`.
-    pub(crate) fn new(
-        n: usize,
-        k: usize,
-        losses: Vec<f64>,
-        truth: impl Fn(usize) -> usize,
-    ) -> Self {
+    fn new(n: usize, k: usize, losses: Vec<f64>, truth: impl Fn(usize) -> usize) -> Self {
         ExactSteps {
             shrunk: vec![false; n],
             class_off: vec![false; n * k],
@@ -649,7 +673,7 @@ fn class_answer(
 /// answer below the truth by more than rounding becomes the truth and is
 /// not trusted (`pass::screen_answer`).
 fn screen(
-    cb: &super::super::classes::ClassBlocks,
+    cb: &ClassBlocks,
     i: usize,
     answer: ClassAnswer,
     scores: &[f64],
