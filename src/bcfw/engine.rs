@@ -428,24 +428,22 @@ impl BcfwState {
 
     /// Every block's gap estimate is known (finite).
     pub fn all_estimated(&self) -> bool {
-        debug_assert_eq!(
-            self.unestimated,
-            self.blocks
-                .iter()
-                .filter(|b| !b.gap_estimate.is_finite())
-                .count()
-        );
+        debug_assert_eq!(self.unestimated, self.walk_unestimated());
         self.unestimated == 0
     }
 
-    /// Counts the blocks whose gap estimate is not known, after changes
-    /// to many (a new lambda, an imported dual).
-    fn recount_estimated(&mut self) {
-        self.unestimated = self
-            .blocks
+    /// The blocks whose gap estimate is not known, by walking them all.
+    fn walk_unestimated(&self) -> usize {
+        self.blocks
             .iter()
             .filter(|b| !b.gap_estimate.is_finite())
-            .count();
+            .count()
+    }
+
+    /// Recounts the blocks whose gap estimate is not known, after changes
+    /// to many (a new lambda, an imported dual).
+    fn recount_estimated(&mut self) {
+        self.unestimated = self.walk_unestimated();
     }
 
     /// The corners kept and those with weight (the truth's among them),
