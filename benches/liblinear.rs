@@ -4,7 +4,7 @@
 //! same primal value, within `--within` (default 0.1 %) of the optimum,
 //! printed as ratios to LIBLINEAR with the absolute figures beside them.
 //! Every run is repeated `--repeats` times: the median and the spread
-//! (fastest and slowest) are printed, and the ratio is of the medians.
+//! (fastest and slowest) are printed.
 //!
 //! How the primal comparison is done:
 //! - Both solve the same problem. LIBLINEAR minimises `1/2 ||w||^2 + C sum_i
@@ -23,14 +23,22 @@
 //!   values, the classes in the order of its `label` line, the bias row last)
 //!   is read back and `F` is computed in our convention on the same data.
 //!   Its stopping rule is a dual tolerance `-e`, so it is run with `-e` =
-//!   0.1 (its default), 0.03, 0.01, ... until its `F` reaches the target; its
-//!   time is that run's wall time minus the time it needs to read the data
-//!   file (a run with `-e 1e9`, which stops at once), since our solvers get
-//!   the data in memory. A LIBLINEAR run still going after
+//!   0.1 (its default), 0.03, 0.01, ... until its `F` reaches the target.
+//!   It runs in memory, as ours do: benches/c/liblinear_train.c, compiled
+//!   here against the system's LIBLINEAR (`linear.h`, `-llinear`: the
+//!   library liblinear-train calls), reads the features and labels from raw
+//!   files, builds LIBLINEAR's problem as liblinear-train builds it from a
+//!   data file (each row's non-zeros, then the bias feature), and times
+//!   only its call to `train()`. A call still going after
 //!   `--liblinear-limit` seconds is stopped (at lambda 1e-5 its default `-e
 //!   0.1` alone took over half an hour here): its time to the target is then
-//!   only known to exceed the limit (less the file's reading), and our
-//!   ratios to it are printed as upper bounds, `<0.30`.
+//!   only known to exceed the limit, and our ratios to it are printed as
+//!   upper bounds, `<0.30`.
+//! - The runs are interleaved: each round runs every solver of ours once,
+//!   then LIBLINEAR once (the first round's is the run that found its `-e`),
+//!   and the ratio printed is the median of the rounds' ratios, with their
+//!   spread: on a shared machine a slow minute then slows both sides of a
+//!   round alike.
 //! - The reference solve stops after `--reference-limit` seconds if it has
 //!   not reached its tolerance: its `LB` is still certified (a lower bound
 //!   at every iteration), and the target `LB (1 + within)` only stricter.
@@ -49,13 +57,13 @@
 //!
 //! A benchmark program, not a test:
 //!     cargo bench --bench liblinear -- --help
-//! Needs `apt-get install dataset-fashion-mnist liblinear-tools`.
+//! Needs `apt-get install dataset-fashion-mnist liblinear-dev` and a C
+//! compiler.
 
-use std::io::{BufRead, BufReader, BufWriter};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use std::time::Instant;
 
 use bmrm::models::Multiclass;
 use bmrm::{Algorithm, Problem, Settings, Solver, StepType};
@@ -112,9 +120,6 @@ struct Args {
     /// Parts of P-BMRM and Prox-P-BMRM.
     #[arg(long, default_value_t = 16)]
     parts: usize,
-    /// The liblinear-train program.
-    #[arg(long, default_value = "liblinear-train")]
-    liblinear: String,
     /// Seconds after which a LIBLINEAR run is stopped (its time to the
     /// target then only known to exceed them).
     #[arg(long, default_value_t = 900.0)]
@@ -232,41 +237,67 @@ fn read_liblinear_model(path: &Path, d: usize, k: usize) -> Vec<f64> {
     w
 }
 
-/// The wall seconds of one LIBLINEAR run, or `None` when it was stopped at
-/// `--liblinear-limit`.
-fn run_liblinear(args: &Args, data: &Path, c: f64, eps: f64, model: &Path) -> Option<f64> {
-    let t = Instant::now();
-    let mut child = Command::new(&args.liblinear)
-        .args(["-s", "4", "-B", "1", "-q"])
-        .args(["-c", &format!("{c:e}"), "-e", &format!("{eps:e}")])
-        .arg(data)
+/// benches/c/liblinear_train.c, compiled against the system's LIBLINEAR.
+fn liblinear_program() -> PathBuf {
+    let source = support::root().join("benches/c/liblinear_train.c");
+    support::compile(
+        &support::compiler("CC", "cc"),
+        &["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"],
+        &[support::path_arg(&source), "-llinear".into()],
+        &support::work_dir("bench-c"),
+        "liblinear_train",
+    )
+}
+
+/// The wall seconds of LIBLINEAR's `train()` in one run, or `None` when it
+/// was stopped at `--liblinear-limit`.
+fn run_liblinear(
+    args: &Args,
+    raw: &RawData,
+    program: &Path,
+    (c, eps): (f64, f64),
+    model: &Path,
+) -> Option<f64> {
+    let limit = args.liblinear_limit.ceil().max(1.0) as u64;
+    let out = Command::new(program)
+        .arg(&raw.x_file)
+        .arg(&raw.y_file)
+        .args([
+            raw.m.to_string(),
+            raw.d.to_string(),
+            format!("{c:e}"),
+            format!("{eps:e}"),
+            limit.to_string(),
+        ])
         .arg(model)
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!(
-                "cannot run {} ({e}): apt-get install liblinear-tools",
-                args.liblinear
-            )
-        });
-    loop {
-        if let Some(status) = child.try_wait().expect("waiting for liblinear-train") {
-            assert!(status.success(), "liblinear-train failed");
-            return Some(t.elapsed().as_secs_f64());
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {} ({e})", program.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    match out.status.code() {
+        Some(0) => {
+            let f: Vec<&str> = stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("train "))
+                .expect("a train line")
+                .split_whitespace()
+                .collect();
+            Some(f[0].parse().expect("train()'s seconds"))
         }
-        if t.elapsed().as_secs_f64() > args.liblinear_limit {
-            child.kill().expect("stopping liblinear-train");
-            child.wait().expect("waiting for liblinear-train");
-            return None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
+        Some(3) => None,
+        _ => panic!(
+            "liblinear_train failed ({}):\n{stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ),
     }
 }
 
 /// One solver's figures over the repeats.
+#[derive(Clone)]
 struct Row {
     name: String,
-    /// Seconds to the target, one per run that reached it.
-    to_target: Vec<f64>,
+    /// Seconds to the target, one per round (`None`: not reached).
+    to_target: Vec<Option<f64>>,
     /// Seconds a run was stopped after without reaching the target
     /// (LIBLINEAR at its limit): a lower bound on its time to it.
     beyond: Option<f64>,
@@ -275,6 +306,20 @@ struct Row {
     iterations: u64,
     primal: f64,
     note: String,
+}
+
+impl Row {
+    fn new(name: String) -> Self {
+        Row {
+            name,
+            to_target: vec![],
+            beyond: None,
+            certified: vec![],
+            iterations: 0,
+            primal: f64::NAN,
+            note: String::new(),
+        }
+    }
 }
 
 /// What one run of ours gives: the seconds to the target and to our own
@@ -370,22 +415,44 @@ fn run_ours(
     }
 }
 
-/// The C program and the data files it reads, made once per benchmark run.
-struct CData {
-    program: PathBuf,
+/// The features and labels written raw, once, for the C programs
+/// (benches/c: ours through the C ABI, LIBLINEAR in memory).
+struct RawData {
     x_file: PathBuf,
     y_file: PathBuf,
-    w_file: PathBuf,
     m: usize,
     d: usize,
 }
 
-impl CData {
-    /// Compiles benches/c/fashion_abi.c against libbmrm.a as a C user would
-    /// (`-O3 -march=native`) and writes the features and labels raw.
+impl RawData {
     fn new(args: &Args, x: &[f32], y: &[usize]) -> Self {
         let m = y.len();
         let d = x.len() / m;
+        let x_file = args.out.join(format!("fashion_mnist_{m}.f32"));
+        let y_file = args.out.join(format!("fashion_mnist_{m}.u32"));
+        let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        std::fs::write(&x_file, bytes).expect("the features file");
+        let bytes: Vec<u8> = y.iter().flat_map(|&v| (v as u32).to_ne_bytes()).collect();
+        std::fs::write(&y_file, bytes).expect("the labels file");
+        RawData {
+            x_file,
+            y_file,
+            m,
+            d,
+        }
+    }
+}
+
+/// The C ABI program, made once per benchmark run.
+struct CData {
+    program: PathBuf,
+    w_file: PathBuf,
+}
+
+impl CData {
+    /// Compiles benches/c/fashion_abi.c against libbmrm.a as a C user would
+    /// (`-O3 -march=native`).
+    fn new(args: &Args) -> Self {
         let mut link = support::static_link_args(&["include"], "benches/c/fashion_abi.c");
         link.push("-lm".into());
         let program = support::compile(
@@ -404,33 +471,23 @@ impl CData {
             &support::work_dir("bench-c"),
             "fashion_abi",
         );
-        let x_file = args.out.join(format!("fashion_mnist_{m}.f32"));
-        let y_file = args.out.join(format!("fashion_mnist_{m}.u32"));
-        let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_ne_bytes()).collect();
-        std::fs::write(&x_file, bytes).expect("the features file");
-        let bytes: Vec<u8> = y.iter().flat_map(|&v| (v as u32).to_ne_bytes()).collect();
-        std::fs::write(&y_file, bytes).expect("the labels file");
         CData {
             program,
-            x_file,
-            y_file,
             w_file: args.out.join("fashion_abi_w.f64"),
-            m,
-            d,
         }
     }
 
     /// One run of the C program: `name` is an algorithm, after `callback:`
     /// or `callback-row:` for the C oracle.
-    fn run(&self, args: &Args, name: &str, lambda: f64, target: f64) -> Run {
+    fn run(&self, args: &Args, raw: &RawData, name: &str, lambda: f64, target: f64) -> Run {
         let (mode, alg) = c_mode(name);
         let out = support::run_ok(
             Command::new(&self.program)
-                .arg(&self.x_file)
-                .arg(&self.y_file)
+                .arg(&raw.x_file)
+                .arg(&raw.y_file)
                 .args([
-                    self.m.to_string(),
-                    self.d.to_string(),
+                    raw.m.to_string(),
+                    raw.d.to_string(),
                     "10".into(),
                     format!("{lambda:e}"),
                     format!("{target:.17e}"),
@@ -486,33 +543,84 @@ fn spread(v: &[f64]) -> Option<(f64, f64, f64)> {
     Some((median, s[0], s[n - 1]))
 }
 
+/// LIBLINEAR at one lambda: the `-e` that reaches the target, found with
+/// tighter and tighter tolerances (the run that found it is the first
+/// round's), or the row saying why none was.
+enum Tolerance {
+    Found { eps: f64, first: f64 },
+    Missed(Row),
+}
+
+/// Runs LIBLINEAR with `-e` = 0.1, 0.03, 0.01, ... until its `F` reaches
+/// the target.
+fn find_tolerance(
+    args: &Args,
+    (raw, program): (&RawData, &Path),
+    (x, y, k): (&[f32], &[usize], usize),
+    (lambda, lb, target): (f64, f64, f64),
+    model: &Path,
+) -> Tolerance {
+    let c = 1.0 / (lambda * y.len() as f64);
+    let mut eps = 0.1;
+    loop {
+        let Some(secs) = run_liblinear(args, raw, program, (c, eps), model) else {
+            eprintln!(
+                "LIBLINEAR -e {eps:e}: stopped after {} s",
+                args.liblinear_limit
+            );
+            return Tolerance::Missed(Row {
+                beyond: Some(args.liblinear_limit),
+                primal: f64::NAN,
+                note: format!(
+                    "-e {eps:e} stopped at --liblinear-limit {} s",
+                    args.liblinear_limit
+                ),
+                ..Row::new("LIBLINEAR -s 4".into())
+            });
+        };
+        let w = read_liblinear_model(model, raw.d, k);
+        let f = primal(x, y, raw.d, k, lambda, &w);
+        assert!(
+            f >= lb,
+            "LIBLINEAR's primal {f} below the certified bound {lb}"
+        );
+        eprintln!(
+            "LIBLINEAR -e {eps:e}: {secs:.2} s, F = {f:.8} ({:+.3} % from LB)",
+            100.0 * (f / lb - 1.0)
+        );
+        if f <= target {
+            return Tolerance::Found { eps, first: secs };
+        }
+        if eps < 1e-6 {
+            return Tolerance::Missed(Row {
+                primal: f,
+                note: format!("-e {eps:e} still above the target"),
+                ..Row::new("LIBLINEAR -s 4".into())
+            });
+        }
+        eps /= if eps > 0.02 { 10.0 / 3.0 } else { 3.0 };
+    }
+}
+
 fn main() -> bmrm::Result<()> {
     let args = Args::parse();
     let (x, d, y) = bmrm::data::idx::fashion_mnist(&args.dir, true, Some(args.examples))?;
     let m = y.len();
     let k = 10;
     std::fs::create_dir_all(&args.out).expect("the output directory");
-    let data_file = args.out.join(format!("fashion_mnist_{m}.svm"));
-    {
-        let f = BufWriter::new(std::fs::File::create(&data_file).expect("the data file"));
-        bmrm::data::libsvm::write_dense(f, &x, d, &y).expect("writing the data file");
-    }
+    let raw = RawData::new(&args, &x, &y);
+    let ll_program = liblinear_program();
     let model = Arc::new(Multiclass::new(x.clone(), d, y.clone(), k, true)?);
     println!(
-        "Fashion-MNIST: m = {m}, n = {}, our threads = {:?}, LIBLINEAR -s 4 -B 1 (1 thread), \
-         target F <= LB (1 + {})",
+        "Fashion-MNIST: m = {m}, n = {}, our threads = {:?}, LIBLINEAR -s 4 -B 1 (1 thread, \
+         in memory), target F <= LB (1 + {})",
         k * (d + 1),
         args.threads,
         args.within
     );
-    // LIBLINEAR's time to read the file: a run that stops at once.
-    let load_model = args.out.join("liblinear_load.model");
-    let load = run_liblinear(&args, &data_file, 1.0, 1e9, &load_model)
-        .expect("LIBLINEAR's run that only reads the data within --liblinear-limit");
-    println!("LIBLINEAR reads the data file in {load:.2} s (subtracted from its times)");
     let mut c_data: Option<CData> = None;
     let mut csv = String::from(
-        "lambda_sum,C,solver,seconds_to_target (each run),seconds_certified (each run),iterations,primal,target,note\n",
+        "lambda_sum,C,solver,seconds_to_target (each round),seconds_certified (each run),iterations,primal,target,note\n",
     );
     for &ls in &args.lambda_sums {
         let lambda = ls / m as f64;
@@ -533,33 +641,49 @@ fn main() -> bmrm::Result<()> {
              iterations, {:.0} s), target F <= {target:.8}",
             reference.primal, reference.exit, reference.iterations, reference.elapsed_seconds
         );
-        let mut rows = vec![];
         let ours = args
             .threads
             .iter()
             .flat_map(|&t| args.algorithms.iter().map(move |n| (n.clone(), false, t)));
-        let runs = ours.chain(
-            args.c_abi
-                .iter()
-                .filter(|n| n.as_str() != "none")
-                .map(|n| (n.clone(), true, args.threads[0])),
+        let configs: Vec<(String, bool, usize)> = ours
+            .chain(
+                args.c_abi
+                    .iter()
+                    .filter(|n| n.as_str() != "none")
+                    .map(|n| (n.clone(), true, args.threads[0])),
+            )
+            .collect();
+        let mut rows: Vec<Row> = configs
+            .iter()
+            .map(|(name, through_c, threads)| {
+                Row::new(format!(
+                    "{}, {threads} thr",
+                    row_name(name, *through_c, args.parts)
+                ))
+            })
+            .collect();
+        let ll_model = args.out.join("liblinear.model");
+        let tolerance = find_tolerance(
+            &args,
+            (&raw, &ll_program),
+            (&x, &y, k),
+            (lambda, lb, target),
+            &ll_model,
         );
-        for (name, through_c, threads) in runs {
-            let mut row = Row {
-                name: format!("{}, {threads} thr", row_name(&name, through_c, args.parts)),
-                to_target: vec![],
-                beyond: None,
-                certified: vec![],
-                iterations: 0,
-                primal: f64::NAN,
-                note: String::new(),
-            };
-            for _ in 0..args.repeats.max(1) {
-                let run = if through_c {
-                    let c = c_data.get_or_insert_with(|| CData::new(&args, &x, &y));
-                    c.run(&args, &name, lambda, target)
+        let mut ll_row = match &tolerance {
+            Tolerance::Found { eps, .. } => Row {
+                note: format!("-e {eps:e}, train() in memory"),
+                ..Row::new("LIBLINEAR -s 4".into())
+            },
+            Tolerance::Missed(row) => row.clone(),
+        };
+        for round in 0..args.repeats.max(1) {
+            for ((name, through_c, threads), row) in configs.iter().zip(&mut rows) {
+                let run = if *through_c {
+                    let c = c_data.get_or_insert_with(|| CData::new(&args));
+                    c.run(&args, &raw, name, lambda, target)
                 } else {
-                    run_ours(&args, &model, &name, threads, lambda, target)
+                    run_ours(&args, &model, name, *threads, lambda, target)
                 };
                 let check = primal(&x, &y, d, k, lambda, &run.w);
                 assert!(
@@ -572,7 +696,7 @@ fn main() -> bmrm::Result<()> {
                     check >= lb,
                     "a primal value {check} below the certified bound {lb}"
                 );
-                row.to_target.extend(run.to_target);
+                row.to_target.push(run.to_target);
                 row.certified.extend(run.certified);
                 row.iterations = run.iterations;
                 row.primal = run.primal;
@@ -582,78 +706,30 @@ fn main() -> bmrm::Result<()> {
                     row.name, run.to_target, run.certified, run.iterations
                 );
             }
-            rows.push(row);
-        }
-        // LIBLINEAR with tighter and tighter -e until it reaches the target,
-        // then again at that -e for the spread.
-        let mut eps = 0.1;
-        let ll_model = args.out.join("liblinear.model");
-        let ll_row = loop {
-            let Some(secs) = run_liblinear(&args, &data_file, c, eps, &ll_model) else {
-                eprintln!(
-                    "LIBLINEAR -e {eps:e}: stopped after {} s",
-                    args.liblinear_limit
-                );
-                break Row {
-                    name: "LIBLINEAR -s 4".into(),
-                    to_target: vec![],
-                    beyond: Some((args.liblinear_limit - load).max(0.0)),
-                    certified: vec![],
-                    iterations: 0,
-                    primal: f64::NAN,
-                    note: format!(
-                        "-e {eps:e} stopped at --liblinear-limit {} s: over {:.1} s to the target",
-                        args.liblinear_limit,
-                        (args.liblinear_limit - load).max(0.0)
-                    ),
+            if let Tolerance::Found { eps, first } = tolerance {
+                let secs = if round == 0 {
+                    Some(first)
+                } else {
+                    // A repeat stopped at the limit counts as the limit.
+                    run_liblinear(&args, &raw, &ll_program, (c, eps), &ll_model)
+                        .or(Some(args.liblinear_limit))
                 };
-            };
-            let w = read_liblinear_model(&ll_model, d, k);
-            let f = primal(&x, &y, d, k, lambda, &w);
-            assert!(
-                f >= lb,
-                "LIBLINEAR's primal {f} below the certified bound {lb}"
-            );
-            eprintln!(
-                "LIBLINEAR -e {eps:e}: {secs:.2} s, F = {f:.8} ({:+.3} % from LB)",
-                100.0 * (f / lb - 1.0)
-            );
-            if f <= target || eps < 1e-6 {
-                let mut times = vec![secs];
-                if f <= target {
-                    for _ in 1..args.repeats.max(1) {
-                        // A repeat stopped at the limit counts as the limit.
-                        times.push(
-                            run_liblinear(&args, &data_file, c, eps, &ll_model)
-                                .unwrap_or(args.liblinear_limit),
-                        );
-                    }
-                }
-                break Row {
-                    name: "LIBLINEAR -s 4".into(),
-                    beyond: None,
-                    to_target: if f <= target {
-                        times.iter().map(|t| (t - load).max(0.0)).collect()
-                    } else {
-                        vec![]
-                    },
-                    certified: vec![],
-                    iterations: 0,
-                    primal: f,
-                    note: format!(
-                        "-e {eps:e}, {:.2} s with reading the file",
-                        spread(&times).map_or(secs, |s| s.0)
-                    ),
-                };
+                eprintln!("LIBLINEAR -e {eps:e}: {secs:?} s in train()");
+                ll_row.to_target.push(secs);
             }
-            eps /= if eps > 0.02 { 10.0 / 3.0 } else { 3.0 };
-        };
-        let base = spread(&ll_row.to_target).map(|s| s.0);
-        // LIBLINEAR stopped at its limit: only a lower bound on its time.
-        let floor = ll_row.beyond;
+        }
+        if let Tolerance::Found { .. } = tolerance {
+            let w = read_liblinear_model(&ll_model, d, k);
+            ll_row.primal = primal(&x, &y, d, k, lambda, &w);
+        }
         println!(
-            "{:<36} {:>24} {:>8} {:>16} {:>8} {:>14}  note",
-            "solver", "to target (s) [spread]", "ratio", "certified (s)", "iters", "final F"
+            "{:<36} {:>24} {:>20} {:>16} {:>8} {:>14}  note",
+            "solver",
+            "to target (s) [spread]",
+            "ratio [spread]",
+            "certified (s)",
+            "iters",
+            "final F"
         );
         let fmt = |v: &[f64]| {
             spread(v).map_or("-".to_string(), |(med, lo, hi)| {
@@ -661,17 +737,18 @@ fn main() -> bmrm::Result<()> {
             })
         };
         for r in rows.iter().chain(std::iter::once(&ll_row)) {
-            let med = spread(&r.to_target).map(|s| s.0);
-            let ratio = match (med, base, floor) {
-                (Some(a), Some(b), _) if b > 0.0 => format!("{:.2}", a / b),
-                (Some(a), None, Some(l)) if l > 0.0 => format!("<{:.2}", a / l),
-                _ => "-".into(),
+            let reached: Vec<f64> = r.to_target.iter().flatten().copied().collect();
+            let ratio = match ll_row.beyond {
+                // LIBLINEAR stopped at its limit: only a lower bound on its
+                // time.
+                Some(l) => spread(&reached).map_or("-".into(), |s| format!("<{:.2}", s.0 / l)),
+                None => fmt(&paired_ratios(&r.to_target, &ll_row.to_target)),
             };
             println!(
-                "{:<36} {:>24} {:>8} {:>16} {:>8} {:>14.8}  {}",
+                "{:<36} {:>24} {:>20} {:>16} {:>8} {:>14.8}  {}",
                 r.name,
                 r.beyond
-                    .map_or_else(|| fmt(&r.to_target), |l| format!(">{l:.1}")),
+                    .map_or_else(|| fmt(&reached), |l| format!(">{l:.1}")),
                 ratio,
                 fmt(&r.certified),
                 r.iterations,
@@ -684,10 +761,15 @@ fn main() -> bmrm::Result<()> {
                     .collect::<Vec<_>>()
                     .join(" ")
             };
+            let rounds = r
+                .to_target
+                .iter()
+                .map(|t| t.map_or("-".into(), |t| format!("{t:.3}")))
+                .collect::<Vec<_>>()
+                .join(" ");
             csv += &format!(
-                "{ls},{c},{},{},{},{},{},{target},{}\n",
+                "{ls},{c},{},{rounds},{},{},{},{target},{}\n",
                 r.name,
-                list(&r.to_target),
                 list(&r.certified),
                 r.iterations,
                 r.primal,
@@ -699,4 +781,16 @@ fn main() -> bmrm::Result<()> {
     std::fs::write(&csv_path, csv).expect("the CSV file");
     println!("\nwrote {}", csv_path.display());
     Ok(())
+}
+
+/// Each round's ratio of `ours` to LIBLINEAR's time, where both reached the
+/// target.
+fn paired_ratios(ours: &[Option<f64>], liblinear: &[Option<f64>]) -> Vec<f64> {
+    ours.iter()
+        .zip(liblinear)
+        .filter_map(|(a, b)| match (a, b) {
+            (Some(a), Some(b)) if *b > 0.0 => Some(a / b),
+            _ => None,
+        })
+        .collect()
 }
