@@ -274,15 +274,11 @@ fn run_liblinear(
         .unwrap_or_else(|e| panic!("cannot run {} ({e})", program.display()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     match out.status.code() {
-        Some(0) => {
-            let f: Vec<&str> = stdout
-                .lines()
-                .find_map(|l| l.strip_prefix("train "))
-                .expect("a train line")
-                .split_whitespace()
-                .collect();
-            Some(f[0].parse().expect("train()'s seconds"))
-        }
+        Some(0) => Some(
+            line_fields(&stdout, "train")[0]
+                .parse()
+                .expect("train()'s seconds"),
+        ),
         Some(3) => None,
         _ => panic!(
             "liblinear_train failed ({}):\n{stdout}\n{}",
@@ -292,8 +288,17 @@ fn run_liblinear(
     }
 }
 
+/// The fields after `tag` on the line a C program prints starting with it.
+fn line_fields<'a>(stdout: &'a str, tag: &str) -> Vec<&'a str> {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(tag)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {tag} line in:\n{stdout}"))
+        .split_whitespace()
+        .collect()
+}
+
 /// One solver's figures over the repeats.
-#[derive(Clone)]
 struct Row {
     name: String,
     /// Seconds to the target, one per round (`None`: not reached).
@@ -501,12 +506,7 @@ impl CData {
             "fashion_abi",
         );
         let stdout = String::from_utf8_lossy(&out.stdout);
-        let f: Vec<&str> = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("result "))
-            .expect("a result line")
-            .split_whitespace()
-            .collect();
+        let f = line_fields(&stdout, "result");
         let secs = |v: &str| v.parse::<f64>().ok();
         let w: Vec<f64> = std::fs::read(&self.w_file)
             .expect("w from the C program")
@@ -543,23 +543,16 @@ fn spread(v: &[f64]) -> Option<(f64, f64, f64)> {
     Some((median, s[0], s[n - 1]))
 }
 
-/// LIBLINEAR at one lambda: the `-e` that reaches the target, found with
-/// tighter and tighter tolerances (the run that found it is the first
-/// round's), or the row saying why none was.
-enum Tolerance {
-    Found { eps: f64, first: f64 },
-    Missed(Row),
-}
-
 /// Runs LIBLINEAR with `-e` = 0.1, 0.03, 0.01, ... until its `F` reaches
-/// the target.
+/// the target: that `-e` and the seconds of the run that found it (the
+/// first round's), or LIBLINEAR's row saying why none did.
 fn find_tolerance(
     args: &Args,
     (raw, program): (&RawData, &Path),
     (x, y, k): (&[f32], &[usize], usize),
     (lambda, lb, target): (f64, f64, f64),
     model: &Path,
-) -> Tolerance {
+) -> Result<(f64, f64), Box<Row>> {
     let c = 1.0 / (lambda * y.len() as f64);
     let mut eps = 0.1;
     loop {
@@ -568,7 +561,7 @@ fn find_tolerance(
                 "LIBLINEAR -e {eps:e}: stopped after {} s",
                 args.liblinear_limit
             );
-            return Tolerance::Missed(Row {
+            return Err(Box::new(Row {
                 beyond: Some(args.liblinear_limit),
                 primal: f64::NAN,
                 note: format!(
@@ -576,7 +569,7 @@ fn find_tolerance(
                     args.liblinear_limit
                 ),
                 ..Row::new("LIBLINEAR -s 4".into())
-            });
+            }));
         };
         let w = read_liblinear_model(model, raw.d, k);
         let f = primal(x, y, raw.d, k, lambda, &w);
@@ -589,14 +582,14 @@ fn find_tolerance(
             100.0 * (f / lb - 1.0)
         );
         if f <= target {
-            return Tolerance::Found { eps, first: secs };
+            return Ok((eps, secs));
         }
         if eps < 1e-6 {
-            return Tolerance::Missed(Row {
+            return Err(Box::new(Row {
                 primal: f,
                 note: format!("-e {eps:e} still above the target"),
                 ..Row::new("LIBLINEAR -s 4".into())
-            });
+            }));
         }
         eps /= if eps > 0.02 { 10.0 / 3.0 } else { 3.0 };
     }
@@ -663,19 +656,22 @@ fn main() -> bmrm::Result<()> {
             })
             .collect();
         let ll_model = args.out.join("liblinear.model");
-        let tolerance = find_tolerance(
+        let found = find_tolerance(
             &args,
             (&raw, &ll_program),
             (&x, &y, k),
             (lambda, lb, target),
             &ll_model,
         );
-        let mut ll_row = match &tolerance {
-            Tolerance::Found { eps, .. } => Row {
-                note: format!("-e {eps:e}, train() in memory"),
-                ..Row::new("LIBLINEAR -s 4".into())
-            },
-            Tolerance::Missed(row) => row.clone(),
+        let (found, mut ll_row) = match found {
+            Ok((eps, first)) => (
+                Some((eps, first)),
+                Row {
+                    note: format!("-e {eps:e}, train() in memory"),
+                    ..Row::new("LIBLINEAR -s 4".into())
+                },
+            ),
+            Err(row) => (None, *row),
         };
         for round in 0..args.repeats.max(1) {
             for ((name, through_c, threads), row) in configs.iter().zip(&mut rows) {
@@ -706,7 +702,7 @@ fn main() -> bmrm::Result<()> {
                     row.name, run.to_target, run.certified, run.iterations
                 );
             }
-            if let Tolerance::Found { eps, first } = tolerance {
+            if let Some((eps, first)) = found {
                 let secs = if round == 0 {
                     Some(first)
                 } else {
@@ -718,7 +714,7 @@ fn main() -> bmrm::Result<()> {
                 ll_row.to_target.push(secs);
             }
         }
-        if let Tolerance::Found { .. } = tolerance {
+        if found.is_some() {
             let w = read_liblinear_model(&ll_model, d, k);
             ll_row.primal = primal(&x, &y, d, k, lambda, &w);
         }
