@@ -37,7 +37,8 @@ pub struct QpResult {
     /// Upper bound on `max D - D(beta)`: sum over parts of
     /// `max_{i in p} grad_i - sum_{i in p} beta_i grad_i`, grad = f - H beta / mu.
     pub gap: f64,
-    /// Coordinate updates made.
+    /// Updates made: pair (coordinate) updates, and Newton steps on the
+    /// support counted as one each.
     pub updates: u64,
 }
 

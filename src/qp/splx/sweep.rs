@@ -1,5 +1,7 @@
 //! The pair steps and the sweeps over the parts (see the parent module).
 
+use super::columns::Columns;
+use super::newton::Newton;
 use super::*;
 use crate::error::Result;
 
@@ -88,74 +90,6 @@ impl Counter {
     }
 }
 
-/// Where the pair updates read the columns of their problem.
-pub(super) trait Columns {
-    /// Makes column `j` readable (fetches or checks it on its first use).
-    fn prepare(&mut self, j: usize) -> Result<()>;
-    /// Column `j`, after `prepare(j)`.
-    fn col(&self, j: usize) -> &[f64];
-}
-
-/// The columns of `H` itself, each checked on its first use.
-pub(super) struct Full<'a, 'b> {
-    pub(super) h: &'a dyn Gram,
-    pub(super) checked: &'b mut [bool],
-}
-
-impl Columns for Full<'_, '_> {
-    #[inline]
-    fn prepare(&mut self, j: usize) -> Result<()> {
-        if !self.checked[j] {
-            let c = column_of(self.h, j)?;
-            if let Some(i) = first_non_finite(c) {
-                return Err(non_finite_h(i, j, c[i]));
-            }
-            self.checked[j] = true;
-        }
-        Ok(())
-    }
-    #[inline]
-    fn col(&self, j: usize) -> &[f64] {
-        self.h.column(j)
-    }
-}
-
-/// The block of `H` on the working set, a column copied out (and checked)
-/// the first time a pair update uses it.
-pub(super) struct Block<'a, 'b> {
-    pub(super) h: &'a dyn Gram,
-    pub(super) planes: &'b [usize],
-    /// `slot[a]`: where local column `a` is in `pool` (`NONE`: not yet).
-    pub(super) slot: &'b mut [usize],
-    /// Copied columns, each of `planes.len()` entries; its capacity is
-    /// reserved for all of them, so it never reallocates.
-    pub(super) pool: &'b mut Vec<f64>,
-}
-
-impl Columns for Block<'_, '_> {
-    #[inline]
-    fn prepare(&mut self, a: usize) -> Result<()> {
-        if self.slot[a] == NONE {
-            let m = self.planes.len();
-            let j = self.planes[a];
-            let c = column_of(self.h, j)?;
-            let from = self.pool.len();
-            self.pool.extend(self.planes.iter().map(|&i| c[i]));
-            if let Some(b) = first_non_finite(&self.pool[from..]) {
-                return Err(non_finite_h(self.planes[b], j, self.pool[from + b]));
-            }
-            self.slot[a] = from / m;
-        }
-        Ok(())
-    }
-    #[inline]
-    fn col(&self, a: usize) -> &[f64] {
-        let m = self.planes.len();
-        let s = self.slot[a] * m;
-        &self.pool[s..s + m]
-    }
-}
-
 /// One pair step from `v` to `u` (`g_u - g_v = diff > 0`) on the problem
 /// `(cols, g, beta)`. Returns the increase of `D` if `beta` changed.
 #[inline]
@@ -214,7 +148,10 @@ pub(super) enum End {
 /// whose scan `stats` with total `gap` is current, until its gap is at most
 /// `target`, the update budget is spent, or progress stops (`D` rises by
 /// less than `min_gain` over a long run of updates). `g` is kept up to
-/// date incrementally. Returns how it ended and the updates made.
+/// date incrementally. After every `planes` pair updates (or as many as a
+/// Newton step on the support costs, if more) a phase of Newton steps is
+/// taken (see "Newton steps" in the parent module). Returns how it ended
+/// and the updates made.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn sweeps<C: Columns>(
     cols: &mut C,
@@ -227,13 +164,30 @@ pub(super) fn sweeps<C: Columns>(
     target: f64,
     min_gain: f64,
     count: &mut Counter,
+    solver: &mut Newton,
 ) -> Result<(End, u64)> {
     let start = count.updates;
     let num_parts = lists.len();
-    let window = STALL_BASE + STALL_PER_PLANE * g.len() as u64;
+    let planes = g.len();
+    let window = STALL_BASE + STALL_PER_PLANE * planes as u64;
     let mut window_start = start;
     let mut gained = 0.0;
+    // A phase of Newton steps after every `planes` pair updates (or as
+    // many as one of its steps costs, if more).
+    let mut newton_at = start + NEWTON_AFTER * planes as u64;
     while gap > target {
+        if count.updates >= newton_at {
+            let phase = solver.phase(cols, lists, mu, g, beta, count)?;
+            let step_cost = Newton::cost(solver.support_len(), planes);
+            newton_at = count.updates + (phase.steps.max(1) * step_cost).max(planes as u64);
+            if phase.steps > 0 {
+                gained += phase.gain;
+                gap = scan_all(lists, g, beta, stats);
+                if gap <= target {
+                    break;
+                }
+            }
+        }
         let thr = gap / (SKIP_DEN * num_parts as f64);
         // `stats` describe the current `g` until the first update.
         let mut current = true;

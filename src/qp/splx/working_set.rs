@@ -1,6 +1,8 @@
 //! The solver state and its rounds on a working set (see the parent module).
 
-use super::sweep::{scan_all, sweeps, Block, Counter, End, Full, Stat};
+use super::columns::{Block, Full};
+use super::newton::Newton;
+use super::sweep::{scan_all, sweeps, Counter, End, Stat};
 use super::*;
 
 /// Buffers of the working set, reused between outer iterations.
@@ -32,6 +34,7 @@ pub(super) struct Solver<'a> {
     pub(super) stats: Vec<Stat>,
     pub(super) count: Counter,
     pub(super) ws: WorkingSet,
+    pub(super) newton: Newton,
     /// The largest working set copied out.
     pub(super) block_max: usize,
 }
@@ -74,6 +77,7 @@ impl Solver<'_> {
                     inner_target,
                     min_gain,
                     &mut self.count,
+                    &mut self.newton,
                 )?;
                 if res.1 > 0 {
                     renormalise(beta, &self.parts);
@@ -256,6 +260,7 @@ impl Solver<'_> {
             target,
             min_gain,
             &mut self.count,
+            &mut self.newton,
         )?;
         for (&i, &b) in ws.planes.iter().zip(&ws.beta) {
             beta[i] = b;
