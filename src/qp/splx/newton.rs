@@ -48,6 +48,8 @@ pub(super) struct Newton {
     /// `Z^T H Z / mu + rho I` and then its Cholesky factor, row-major (lower
     /// half used).
     factor: Vec<f64>,
+    /// `Z^T H Z / mu` before the ridge (for a retry with a larger one).
+    unridged: Vec<f64>,
     /// `Z^T g`, then `y`.
     y: Vec<f64>,
     /// The direction on `support`.
@@ -137,14 +139,8 @@ impl Newton {
             return Ok(None);
         }
         // H[., S] d over every plane, for the curvature and for `g`.
-        self.hd.clear();
-        self.hd.resize(g.len(), 0.0);
-        for (&a, &x) in self.support.iter().zip(d) {
-            let c = cols.col(a);
-            for (h, &v) in self.hd.iter_mut().zip(c) {
-                *h += x * v;
-            }
-        }
+        let terms = self.support.iter().copied().zip(d.iter().copied());
+        columns_times(cols, terms, g.len(), &mut self.hd);
         let curv: f64 = self
             .support
             .iter()
@@ -184,10 +180,7 @@ impl Newton {
                 for (&a, &b) in self.support.iter().zip(&self.target) {
                     beta[a] = b;
                 }
-                let s = 1.0 / mu;
-                for (gi, &h) in g.iter_mut().zip(&self.hd_moved) {
-                    *gi -= s * h;
-                }
+                subtract_scaled(g, 1.0 / mu, &self.hd_moved);
                 return Ok(Some((projected, true)));
             }
         }
@@ -200,10 +193,7 @@ impl Newton {
                 b
             };
         }
-        let s = t / mu;
-        for (gi, &h) in g.iter_mut().zip(&self.hd) {
-            *gi -= s * h;
-        }
+        subtract_scaled(g, t / mu, &self.hd);
         Ok(Some((gain, cut)))
     }
 
@@ -227,18 +217,15 @@ impl Newton {
             self.target[from..to].iter_mut().for_each(|b| *b /= sum);
             from = to;
         }
-        self.hd_moved.clear();
-        self.hd_moved.resize(g.len(), 0.0);
-        let mut linear = 0.0;
-        for (&a, &b) in self.support.iter().zip(&self.target) {
-            let delta = b - beta[a];
-            if delta != 0.0 {
-                linear += g[a] * delta;
-                for (h, &v) in self.hd_moved.iter_mut().zip(cols.col(a)) {
-                    *h += delta * v;
-                }
-            }
-        }
+        let moved = || {
+            self.support
+                .iter()
+                .zip(&self.target)
+                .map(|(&a, &b)| (a, b - beta[a]))
+                .filter(|&(_, delta)| delta != 0.0)
+        };
+        let linear: f64 = moved().fold(0.0, |acc, (a, delta)| acc + g[a] * delta);
+        columns_times(cols, moved(), g.len(), &mut self.hd_moved);
         let quadratic: f64 = self
             .support
             .iter()
@@ -298,7 +285,8 @@ impl Newton {
         if !(diag_max > 0.0 && diag_max.is_finite()) {
             return false;
         }
-        let lower = self.factor.clone();
+        self.unridged.clear();
+        self.unridged.extend_from_slice(&self.factor);
         let mut ridge = RIDGE * diag_max;
         for _ in 0..RIDGE_TRIES {
             for i in 0..n {
@@ -307,7 +295,7 @@ impl Newton {
             if cholesky(&mut self.factor, n) {
                 return true;
             }
-            self.factor.copy_from_slice(&lower);
+            self.factor.copy_from_slice(&self.unridged);
             ridge *= RIDGE_GROWTH;
         }
         false
@@ -329,6 +317,30 @@ impl Newton {
             self.dir[a] = y;
             self.dir[self.reference[a]] -= y;
         }
+    }
+}
+
+/// `out = sum_k x_k H[., a_k]` over `len` planes, for the `(a_k, x_k)`
+/// of `terms`, in their order.
+fn columns_times<C: Columns>(
+    cols: &C,
+    terms: impl Iterator<Item = (usize, f64)>,
+    len: usize,
+    out: &mut Vec<f64>,
+) {
+    out.clear();
+    out.resize(len, 0.0);
+    for (a, x) in terms {
+        for (h, &v) in out.iter_mut().zip(cols.col(a)) {
+            *h += x * v;
+        }
+    }
+}
+
+/// `g -= s h`.
+fn subtract_scaled(g: &mut [f64], s: f64, h: &[f64]) {
+    for (gi, &hv) in g.iter_mut().zip(h) {
+        *gi -= s * hv;
     }
 }
 
