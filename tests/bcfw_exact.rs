@@ -102,18 +102,23 @@ fn exact_steps_reach_bmrm_certified_optimum_and_every_dual_stays_below_it() {
 fn exact_steps_give_the_same_bits_for_any_thread_count() {
     let model = model(500, 12, 4, 9);
     // gap_check 1000: the exact passes come from the gap estimate (tol_abs
-    // 1e-3 gives it a target).
-    for (batch, gap_check, tol_abs) in [
-        (0, 3, 0.0),
-        (1, 3, 0.0),
-        (16, 3, 0.0),
-        (64, 3, 0.0),
-        (0, 1000, 1e-3),
-        (16, 1000, 1e-3),
+    // 1e-3 gives it a target). Permutation and uniform sampling draw a
+    // pass's blocks first, and with 2 or 4 threads a second thread reads
+    // their rows ahead of the steps (exact/warm.rs).
+    for (sampling, batch, gap_check, tol_abs) in [
+        (Sampling::Gap, 0, 3, 0.0),
+        (Sampling::Gap, 1, 3, 0.0),
+        (Sampling::Gap, 16, 3, 0.0),
+        (Sampling::Gap, 64, 3, 0.0),
+        (Sampling::Gap, 0, 1000, 1e-3),
+        (Sampling::Gap, 16, 1000, 1e-3),
+        (Sampling::Permutation, 0, 3, 0.0),
+        (Sampling::Permutation, 1, 1000, 1e-3),
+        (Sampling::Uniform, 0, 3, 0.0),
     ] {
         let mut results = Vec::new();
         for threads in [1, 2, 4] {
-            let mut s = exact(0.01, Sampling::Gap, batch);
+            let mut s = exact(0.01, sampling, batch);
             s.max_iterations = 12;
             s.tol_abs = tol_abs;
             s.gap_check = gap_check;
@@ -136,11 +141,11 @@ fn exact_steps_give_the_same_bits_for_any_thread_count() {
         }
         assert_eq!(
             results[0], results[1],
-            "mini_batch {batch}, gap_check {gap_check}: 1 and 2 threads"
+            "{sampling:?}, mini_batch {batch}, gap_check {gap_check}: 1 and 2 threads"
         );
         assert_eq!(
             results[0], results[2],
-            "mini_batch {batch}, gap_check {gap_check}: 1 and 4 threads"
+            "{sampling:?}, mini_batch {batch}, gap_check {gap_check}: 1 and 4 threads"
         );
     }
 }

@@ -996,3 +996,35 @@ fn multiclass_class_rows_score_at_once_as_one_by_one() {
         }
     }
 }
+
+/// `ClassRows::warm` (the rows a second thread reads ahead of BCFW's exact
+/// steps) reads one value per 64-byte line of the row: every 16th feature
+/// of a dense row; every 16th stored value and column of a sparse one.
+#[test]
+fn multiclass_class_rows_warm_reads_a_value_per_line() {
+    use bmrm::models::SparseRows;
+    let mut rng = ChaCha8Rng::seed_from_u64(37);
+    for trial in 0..10 {
+        let d = rng.gen_range(1..100);
+        let (dense, _) = random_multiclass(&mut rng, 6, d, 3, trial % 2 == 0, false);
+        let x = dense.features();
+        let rows = SparseRows::from_dense(x, d).unwrap();
+        let sparse =
+            Multiclass::new_sparse(rows.clone(), dense.labels().to_vec(), 3, trial % 2 == 0)
+                .unwrap();
+        let (dense_rows, sparse_rows) = (dense.class_rows().unwrap(), sparse.class_rows().unwrap());
+        for i in 0..6 {
+            let row = &x[i * d..(i + 1) * d];
+            let want: f64 = row.iter().step_by(16).map(|&v| f64::from(v)).sum();
+            assert_eq!(dense_rows.warm(i), Some(want), "trial {trial} row {i}");
+            let (idx, val) = rows.row(i);
+            let want = val.iter().step_by(16).map(|&v| f64::from(v)).sum::<f64>()
+                + idx.iter().step_by(16).map(|&j| f64::from(j)).sum::<f64>();
+            assert_eq!(
+                sparse_rows.warm(i),
+                Some(want),
+                "trial {trial} sparse row {i}"
+            );
+        }
+    }
+}

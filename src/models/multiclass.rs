@@ -172,6 +172,18 @@ impl Rows {
             Rows::Sparse { .. } => None,
         }
     }
+    /// One entry per cache line of row `i` (16 `f32` or `u32`), summed
+    /// ([`ClassRows::warm`]).
+    fn warm(&self, i: usize) -> f64 {
+        let lines_f32 = |v: &[f32]| v.iter().step_by(16).map(|&x| f64::from(x)).sum::<f64>();
+        match self {
+            Rows::Dense(x) => lines_f32(x.row(i)),
+            Rows::Sparse { rows, .. } => {
+                let (idx, val) = rows.row(i);
+                lines_f32(val) + idx.iter().step_by(16).map(|&j| f64::from(j)).sum::<f64>()
+            }
+        }
+    }
     /// `||(x_i, 1)||^2`.
     fn row_norm2(&self, i: usize) -> f64 {
         let sum: f64 = match self {
@@ -599,6 +611,9 @@ impl ClassRows for ClassView {
     fn prefetch(&self, i: usize) {
         crate::linalg::prefetch(std::slice::from_ref(&self.norms[i]));
         crate::linalg::prefetch(std::slice::from_ref(&self.labels[i]));
+    }
+    fn warm(&self, i: usize) -> Option<f64> {
+        Some(self.x.warm(i))
     }
     fn add_row(&self, i: usize, k: usize, a: f64, v: &mut [f64]) {
         self.x.add_row_to(v, i, k * self.x.d_ext(), a);

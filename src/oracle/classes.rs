@@ -36,6 +36,14 @@ pub trait ClassRows: Send + Sync {
     /// blocks at random from more data than the caches hold. A hint; the
     /// default does nothing.
     fn prefetch(&self, _i: usize) {}
+    /// Reads example `i`'s row, a value per cache line, and returns their
+    /// sum (which the caller keeps, so that the reads are made): BCFW's
+    /// exact steps call it from a second thread a few blocks ahead of the
+    /// steps, which then find the row in the cache the cores share. A
+    /// hint, which changes no result; `None`, the default: nothing to read.
+    fn warm(&self, _i: usize) -> Option<f64> {
+        None
+    }
     /// Calls `f(j, r_ij)` for the non-zero entries of `r_i` in increasing
     /// `j` (an offset in a class block): what a corner holds, for exports.
     fn row_entries(&self, i: usize, f: &mut dyn FnMut(usize, f64));

@@ -57,8 +57,10 @@ pub(crate) struct ExactSteps {
     classes_off: Vec<u32>,
     /// The class losses `L_i(y)` of every block.
     losses: ClassLosses,
-    /// The pass's draws, when made before its steps.
+    /// The pass's draws, when made before its steps, and those not shrunk
+    /// when a second thread warms their rows.
     order: Vec<usize>,
+    live: Vec<usize>,
     // Scratch of a batch, reused.
     batch: Vec<usize>,
     in_batch: Vec<bool>,
@@ -105,6 +107,7 @@ impl ExactSteps {
             losses: ClassLosses::new(k, losses, truth),
             classes_off: vec![0; n],
             order: Vec::new(),
+            live: Vec::new(),
             batch: Vec::new(),
             in_batch: vec![false; n],
             scores: Vec::new(),
@@ -127,6 +130,7 @@ impl ExactSteps {
             + 4 * self.classes_off.capacity()
             + self.losses.bytes()
             + 8 * (self.order.capacity()
+                + self.live.capacity()
                 + self.batch.capacity()
                 + self.scores.capacity()
                 + self.joint.capacity())
@@ -452,43 +456,19 @@ impl BcfwState {
             ex.order
                 .extend((0..self.n).map(|_| self.sampler.next(&mut self.rng)));
         }
-        let mut draws = 0;
-        // The position of the next draw not shrunk, scanned once per pass.
-        let mut live = 0;
-        let result = (|| {
-            while draws < self.n {
-                ex.batch.clear();
-                while ex.batch.len() < size && draws < self.n {
-                    let i = if ahead {
-                        let i = ex.order[draws];
-                        if !ex.shrunk[i] {
-                            live = live.max(draws + 1);
-                            while live < self.n && ex.shrunk[ex.order[live]] {
-                                live += 1;
-                            }
-                            if let Some(&next) = ex.order.get(live) {
-                                self.prefetch_block(&ex, next);
-                            }
-                        }
-                        i
-                    } else {
-                        self.sampler.next(&mut self.rng)
-                    };
-                    draws += 1;
-                    if !ex.shrunk[i] && !ex.in_batch[i] {
-                        ex.in_batch[i] = true;
-                        ex.batch.push(i);
-                    }
-                }
-                for &i in &ex.batch {
-                    ex.in_batch[i] = false;
-                }
-                if !ex.batch.is_empty() {
-                    self.exact_batch(oracle, pool, &mut ex)?;
-                }
-            }
-            Ok(())
-        })();
+        // With a second thread, it reads the rows of the pass's coming
+        // blocks while this one steps ([`warm`]).
+        ex.live.clear();
+        if ahead && pool.current_num_threads() > 1 {
+            ex.live
+                .extend(ex.order.iter().copied().filter(|&i| !ex.shrunk[i]));
+        }
+        let live_blocks = std::mem::take(&mut ex.live);
+        let rows = self.classes.as_ref().map(|cb| cb.rows.clone());
+        let result = warm::with_rows_ahead(pool, rows.as_deref(), &live_blocks, |progress| {
+            self.exact_steps_draws(oracle, pool, &mut ex, size, ahead, progress)
+        });
+        ex.live = live_blocks;
         self.exact = Some(ex);
         result.map_err(|e: Error| {
             e.context(format!(
@@ -593,18 +573,6 @@ impl BcfwState {
         Ok(())
     }
 
-    /// Prefetches block `i`'s row and state (a hint).
-    fn prefetch_block(&self, ex: &ExactSteps, i: usize) {
-        let cb = self.classes.as_ref().expect("class blocks");
-        let k = cb.k;
-        cb.rows.prefetch(i);
-        crate::linalg::prefetch(cb.coef(i));
-        ex.losses.prefetch(i);
-        crate::linalg::prefetch(&ex.class_off[i * k..(i + 1) * k]);
-        crate::linalg::prefetch(std::slice::from_ref(&ex.classes_off[i]));
-        crate::linalg::prefetch(std::slice::from_ref(&self.blocks[i]));
-    }
-
     /// The batch's joint direction `D` (into `ex.joint`) and the exact step
     /// along it on `[0, 1]`.
     fn joint_step(&mut self, ex: &mut ExactSteps) -> f64 {
@@ -700,6 +668,8 @@ fn screen(
 }
 
 mod active;
+mod draws;
 mod scored;
 #[cfg(test)]
 mod tests;
+mod warm;
