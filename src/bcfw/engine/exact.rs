@@ -57,9 +57,10 @@ pub(crate) struct ExactSteps {
     classes_off: Vec<u32>,
     /// The class losses `L_i(y)` of every block.
     losses: ClassLosses,
-    /// The pass's draws, when made before its steps, and those not shrunk
-    /// when a second thread warms their rows.
+    /// The pass's draws, when made before its steps.
     order: Vec<usize>,
+    /// Those not shrunk at the pass's start, whose rows a second thread
+    /// reads ahead of the steps ([`warm`]).
     live: Vec<usize>,
     // Scratch of a batch, reused.
     batch: Vec<usize>,

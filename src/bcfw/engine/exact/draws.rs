@@ -58,7 +58,9 @@ impl BcfwState {
         Ok(())
     }
 
-    /// Prefetches block `i`'s row and state (a hint).
+    /// Prefetches block `i`'s state and what `ClassRows::prefetch` names
+    /// of its example (the multiclass model: its norm and label), a hint;
+    /// not its row, which the second thread reads ([`warm`]).
     fn prefetch_block(&self, ex: &ExactSteps, i: usize) {
         let cb = self.classes.as_ref().expect("class blocks");
         let k = cb.k;
