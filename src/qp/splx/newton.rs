@@ -331,17 +331,13 @@ fn columns_times<C: Columns>(
     out.clear();
     out.resize(len, 0.0);
     for (a, x) in terms {
-        for (h, &v) in out.iter_mut().zip(cols.col(a)) {
-            *h += x * v;
-        }
+        crate::linalg::axpy(x, cols.col(a), out);
     }
 }
 
-/// `g -= s h`.
+/// `g -= s h` (`g + (-s) h`: the same bits, negation being exact).
 fn subtract_scaled(g: &mut [f64], s: f64, h: &[f64]) {
-    for (gi, &hv) in g.iter_mut().zip(h) {
-        *gi -= s * hv;
-    }
+    crate::linalg::axpy(-s, h, g);
 }
 
 /// In-place Cholesky factorisation `A = L L^T` of the lower half of the

@@ -148,8 +148,9 @@ pub(super) enum End {
 /// whose scan `stats` with total `gap` is current, until its gap is at most
 /// `target`, the update budget is spent, or progress stops (`D` rises by
 /// less than `min_gain` over a long run of updates). `g` is kept up to
-/// date incrementally. After every `planes` pair updates (or as many as a
-/// Newton step on the support costs, if more) a phase of Newton steps is
+/// date incrementally. Once `NEWTON_AFTER` pair updates per plane have not
+/// reached `target`, and then after every `planes` more (or as many as the
+/// last phase's Newton steps cost, if more), a phase of Newton steps is
 /// taken (see "Newton steps" in the parent module). Returns how it ended
 /// and the updates made.
 #[allow(clippy::too_many_arguments)]
@@ -172,8 +173,9 @@ pub(super) fn sweeps<C: Columns>(
     let window = STALL_BASE + STALL_PER_PLANE * planes as u64;
     let mut window_start = start;
     let mut gained = 0.0;
-    // A phase of Newton steps after every `planes` pair updates (or as
-    // many as one of its steps costs, if more).
+    // The first phase of Newton steps after `NEWTON_AFTER` updates per
+    // plane, the next ones `planes` updates (or the last phase's cost)
+    // apart.
     let mut newton_at = start + NEWTON_AFTER * planes as u64;
     while gap > target {
         if count.updates >= newton_at {
