@@ -1,15 +1,18 @@
-//! BCFW's exact block steps (`StepType::Exact`) on class-factored blocks:
-//! they must reach the optimum BMRM certifies independently, never give a
-//! dual value (a lower bound) above it while blocks are shrunk, give the
-//! same bits for any thread count with mini-batches, and be refused where
+//! BCFW's exact block steps (`StepType::Exact`): on class-factored blocks
+//! (the multiclass model) and on blocks held as vectors (the chain model,
+//! and the multiclass model under a box: each block's sub-problem solved
+//! over its kept corners). They must reach the optimum BMRM certifies
+//! independently, never give a dual value (a lower bound) above it while
+//! blocks are shrunk, never let the dual fall, skip the blocks they
+//! shrink, give the same bits for any thread count, and be refused where
 //! they cannot be honoured.
 
 use std::sync::{Arc, Mutex};
 
-use bmrm::models::{synthetic, Multiclass};
+use bmrm::models::{synthetic, Chain, Multiclass};
 use bmrm::{
-    Algorithm, Corner, ErrorKind, Exit, MaxOracle, Problem, Result, Sampling, Settings, Solver,
-    StepType,
+    Algorithm, Corner, ErrorKind, Exit, Info, IterateHook, MaxOracle, Problem, Result, Sampling,
+    Settings, Solver, StepType,
 };
 
 fn model(m: usize, d: usize, k: usize, seed: u64) -> Multiclass {
@@ -17,16 +20,87 @@ fn model(m: usize, d: usize, k: usize, seed: u64) -> Multiclass {
     Multiclass::new(x, d, y, k, true).unwrap()
 }
 
-/// BMRM's certified optimum: `(lower bound, primal)` within 1e-9.
-fn optimum(model: &Multiclass, lambda: f64) -> (f64, f64) {
+/// BMRM's certified optimum `(lower bound, primal)` within 1e-9, under the
+/// box `bounds` when given.
+fn optimum<O: MaxOracle + Clone + 'static>(
+    oracle: &O,
+    lambda: f64,
+    bounds: Option<(Vec<f64>, Vec<f64>)>,
+) -> (f64, f64) {
     let mut s = Settings::new(Algorithm::Bmrm, lambda);
     s.tol_rel = 0.0;
     s.tol_abs = 1e-9;
-    let mut solver = Solver::new(Problem::from_max_oracle(model.clone()), s).unwrap();
+    let mut solver = Solver::new(Problem::from_max_oracle(oracle.clone()), s).unwrap();
+    if let Some((lo, hi)) = bounds {
+        solver.set_bounds(lo, hi).unwrap();
+    }
     let mut w = vec![0.0; solver.dim()];
     let info = solver.run(&mut w).unwrap();
     assert_eq!(info.exit, Exit::ConvergedAbs);
     (info.lower_bound, info.primal)
+}
+
+/// Runs `s` (under the box `bounds` when given), recording the dual after
+/// every pass, shrunk blocks and all; returns the run's info, the duals
+/// and each history row's effective passes and whether it had an exact
+/// pass.
+fn run_recorded<O: MaxOracle + Clone + 'static>(
+    oracle: &O,
+    mut s: Settings,
+    bounds: Option<(Vec<f64>, Vec<f64>)>,
+) -> (Info, Vec<f64>, Vec<(f64, bool)>) {
+    let duals = Arc::new(Mutex::new(Vec::new()));
+    let seen = duals.clone();
+    s.iterate_hook = Some(IterateHook::new(move |v| {
+        seen.lock().unwrap().push(v.dual);
+        std::ops::ControlFlow::Continue(())
+    }));
+    let mut solver = Solver::new(Problem::from_max_oracle(oracle.clone()), s).unwrap();
+    if let Some((lo, hi)) = bounds {
+        solver.set_bounds(lo, hi).unwrap();
+    }
+    let mut w = vec![0.0; solver.dim()];
+    let info = solver.run(&mut w).unwrap();
+    let passes = solver
+        .history()
+        .iter()
+        .map(|r| (r.effective_passes, r.objective.is_finite()))
+        .collect();
+    let duals = duals.lock().unwrap().clone();
+    (info, duals, passes)
+}
+
+/// The run converged, and its interval `[lower bound, primal]` meets
+/// BMRM's `[lb, opt]`.
+fn check_converged(what: &str, info: &Info, (lb, opt): (f64, f64)) {
+    assert_eq!(info.exit, Exit::ConvergedAbs, "{what}: {info:?}");
+    assert!(
+        info.lower_bound <= opt + 1e-12 && info.primal >= lb - 1e-12,
+        "{what}: [{}, {}] against BMRM's [{lb}, {opt}]",
+        info.lower_bound,
+        info.primal
+    );
+}
+
+/// The certificate against BMRM's `[lb, opt]`: the run converged to 1e-5,
+/// its interval meets BMRM's, every dual is below the optimum, and the
+/// dual never falls (every step is exact or a line search).
+fn check_certified(what: &str, info: &Info, duals: &[f64], (lb, opt): (f64, f64)) {
+    check_converged(what, info, (lb, opt));
+    assert!(info.primal - lb <= 1e-5 + 1e-12, "{what}: {info:?}");
+    assert!(!duals.is_empty());
+    for (pass, &d) in duals.iter().enumerate() {
+        assert!(
+            d <= opt + 1e-12,
+            "{what}: dual {d} > optimum {opt} after pass {pass}"
+        );
+    }
+    for p in duals.windows(2) {
+        assert!(
+            p[1] >= p[0] - 1e-12 * p[0].abs(),
+            "{what}: the dual fell: {p:?}"
+        );
+    }
 }
 
 fn exact(lambda: f64, sampling: Sampling, batch: u32) -> Settings {
@@ -48,7 +122,7 @@ fn exact(lambda: f64, sampling: Sampling, batch: u32) -> Settings {
 fn exact_steps_reach_bmrm_certified_optimum_and_every_dual_stays_below_it() {
     let model = model(200, 20, 5, 4);
     for lambda in [1e-1, 1e-2] {
-        let (lb, opt) = optimum(&model, lambda);
+        let optimum = optimum(&model, lambda, None);
         // gap_check 10^6 with at most 6000 passes: only the gap estimate of
         // the shrunk problem can call the exact passes that certify.
         for (sampling, batch, gap_check) in [
@@ -64,38 +138,31 @@ fn exact_steps_reach_bmrm_certified_optimum_and_every_dual_stays_below_it() {
                 format!("lambda {lambda}, {sampling:?}, mini_batch {batch}, gap_check {gap_check}");
             let mut s = exact(lambda, sampling, batch);
             s.gap_check = gap_check;
-            // The dual after every pass, shrunk blocks and all.
-            let duals = Arc::new(Mutex::new(Vec::new()));
-            let seen = duals.clone();
-            s.iterate_hook = Some(bmrm::IterateHook::new(move |v| {
-                seen.lock().unwrap().push(v.dual);
-                std::ops::ControlFlow::Continue(())
-            }));
-            let mut solver = Solver::new(Problem::from_max_oracle(model.clone()), s).unwrap();
-            let mut w = vec![0.0; solver.dim()];
-            let info = solver.run(&mut w).unwrap();
-            assert_eq!(info.exit, Exit::ConvergedAbs, "{what}: {info:?}");
-            assert!(
-                info.lower_bound <= opt + 1e-12 && info.primal >= lb - 1e-12,
-                "{what}: [{}, {}] against BMRM's [{lb}, {opt}]",
-                info.lower_bound,
-                info.primal
-            );
-            assert!(info.primal - lb <= 1e-5 + 1e-12, "{what}: {info:?}");
-            let duals = duals.lock().unwrap();
-            assert!(!duals.is_empty());
-            for (pass, &d) in duals.iter().enumerate() {
-                assert!(
-                    d <= opt + 1e-12,
-                    "{what}: dual {d} > optimum {opt} after pass {pass}"
-                );
-            }
-            // The dual never falls: every step is exact (or a line search).
-            for p in duals.windows(2) {
-                assert!(p[1] >= p[0] - 1e-12 * p[0].abs(), "{what}: {p:?}");
-            }
+            let (info, duals, _) = run_recorded(&model, s, None);
+            check_certified(&what, &info, &duals, optimum);
         }
     }
+}
+
+/// A run at `s`'s lambda, then one at lambda 1e-3 from where it ended:
+/// `w`, both lower bounds, the last primal and `ell` as bits, and the
+/// oracle calls (what must not depend on the thread count).
+fn lambda_change_bits<O: MaxOracle + Clone + 'static>(
+    oracle: &O,
+    s: Settings,
+) -> (Vec<u64>, [u64; 4], u64) {
+    let mut solver = Solver::new(Problem::from_max_oracle(oracle.clone()), s).unwrap();
+    let mut w = vec![0.0; solver.dim()];
+    let a = solver.run(&mut w).unwrap();
+    solver.set_lambda(0.001).unwrap();
+    let b = solver.run(&mut w).unwrap();
+    let stats = solver.bcfw().unwrap().stats().unwrap();
+    let bounds = [a.lower_bound, b.lower_bound, b.primal, stats.ell].map(f64::to_bits);
+    (
+        w.iter().map(|x| x.to_bits()).collect(),
+        bounds,
+        stats.oracle_calls,
+    )
 }
 
 #[test]
@@ -123,21 +190,7 @@ fn exact_steps_give_the_same_bits_for_any_thread_count() {
             s.tol_abs = tol_abs;
             s.gap_check = gap_check;
             s.num_threads = threads;
-            let mut solver = Solver::new(Problem::from_max_oracle(model.clone()), s).unwrap();
-            let mut w = vec![0.0; solver.dim()];
-            let a = solver.run(&mut w).unwrap();
-            solver.set_lambda(0.001).unwrap();
-            let b = solver.run(&mut w).unwrap();
-            let bits: Vec<u64> = w.iter().map(|x| x.to_bits()).collect();
-            let stats = solver.bcfw().unwrap().stats().unwrap();
-            results.push((
-                bits,
-                a.lower_bound.to_bits(),
-                b.lower_bound.to_bits(),
-                b.primal.to_bits(),
-                stats.ell.to_bits(),
-                stats.oracle_calls,
-            ));
+            results.push(lambda_change_bits(&model, s));
         }
         assert_eq!(
             results[0], results[1],
@@ -186,23 +239,11 @@ impl MaxOracle for Limited {
 #[test]
 fn exact_steps_are_refused_where_they_cannot_be_honoured() {
     let m = model(50, 5, 3, 1);
-    let run = |problem: Problem, s: Settings| -> bmrm::Error {
-        let mut solver = match Solver::new(problem, s) {
-            Ok(solver) => solver,
-            Err(e) => return e,
-        };
+    let run = |problem: Problem, s: Settings| -> Result<bmrm::Info> {
+        let mut solver = Solver::new(problem, s)?;
         let mut w = vec![0.0; solver.dim()];
-        solver.run(&mut w).expect_err("refused")
+        solver.run(&mut w)
     };
-    let e = run(
-        Problem::from_max_oracle(Limited {
-            model: m.clone(),
-            class_rows: false,
-        }),
-        exact(0.01, Sampling::Gap, 0),
-    );
-    assert_eq!(e.kind, ErrorKind::InvalidArgument);
-    assert!(e.message.contains("Exact"), "{}", e.message);
     for (field, set) in [
         (
             "use_cache",
@@ -213,26 +254,22 @@ fn exact_steps_are_refused_where_they_cannot_be_honoured() {
     ] {
         let mut s = exact(0.01, Sampling::Gap, 0);
         set(&mut s);
-        let e = run(Problem::from_max_oracle(m.clone()), s);
+        let e = run(Problem::from_max_oracle(m.clone()), s).expect_err(field);
         assert_eq!(e.kind, ErrorKind::InvalidArgument, "{field}");
         assert!(e.message.contains(field), "{field}: {}", e.message);
     }
-    // Box constraints: the blocks are then general vectors.
-    let mut solver = Solver::new(
-        Problem::from_max_oracle(m.clone()),
+    // Without class rows (or under a box) the blocks are vectors and the
+    // steps solve each block's sub-problem over its kept corners
+    // (below): honoured, not refused.
+    let info = run(
+        Problem::from_max_oracle(Limited {
+            model: m.clone(),
+            class_rows: false,
+        }),
         exact(0.01, Sampling::Gap, 0),
     )
-    .unwrap();
-    let dim = solver.dim();
-    let boxed = solver
-        .set_bounds(vec![-1.0; dim], vec![1.0; dim])
-        .and_then(|_| {
-            let mut w = vec![0.0; dim];
-            solver.run(&mut w)
-        });
-    let e = boxed.expect_err("exact steps under a box");
-    assert_eq!(e.kind, ErrorKind::InvalidArgument);
-    assert!(e.message.contains("Exact"), "{}", e.message);
+    .expect("exact steps on vector blocks");
+    assert_eq!(info.exit, Exit::ConvergedAbs, "{info:?}");
 }
 
 /// Exact passes from all class scores at once keep shrunk the blocks and
@@ -245,7 +282,7 @@ fn exact_steps_are_refused_where_they_cannot_be_honoured() {
 fn exact_passes_from_all_class_scores_keep_the_shrinking_they_show() {
     let model = model(400, 15, 6, 12);
     for lambda in [1e-1, 1e-2] {
-        let (lb, opt) = optimum(&model, lambda);
+        let (lb, opt) = optimum(&model, lambda, None);
         let problems = || {
             [
                 Problem::from_max_oracle(model.clone()),
@@ -270,13 +307,7 @@ fn exact_passes_from_all_class_scores_keep_the_shrinking_they_show() {
             let mut solver = Solver::new(again, s).unwrap();
             let mut w = vec![0.0; solver.dim()];
             let info = solver.run(&mut w).unwrap();
-            assert_eq!(info.exit, Exit::ConvergedAbs, "lambda {lambda}: {info:?}");
-            assert!(
-                info.lower_bound <= opt + 1e-12 && info.primal >= lb - 1e-12,
-                "lambda {lambda}: [{}, {}] against BMRM's [{lb}, {opt}]",
-                info.lower_bound,
-                info.primal
-            );
+            check_converged(&format!("lambda {lambda}"), &info, (lb, opt));
             calls.push(info.oracle_calls);
         }
         // The same iterates (the bound's bits); the primal's hinges from
@@ -289,4 +320,109 @@ fn exact_passes_from_all_class_scores_keep_the_shrinking_they_show() {
         );
         assert!(calls[0] < calls[1], "lambda {lambda}: calls {calls:?}");
     }
+}
+
+/// A chain of `m` sequences over `k` labels and `d` dense features, with a
+/// bias: its corners do not factor over classes, so its blocks are
+/// vectors.
+fn chain(m: usize, k: usize, d: usize, seed: u64) -> Chain {
+    let (values, lengths, labels) = synthetic::markov_chain(m, k, d, seed);
+    Chain::dense(values, d, &lengths, labels, k, true).unwrap()
+}
+
+#[test]
+fn exact_steps_on_chains_reach_bmrm_certified_optimum() {
+    let model = chain(60, 4, 6, 3);
+    for lambda in [1e-1, 1e-2] {
+        let optimum = optimum(&model, lambda, None);
+        for sampling in [Sampling::Gap, Sampling::Permutation, Sampling::Uniform] {
+            let what = format!("chain, lambda {lambda}, {sampling:?}");
+            let (info, duals, _) = run_recorded(&model, exact(lambda, sampling, 0), None);
+            check_certified(&what, &info, &duals, optimum);
+        }
+    }
+}
+
+#[test]
+fn exact_steps_under_a_box_reach_bmrm_certified_optimum() {
+    // The multiclass model under a box: its blocks are then vectors.
+    let (x, y) = synthetic::gaussian_multiclass(150, 8, 4, 1.5, 2);
+    let model = Multiclass::new(x, 8, y, 4, true).unwrap();
+    let dim = model.dim();
+    let bounds = (vec![-0.3; dim], vec![0.4; dim]);
+    for lambda in [1e-1, 1e-2] {
+        let optimum = optimum(&model, lambda, Some(bounds.clone()));
+        let what = format!("multiclass under a box, lambda {lambda}");
+        let s = exact(lambda, Sampling::Gap, 0);
+        let (info, duals, _) = run_recorded(&model, s, Some(bounds.clone()));
+        check_certified(&what, &info, &duals, optimum);
+    }
+}
+
+#[test]
+fn shrunk_blocks_are_skipped_until_the_next_exact_pass() {
+    // At lambda 1 most sequences soon sit at their truth with every margin
+    // held: a pass without an exact pass then calls the oracle for fewer
+    // than all blocks, and a pass with one for all of them again.
+    let model = chain(60, 4, 6, 3);
+    let mut s = exact(1.0, Sampling::Permutation, 0);
+    s.tol_abs = 0.0;
+    s.max_iterations = 12;
+    s.gap_check = 4;
+    let (_, _, passes) = run_recorded(&model, s, None);
+    let calls: Vec<(f64, bool)> = std::iter::once((0.0, false))
+        .chain(passes.iter().copied())
+        .collect::<Vec<_>>()
+        .windows(2)
+        .map(|p| (p[1].0 - p[0].0, p[1].1))
+        .collect();
+    let skipped = calls
+        .iter()
+        .filter(|&&(c, exact_pass)| !exact_pass && c < 0.9)
+        .count();
+    assert!(skipped > 0, "no pass skipped a block: {calls:?}");
+    // Every block is visited again after an exact pass: the pass after
+    // one calls the oracle at least as often as the pass before it.
+    for (j, &(_, exact_pass)) in calls.iter().enumerate() {
+        if exact_pass && j > 0 && j + 1 < calls.len() {
+            assert!(
+                calls[j + 1].0 >= calls[j - 1].0,
+                "pass {}: {calls:?}",
+                j + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn exact_steps_on_chains_give_the_same_bits_for_any_thread_count() {
+    let model = chain(80, 5, 6, 8);
+    for sampling in [Sampling::Gap, Sampling::Permutation] {
+        let mut results = Vec::new();
+        for threads in [1, 2, 4] {
+            let mut s = exact(0.01, sampling, 0);
+            s.max_iterations = 10;
+            s.tol_abs = 0.0;
+            s.num_threads = threads;
+            results.push(lambda_change_bits(&model, s));
+        }
+        assert_eq!(results[0], results[1], "{sampling:?}: 1 and 2 threads");
+        assert_eq!(results[0], results[2], "{sampling:?}: 1 and 4 threads");
+    }
+}
+
+#[test]
+fn exact_steps_on_vector_blocks_refuse_mini_batches() {
+    let model = chain(20, 3, 4, 1);
+    let mut s = exact(0.01, Sampling::Gap, 0);
+    s.mini_batch = 8;
+    let err = match Solver::new(Problem::from_max_oracle(model), s) {
+        Err(e) => e,
+        Ok(mut solver) => {
+            let mut w = vec![0.0; solver.dim()];
+            solver.run(&mut w).expect_err("mini-batches refused")
+        }
+    };
+    assert_eq!(err.kind, ErrorKind::InvalidArgument, "{err}");
+    assert!(err.message.contains("mini_batch"), "{}", err.message);
 }

@@ -41,6 +41,7 @@ mod chain_steps;
 mod class_steps;
 mod dual;
 mod exact;
+mod kept_exact;
 mod line;
 mod multiplane;
 mod steps;
@@ -154,6 +155,8 @@ pub struct BcfwState {
     deadline: Option<Instant>,
     /// Exact block steps: shrinking and the class losses (`StepType::Exact`).
     exact: Option<exact::ExactSteps>,
+    /// Exact block steps on vector blocks: their shrinking.
+    kept_exact: Option<kept_exact::KeptExact>,
 }
 
 impl BcfwState {
@@ -172,9 +175,6 @@ impl BcfwState {
         }
         let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
         let sampler = Sampler::new(settings.sampling, n, &mut rng).with_degree(settings.gap_degree);
-        let keep_atoms = settings.use_cache
-            || settings.multi_plane
-            || !matches!(settings.step_type, StepType::FrankWolfe | StepType::Exact);
         let classes = if bounds.is_none() && class_steps_fit(settings) {
             oracle.class_rows().map(|rows| ClassBlocks::new(rows, n))
         } else {
@@ -184,14 +184,17 @@ impl BcfwState {
             chain_steps::chain_blocks(oracle, settings, bounds.is_none() && classes.is_none())?;
         let exact = match (settings.step_type, &classes) {
             (StepType::Exact, Some(cb)) => Some(exact::ExactSteps::of_blocks(cb, n)?),
-            (StepType::Exact, None) => {
-                return Err(Error::invalid_argument(
-                    "step_type Exact needs a max-oracle whose corners factor over classes \
-                     (MaxOracle::class_rows: the multiclass model) and no box constraints",
-                ))
-            }
             _ => None,
         };
+        let kept_exact = (settings.step_type == StepType::Exact && classes.is_none())
+            .then(|| kept_exact::KeptExact::new(n, settings))
+            .transpose()?;
+        // Exact steps keep corners on vector blocks (their sub-problem is
+        // solved over them), not on class blocks (which hold every corner).
+        let keep_atoms = settings.use_cache
+            || settings.multi_plane
+            || kept_exact.is_some()
+            || !matches!(settings.step_type, StepType::FrankWolfe | StepType::Exact);
         let v = vec![0.0; dim];
         let w = match &bounds {
             Some(b) => b.clip_all(&v),
@@ -239,6 +242,7 @@ impl BcfwState {
             fresh_w_dot_psi: 0.0,
             deadline: None,
             exact,
+            kept_exact,
         })
     }
 
@@ -357,6 +361,9 @@ impl BcfwState {
         // is re-checked by visiting every block again.
         if let Some(ex) = &mut self.exact {
             ex.unshrink_all();
+        }
+        if let Some(kept) = &mut self.kept_exact {
+            kept.unshrink_all();
         }
         self.reset_average();
     }
@@ -489,7 +496,11 @@ impl BcfwState {
             + self.vbar.as_ref().map_or(0, |v| v.capacity() * 8)
             + self.classes.as_ref().map_or(0, ClassBlocks::bytes)
             + self.chains.as_ref().map_or(0, ChainBlocks::bytes)
-            + self.exact.as_ref().map_or(0, exact::ExactSteps::bytes);
+            + self.exact.as_ref().map_or(0, exact::ExactSteps::bytes)
+            + self
+                .kept_exact
+                .as_ref()
+                .map_or(0, kept_exact::KeptExact::bytes);
         BcfwStats {
             passes: self.passes,
             effective_passes: self.oracle_calls as f64 / self.n as f64,
@@ -582,6 +593,9 @@ impl BcfwState {
             // unless the scored pass kept them shrunk from their scores.
             if let Some(ex) = self.exact.as_mut().filter(|_| !shrinking_kept) {
                 ex.unshrink_all();
+            }
+            if let Some(kept) = self.kept_exact.as_mut() {
+                kept.unshrink_all();
             }
             self.sampler.all_visited();
             self.last_exact_gap = gap;

@@ -180,8 +180,9 @@ pub enum bmrm_step_type {
     BMRM_STEP_AWAY = 2,
     /// The best of a FW, a pairwise and an away step (ABI 2).
     BMRM_STEP_ALL = 3,
-    /// The block's sub-problem solved exactly, for the built-in multiclass
-    /// model (class-factored blocks); an added value, same ABI.
+    /// The block's sub-problem solved exactly on the built-in multiclass
+    /// model (class-factored blocks), over the block's kept corners on
+    /// other problems; an added value, same ABI.
     BMRM_STEP_EXACT = 4,
 }
 

@@ -158,6 +158,13 @@ impl BcfwState {
         self.recount_estimated();
         self.refresh_w();
         self.last_exact_gap = f64::INFINITY;
+        // The imported iterate is new: every block is visited again.
+        if let Some(ex) = &mut self.exact {
+            ex.unshrink_all();
+        }
+        if let Some(kept) = &mut self.kept_exact {
+            kept.unshrink_all();
+        }
         self.returned_w = None;
         self.reset_average();
         Ok(())

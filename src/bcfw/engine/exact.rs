@@ -437,13 +437,17 @@ fn block_move(
 impl BcfwState {
     /// One pass of exact block steps: `n` draws of the sampler, shrunk
     /// blocks skipped, in batches of `mini_batch` (one block at a time for
-    /// 0 or 1).
+    /// 0 or 1). Without class blocks, the steps over kept corners
+    /// (`kept_exact.rs`).
     pub fn exact_steps_pass(
         &mut self,
         oracle: &dyn MaxOracle,
         settings: &Settings,
         pool: &rayon::ThreadPool,
     ) -> Result<()> {
+        if self.exact.is_none() {
+            return self.kept_exact_pass(oracle, settings);
+        }
         self.begin_pass(settings);
         let size = (settings.mini_batch as usize).clamp(1, self.n);
         let mut ex = self.exact.take().expect("exact-step state");

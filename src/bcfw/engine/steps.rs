@@ -37,12 +37,13 @@ impl BcfwState {
         self.fresh_dots = None;
     }
 
+    /// Block `i`'s step; returns its FW corner and the block's gap there.
     pub(super) fn block_step(
         &mut self,
         oracle: &dyn MaxOracle,
         settings: &Settings,
         i: usize,
-    ) -> Result<()> {
+    ) -> Result<(CornerRef, f64)> {
         self.begin_step();
         let n = self.n as f64;
         let lambda = self.lambda;
@@ -88,7 +89,7 @@ impl BcfwState {
         self.prefetch_next_chain_block();
         let fixed = (!settings.line_search).then(|| 2.0 * n / (self.steps as f64 - 1.0 + 2.0 * n));
         self.step_towards(settings, i, s, w_dot_wi, fixed);
-        Ok(())
+        Ok((s, g))
     }
 
     /// A multi-plane approximate step on block `i`: towards the best kept
@@ -135,11 +136,12 @@ impl BcfwState {
         };
         let mut chosen = (StepKind::FrankWolfe, gamma_fw, dl_fw, CornerRef::Truth);
         let alternatives: &[StepKind] = match settings.step_type {
-            // (Exact steps take their own passes: `exact_steps_pass`.)
-            StepType::FrankWolfe | StepType::Exact => &[],
+            StepType::FrankWolfe => &[],
             StepType::Pairwise => &[StepKind::Pairwise],
             StepType::Away => &[StepKind::Away],
-            StepType::All => &[StepKind::Pairwise, StepKind::Away],
+            // (Exact steps on class blocks take their own passes:
+            // `exact_steps_pass`; on vector blocks, these: `kept_exact`.)
+            StepType::All | StepType::Exact => &[StepKind::Pairwise, StepKind::Away],
         };
         if !alternatives.is_empty() {
             if let Some((a, alpha_a)) = self.away_corner(i) {
@@ -240,7 +242,7 @@ impl BcfwState {
     }
 
     /// The kept corner with the largest `H_i(w)` (the ground truth has 0).
-    fn best_cached(&self, i: usize) -> (CornerRef, f64) {
+    pub(super) fn best_cached(&self, i: usize) -> (CornerRef, f64) {
         let mut best = (CornerRef::Truth, 0.0);
         for (k, a) in self.blocks[i].atoms.iter().enumerate() {
             let h = a.loss - self.atom_dot_w(i, k);

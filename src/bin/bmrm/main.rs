@@ -169,8 +169,8 @@ pub enum StepArg {
     Pairwise,
     /// The better of a FW and an away step (BCAFW).
     Away,
-    /// The block's sub-problem solved exactly over its simplex, with
-    /// shrinking (the multiclass model only).
+    /// The block's sub-problem solved exactly over its simplex (multiclass),
+    /// or over its kept corners (chains), with shrinking.
     Exact,
 }
 
