@@ -172,6 +172,7 @@ pub fn bcfw_table(problem: &Problem, m: usize, t: &TableSettings) -> bmrm::Resul
         ("gap-BCFW", Sampling::Gap, StepType::FrankWolfe),
         ("gap-BCPFW (pairwise)", Sampling::Gap, StepType::Pairwise),
         ("gap-BCAFW (away)", Sampling::Gap, StepType::Away),
+        ("gap-BCFW exact steps", Sampling::Gap, StepType::Exact),
     ];
     let mut rows = vec![];
     for (name, sampling, step) in variants {
