@@ -359,12 +359,7 @@ impl BcfwState {
         self.recount_estimated();
         // Every margin moved with w: the shrinking the last exact pass kept
         // is re-checked by visiting every block again.
-        if let Some(ex) = &mut self.exact {
-            ex.unshrink_all();
-        }
-        if let Some(kept) = &mut self.kept_exact {
-            kept.unshrink_all();
-        }
+        self.unshrink_all();
         self.reset_average();
     }
 
@@ -591,11 +586,8 @@ impl BcfwState {
         if refresh {
             // Every block was scored at w: shrunk blocks are visited again,
             // unless the scored pass kept them shrunk from their scores.
-            if let Some(ex) = self.exact.as_mut().filter(|_| !shrinking_kept) {
-                ex.unshrink_all();
-            }
-            if let Some(kept) = self.kept_exact.as_mut() {
-                kept.unshrink_all();
+            if !shrinking_kept {
+                self.unshrink_all();
             }
             self.sampler.all_visited();
             self.last_exact_gap = gap;
@@ -614,6 +606,17 @@ impl BcfwState {
 
     /// What every kind of pass sets up first: the multi-plane working-set
     /// bound and the weighted average.
+    /// Every block the exact steps shrunk is visited again (class blocks or
+    /// vector blocks, whichever the run has).
+    fn unshrink_all(&mut self) {
+        if let Some(ex) = &mut self.exact {
+            ex.unshrink_all();
+        }
+        if let Some(kept) = &mut self.kept_exact {
+            kept.unshrink_all();
+        }
+    }
+
     fn begin_pass(&mut self, settings: &Settings) {
         // A solver's settings other than lambda never change.
         debug_assert!(self.classes.is_none() || class_steps_fit(settings));

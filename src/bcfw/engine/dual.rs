@@ -159,12 +159,7 @@ impl BcfwState {
         self.refresh_w();
         self.last_exact_gap = f64::INFINITY;
         // The imported iterate is new: every block is visited again.
-        if let Some(ex) = &mut self.exact {
-            ex.unshrink_all();
-        }
-        if let Some(kept) = &mut self.kept_exact {
-            kept.unshrink_all();
-        }
+        self.unshrink_all();
         self.returned_w = None;
         self.reset_average();
         Ok(())

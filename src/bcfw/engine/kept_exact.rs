@@ -107,30 +107,11 @@ impl BcfwState {
         let (answer, gap) = self.block_step(oracle, settings, i)?;
         let stop_at = INNER_TOL * gap;
         for _ in 0..INNER_STEPS {
-            if !self.inner_step(settings, i, stop_at) {
+            if !self.approximate_step(settings, i, stop_at) {
                 break;
             }
         }
         let at_truth = self.blocks[i].atoms.iter().all(|a| a.alpha == 0.0);
         Ok(answer == CornerRef::Truth && at_truth)
-    }
-
-    /// A step on block `i` towards its best kept corner at `w` (with the
-    /// pairwise and away alternatives), unless its gap over the kept
-    /// corners is at most `stop_at`. Returns whether the block moved.
-    fn inner_step(&mut self, settings: &Settings, i: usize, stop_at: f64) -> bool {
-        let w_dot_wi = self.step_dot(i);
-        let (s, h) = self.best_cached(i);
-        let gap = self.lambda * w_dot_wi - self.blocks[i].l + h / self.n as f64;
-        if gap <= stop_at {
-            return false;
-        }
-        self.begin_step();
-        if let CornerRef::Atom(k) = s {
-            let a = &mut self.blocks[i].atoms[k];
-            a.last_used = self.steps;
-            a.used_pass = self.passes;
-        }
-        self.step_towards(settings, i, s, w_dot_wi, None)
     }
 }

@@ -24,7 +24,7 @@ impl BcfwState {
         order.shuffle(&mut self.rng);
         let moved = order
             .iter()
-            .filter(|&&i| self.approximate_step(settings, i))
+            .filter(|&&i| self.approximate_step(settings, i, f64::NEG_INFINITY))
             .count();
         self.order = order;
         self.approx_passes += 1;
@@ -78,7 +78,7 @@ impl BcfwState {
             if k > 0 && k % STEPS_PER_CLOCK_READ == 0 && self.past_deadline() {
                 break;
             }
-            if !self.approximate_step(settings, i) {
+            if !self.approximate_step(settings, i, f64::NEG_INFINITY) {
                 break;
             }
         }

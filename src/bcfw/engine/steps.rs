@@ -92,15 +92,21 @@ impl BcfwState {
         Ok((s, g))
     }
 
-    /// A multi-plane approximate step on block `i`: towards the best kept
-    /// corner at `w`, no oracle call, always with the exact line search (a
-    /// fixed step towards a corner that is not the block's maximiser could
-    /// raise the dual objective). The gap estimate is left as the oracle
-    /// gave it. Returns whether the block moved.
-    pub(super) fn approximate_step(&mut self, settings: &Settings, i: usize) -> bool {
-        self.begin_step();
+    /// An approximate step on block `i` (multi-plane's, and exact steps'
+    /// among a vector block's kept corners): towards the best kept corner
+    /// at `w`, no oracle call, always with the exact line search (a fixed
+    /// step towards a corner that is not the block's maximiser could raise
+    /// the dual objective), unless the block's gap over its kept corners is
+    /// at most `stop_at` (`f64::NEG_INFINITY`: never). The gap estimate is
+    /// left as the oracle gave it. Returns whether the block moved.
+    pub(super) fn approximate_step(&mut self, settings: &Settings, i: usize, stop_at: f64) -> bool {
         let w_dot_wi = self.step_dot(i);
-        let (s, _) = self.best_cached(i);
+        let (s, h) = self.best_cached(i);
+        let gap = self.lambda * w_dot_wi - self.blocks[i].l + h / self.n as f64;
+        if gap <= stop_at {
+            return false;
+        }
+        self.begin_step();
         if let CornerRef::Atom(k) = s {
             let a = &mut self.blocks[i].atoms[k];
             a.last_used = self.steps;
@@ -242,7 +248,7 @@ impl BcfwState {
     }
 
     /// The kept corner with the largest `H_i(w)` (the ground truth has 0).
-    pub(super) fn best_cached(&self, i: usize) -> (CornerRef, f64) {
+    fn best_cached(&self, i: usize) -> (CornerRef, f64) {
         let mut best = (CornerRef::Truth, 0.0);
         for (k, a) in self.blocks[i].atoms.iter().enumerate() {
             let h = a.loss - self.atom_dot_w(i, k);
