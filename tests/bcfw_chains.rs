@@ -374,7 +374,11 @@ fn chain_rows_agree_with_the_feature_map_and_the_oracle() {
                     "{what}"
                 );
                 let mut v = vec![0.0; m.dim()];
-                rows.add_token(i, t, &c, &mut v);
+                let change: Vec<(u32, f64)> = (0..k)
+                    .filter(|&y| c[y] != 0.0)
+                    .map(|y| (y as u32, c[y]))
+                    .collect();
+                rows.add_token(i, t, &change, &mut v);
                 let err = v
                     .iter()
                     .zip(&want_v)

@@ -89,10 +89,10 @@ pub struct ChainBlocks {
     pub labels: Vec<u32>,
     /// `p` of the last answer.
     fresh: SparseVec,
-    /// Scratch: the new `q`, one position's coefficient change, `p`'s
-    /// entries before they are sorted.
+    /// Scratch: the new `q`, one position's non-zero coefficient changes
+    /// `(label, change)`, `p`'s entries before they are sorted.
     merged: SparseVec,
-    change: Vec<f64>,
+    change: Vec<(u32, f64)>,
     pairs: Vec<(u32, f64)>,
     /// Scratch: the last answer's wrong positions `(t, g_t, y_t)`.
     wrong: Vec<(usize, usize, usize)>,
@@ -162,7 +162,7 @@ impl ChainBlocks {
             labels: Vec::new(),
             fresh: SparseVec::default(),
             merged: SparseVec::default(),
-            change: vec![0.0; k],
+            change: Vec::with_capacity(k.min(64)),
             pairs: Vec::new(),
             wrong: Vec::new(),
             rows,
@@ -346,9 +346,8 @@ impl ChainBlocks {
             if visit == 0 {
                 continue;
             }
-            // Labels outside `visit` have c = 0 and stay 0 (their change,
-            // 0, is what `self.change` holds between positions).
-            let mut any = false;
+            // Labels outside `visit` have c = 0 and stay 0.
+            self.change.clear();
             let mut now = 0;
             for label in labels_of(k, visit) {
                 let ck = &mut ct[label];
@@ -359,18 +358,16 @@ impl ChainBlocks {
                     next -= add;
                 }
                 let dk = next - *ck;
-                self.change[label] = dk;
+                if dk != 0.0 {
+                    self.change.push((label as u32, dk));
+                }
                 *ck = next;
-                any |= dk != 0.0;
                 if next != 0.0 {
                     now |= bit(k, label);
                 }
             }
-            if any {
+            if !self.change.is_empty() {
                 self.rows.add_token(i, t, &self.change, v);
-            }
-            for label in labels_of(k, visit) {
-                self.change[label] = 0.0;
             }
             used[t] = now;
         }
@@ -417,19 +414,19 @@ impl ChainBlocks {
                 continue;
             }
             let mut now = 0;
+            self.change.clear();
             for label in labels_of(k, used[t]) {
                 let ck = &mut ct[label];
                 let next = f * *ck;
-                self.change[label] = next - *ck;
+                if next != *ck {
+                    self.change.push((label as u32, next - *ck));
+                }
                 *ck = next;
                 if next != 0.0 {
                     now |= bit(k, label);
                 }
             }
             self.rows.add_token(i, t, &self.change, v);
-            for label in labels_of(k, used[t]) {
-                self.change[label] = 0.0;
-            }
             used[t] = now;
         }
         let q = &mut self.structure[i];

@@ -119,6 +119,39 @@ pub fn axpy<A: Elem>(alpha: f64, x: &[A], y: &mut [f64]) {
     }
 }
 
+/// Elements of `x` widened at a time by [`axpy_scatter`].
+const SCATTER_COLS: usize = 16;
+
+/// `y[o..o + x.len()] += a * x` for every `(a, o)` of `targets` in turn
+/// (the bits of one [`axpy`] per target: the ranges are disjoint, so each
+/// element of `y` sees one multiply and one add), each chunk of `x` widened
+/// once for all targets (a chain token's row into the label blocks of `v`).
+/// The caller checks that every range lies in `y`.
+#[inline(always)]
+pub fn axpy_scatter<A: Elem>(targets: &[(f64, usize)], x: &[A], y: &mut [f64]) {
+    let n = x.len();
+    let full = n / SCATTER_COLS * SCATTER_COLS;
+    for (c, xc) in x[..full].chunks_exact(SCATTER_COLS).enumerate() {
+        let start = c * SCATTER_COLS;
+        let xc: &[A; SCATTER_COLS] = xc.try_into().expect("a full chunk");
+        let xw: [f64; SCATTER_COLS] = std::array::from_fn(|l| xc[l].wide());
+        for &(a, o) in targets {
+            let yc: &mut [f64; SCATTER_COLS] = (&mut y[o + start..o + start + SCATTER_COLS])
+                .try_into()
+                .expect("a full chunk");
+            for l in 0..SCATTER_COLS {
+                yc[l] += a * xw[l];
+            }
+        }
+    }
+    for (j, xj) in x.iter().enumerate().skip(full) {
+        let xj = xj.wide();
+        for &(a, o) in targets {
+            y[o + j] += a * xj;
+        }
+    }
+}
+
 /// Columns of `y` kept in registers while [`axpy_rows`] adds the rows.
 const AXPY_COLS: usize = 64;
 

@@ -92,6 +92,9 @@ macro_rules! call {
 
 clones!(dot_k<A: Elem>(x: &[A], y: &[f64]) -> f64 { kernels::dot(x, y) });
 clones!(axpy_k<A: Elem>(alpha: f64, x: &[A], y: &mut [f64]) -> () { kernels::axpy(alpha, x, y) });
+clones!(axpy_scatter_k<A: Elem>(targets: &[(f64, usize)], x: &[A], y: &mut [f64]) -> () {
+    kernels::axpy_scatter(targets, x, y)
+});
 clones!(axpy_rows_k<A: Elem>(alpha: &[f64], rows: &[&[A]], y: &mut [f64]) -> () {
     kernels::axpy_rows(alpha, rows, y)
 });
@@ -272,6 +275,32 @@ pub fn axpy_f32(alpha: f64, x: &[f32], y: &mut [f64]) {
 /// [`axpy`] on a given instruction set (the same bits on each).
 pub fn axpy_with<A: Elem>(isa: Isa, alpha: f64, x: &[A], y: &mut [f64]) {
     call!(isa, axpy_k(alpha, x, y))
+}
+
+/// `y[o..o + x.len()] += a * x` for every `(a, o)` of `targets`: the bits
+/// of one [`axpy_with`] per target, each chunk of `x` read and widened once
+/// (a chain token's feature row added to the label blocks of `v`).
+///
+/// # Panics
+/// When the ranges are not increasing and disjoint or one passes the end
+/// of `y`.
+pub fn axpy_scatter_with<A: Elem>(isa: Isa, targets: &[(f64, usize)], x: &[A], y: &mut [f64]) {
+    let mut free = 0;
+    for &(_, o) in targets {
+        assert!(
+            o >= free && o.checked_add(x.len()).is_some_and(|e| e <= y.len()),
+            "axpy_scatter: the target at {o} overlaps another or passes the end ({})",
+            y.len()
+        );
+        free = o + x.len();
+    }
+    call!(isa, axpy_scatter_k(targets, x, y))
+}
+
+/// [`axpy_scatter_with`] on the selected instruction set.
+#[inline]
+pub fn axpy_scatter<A: Elem>(targets: &[(f64, usize)], x: &[A], y: &mut [f64]) {
+    axpy_scatter_with(isa::selected(), targets, x, y)
 }
 
 /// `y += alpha[r] * rows[r]` for each row in turn: the bits of one

@@ -500,3 +500,48 @@ fn the_floors_probes_compute_what_they_say() {
         );
     }
 }
+
+#[test]
+fn axpy_scatter_is_one_axpy_per_target_bit_for_bit() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for &n in &LENGTHS {
+        let x: Vec<f32> = (0..n).map(|_| rng.gen_range(-2.0..2.0)).collect();
+        // Up to 5 targets at increasing, disjoint offsets with gaps.
+        let mut targets = Vec::new();
+        let mut at = rng.gen_range(0..3);
+        for _ in 0..rng.gen_range(0..6) {
+            targets.push((rng.gen_range(-3.0..3.0), at));
+            at += n + rng.gen_range(0..3);
+        }
+        let y0 = random_vec(&mut rng, at + 2);
+        let mut want = y0.clone();
+        for &(a, o) in &targets {
+            axpy_with(Isa::Portable, a, &x, &mut want[o..o + n]);
+        }
+        let want: Vec<u64> = want.iter().map(|v| v.to_bits()).collect();
+        for isa in Isa::available() {
+            let mut y = y0.clone();
+            axpy_scatter_with(isa, &targets, &x, &mut y);
+            let got: Vec<u64> = y.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(got, want, "{isa:?} n = {n}");
+        }
+    }
+}
+
+#[test]
+fn axpy_scatter_refuses_overlapping_or_outside_targets() {
+    let x = [1.0f32; 4];
+    let mut y = vec![0.0; 10];
+    let overlap = std::panic::catch_unwind(|| {
+        let mut y = vec![0.0; 10];
+        axpy_scatter(&[(1.0, 0), (1.0, 3)], &x, &mut y);
+    });
+    assert!(overlap.is_err());
+    let outside = std::panic::catch_unwind(|| {
+        let mut y = vec![0.0; 10];
+        axpy_scatter(&[(1.0, 7)], &x, &mut y);
+    });
+    assert!(outside.is_err());
+    axpy_scatter(&[(2.0, 0), (1.0, 6)], &x, &mut y);
+    assert_eq!(y, [2.0, 2.0, 2.0, 2.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]);
+}

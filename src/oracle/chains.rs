@@ -40,8 +40,9 @@ pub trait ChainRows: Send + Sync {
     /// `sum_k c_k <w_k, x_t>` for token `t` of sequence `i` over the
     /// non-zero `c_k` (`c` has length `K`).
     fn token_dot(&self, i: usize, t: usize, c: &[f64], w: &[f64]) -> f64;
-    /// `v_k += c_k x_t` for every non-zero `c_k`, token `t` of sequence `i`.
-    fn add_token(&self, i: usize, t: usize, c: &[f64], v: &mut [f64]);
+    /// `v_k += c x_t` for every `(k, c)` of `change` (labels increasing,
+    /// each once), token `t` of sequence `i`.
+    fn add_token(&self, i: usize, t: usize, change: &[(u32, f64)], v: &mut [f64]);
 }
 
 /// The answer of [`super::MaxOracle::chain_answer`]: the loss `L_i(y^)` of

@@ -191,19 +191,24 @@ impl ChainRows for ChainView {
         acc
     }
 
-    fn add_token(&self, i: usize, t: usize, c: &[f64], v: &mut [f64]) {
+    fn add_token(&self, i: usize, t: usize, change: &[(u32, f64)], v: &mut [f64]) {
         let ch = &self.chain;
         let tok = ch.tokens(i).start + t;
         match &*ch.features {
             ChainFeatures::Dense { values, d } => {
                 let x = &values[tok * d..(tok + 1) * d];
-                for (k, &ck) in c.iter().enumerate() {
-                    if ck != 0.0 {
-                        let base = k * ch.de;
-                        crate::linalg::axpy_f32(ck, x, &mut v[base..base + d]);
-                        if ch.bias {
-                            v[base + d] += ck;
-                        }
+                // The label blocks of `v` a batch at a time, the row read
+                // once per batch (one axpy per label otherwise).
+                let mut targets = [(0.0, 0); 32];
+                for batch in change.chunks(targets.len()) {
+                    for (slot, &(k, c)) in targets.iter_mut().zip(batch) {
+                        *slot = (c, k as usize * ch.de);
+                    }
+                    crate::linalg::axpy_scatter(&targets[..batch.len()], x, v);
+                }
+                if ch.bias {
+                    for &(k, c) in change {
+                        v[k as usize * ch.de + d] += c;
                     }
                 }
             }
@@ -212,14 +217,14 @@ impl ChainRows for ChainView {
                 let (idx, val) = rows.row(tok);
                 for (&j, &x) in idx.iter().zip(val) {
                     let vj = &mut v[j as usize * k..(j as usize + 1) * k];
-                    for (a, &ck) in vj.iter_mut().zip(c) {
-                        *a += ck * f64::from(x);
+                    for &(label, c) in change {
+                        vj[label as usize] += c * f64::from(x);
                     }
                 }
                 if ch.bias {
                     let b = rows.num_cols() * k;
-                    for (a, &ck) in v[b..b + k].iter_mut().zip(c) {
-                        *a += ck;
+                    for &(label, c) in change {
+                        v[b + label as usize] += c;
                     }
                 }
             }
