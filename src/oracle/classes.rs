@@ -36,6 +36,10 @@ pub trait ClassRows: Send + Sync {
     /// blocks at random from more data than the caches hold. A hint; the
     /// default does nothing.
     fn prefetch(&self, _i: usize) {}
+    /// Brings example `i`'s row towards L2, for the block stepped next when
+    /// no second thread reads rows ahead ([`ClassRows::warm`]). A hint; the
+    /// default does nothing.
+    fn prefetch_row(&self, _i: usize) {}
     /// Reads example `i`'s row, a value per cache line, and returns their
     /// sum (which the caller keeps, so that the reads are made): BCFW's
     /// exact steps call it from a second thread a few blocks ahead of the

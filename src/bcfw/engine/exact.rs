@@ -60,8 +60,10 @@ pub(crate) struct ExactSteps {
     /// The pass's draws, when made before its steps.
     order: Vec<usize>,
     /// Those not shrunk at the pass's start, whose rows a second thread
-    /// reads ahead of the steps ([`warm`]).
+    /// reads ahead of the steps ([`warm`]), when [`warm::WarmChoice`]
+    /// picks it.
     live: Vec<usize>,
+    warm: warm::WarmChoice,
     // Scratch of a batch, reused.
     batch: Vec<usize>,
     in_batch: Vec<bool>,
@@ -109,6 +111,7 @@ impl ExactSteps {
             classes_off: vec![0; n],
             order: Vec::new(),
             live: Vec::new(),
+            warm: warm::WarmChoice::default(),
             batch: Vec::new(),
             in_batch: vec![false; n],
             scores: Vec::new(),
@@ -462,17 +465,28 @@ impl BcfwState {
                 .extend((0..self.n).map(|_| self.sampler.next(&mut self.rng)));
         }
         // With a second thread, it reads the rows of the pass's coming
-        // blocks while this one steps ([`warm`]).
+        // blocks while this one steps ([`warm`]), or the steps ask for the
+        // next block's row themselves.
+        let rows = self.classes.as_ref().map(|cb| cb.rows.clone());
+        let can_warm = ahead
+            && self.n > 0
+            && pool.current_num_threads() > 1
+            && rows.as_ref().is_some_and(|r| r.warm(0).is_some());
+        let warm = can_warm && ex.warm.pick();
         ex.live.clear();
-        if ahead && pool.current_num_threads() > 1 {
+        if warm {
             ex.live
                 .extend(ex.order.iter().copied().filter(|&i| !ex.shrunk[i]));
         }
         let live_blocks = std::mem::take(&mut ex.live);
-        let rows = self.classes.as_ref().map(|cb| cb.rows.clone());
+        let (started, steps_before) = (std::time::Instant::now(), self.steps);
         let result = warm::with_rows_ahead(pool, rows.as_deref(), &live_blocks, |progress| {
-            self.exact_steps_draws(oracle, pool, &mut ex, size, ahead, progress)
+            self.exact_steps_draws(oracle, pool, &mut ex, (size, ahead, !warm), progress)
         });
+        if can_warm {
+            ex.warm
+                .record(warm, started.elapsed(), self.steps - steps_before);
+        }
         ex.live = live_blocks;
         self.exact = Some(ex);
         result.map_err(|e: Error| {

@@ -7,15 +7,15 @@ use crate::oracle::MaxOracle;
 
 impl BcfwState {
     /// The draws of one pass of exact steps (`ex.order` when made `ahead`),
-    /// their blocks stepped in batches of `size`; `progress` counts the
-    /// unshrunk draws made, for [`warm`].
+    /// their blocks stepped in batches of `size`, the next block's row
+    /// prefetched when `row` (no second thread reads it); `progress` counts
+    /// the unshrunk draws made, for [`warm`].
     pub(super) fn exact_steps_draws(
         &mut self,
         oracle: &dyn MaxOracle,
         pool: &rayon::ThreadPool,
         ex: &mut ExactSteps,
-        size: usize,
-        ahead: bool,
+        (size, ahead, row): (usize, bool, bool),
         progress: &warm::Progress,
     ) -> Result<()> {
         let mut draws = 0;
@@ -35,7 +35,7 @@ impl BcfwState {
                             live += 1;
                         }
                         if let Some(&next) = ex.order.get(live) {
-                            self.prefetch_block(ex, next);
+                            self.prefetch_block(ex, next, row);
                         }
                     }
                     i
@@ -60,11 +60,14 @@ impl BcfwState {
 
     /// Prefetches block `i`'s state and what `ClassRows::prefetch` names
     /// of its example (the multiclass model: its norm and label), a hint;
-    /// not its row, which the second thread reads ([`warm`]).
-    fn prefetch_block(&self, ex: &ExactSteps, i: usize) {
+    /// its row too when `row` (else the second thread reads it, [`warm`]).
+    fn prefetch_block(&self, ex: &ExactSteps, i: usize, row: bool) {
         let cb = self.classes.as_ref().expect("class blocks");
         let k = cb.k;
         cb.rows.prefetch(i);
+        if row {
+            cb.rows.prefetch_row(i);
+        }
         crate::linalg::prefetch(cb.coef(i));
         ex.losses.prefetch(i);
         crate::linalg::prefetch(&ex.class_off[i * k..(i + 1) * k]);
