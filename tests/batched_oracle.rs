@@ -291,3 +291,31 @@ fn a_nan_weight_is_an_error_naming_the_first_example_either_way() {
         assert!(model.max_oracle_block(0, &w, &mut block).unwrap().is_err());
     }
 }
+
+#[test]
+fn a_pass_after_another_gives_the_bits_of_a_first_pass() {
+    // The chunks' accumulators are kept between passes: a pass at `w2`
+    // after one at `w1` must not see `w1`'s sums.
+    let mut rng = ChaCha8Rng::seed_from_u64(16);
+    for case in 0..20 {
+        let (model, _, _) = random_model(&mut rng, false);
+        let model: Arc<dyn MaxOracle> = Arc::new(model);
+        let parts = rng.gen_range(1..=model.num_examples().min(3));
+        let w1 = random_w(&mut rng, model.dim(), 1);
+        let w2 = random_w(&mut rng, model.dim(), case % 3);
+        let reused = Problem::Examples(model.clone()).parts(parts).unwrap();
+        let fresh = Problem::Examples(model).parts(parts).unwrap();
+        let mut g1 = vec![0.0; reused.dim()];
+        let mut g2 = vec![0.0; reused.dim()];
+        for p in 0..parts {
+            reused.partial_risk(p, &w1, &mut g1).unwrap();
+        }
+        for p in 0..parts {
+            let r1 = reused.partial_risk(p, &w2, &mut g1).unwrap();
+            let r2 = fresh.partial_risk(p, &w2, &mut g2).unwrap();
+            assert_eq!(r1.to_bits(), r2.to_bits(), "case {case} part {p}");
+            let bits = |g: &[f64]| g.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&g1), bits(&g2), "case {case} part {p}");
+        }
+    }
+}
