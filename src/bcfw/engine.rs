@@ -604,8 +604,6 @@ impl BcfwState {
         Ok((ExactPass { primal, risk, gap }, items))
     }
 
-    /// What every kind of pass sets up first: the multi-plane working-set
-    /// bound and the weighted average.
     /// Every block the exact steps shrunk is visited again (class blocks or
     /// vector blocks, whichever the run has).
     fn unshrink_all(&mut self) {
@@ -617,6 +615,8 @@ impl BcfwState {
         }
     }
 
+    /// What every kind of pass sets up first: the multi-plane working-set
+    /// bound and the weighted average.
     fn begin_pass(&mut self, settings: &Settings) {
         // A solver's settings other than lambda never change.
         debug_assert!(self.classes.is_none() || class_steps_fit(settings));

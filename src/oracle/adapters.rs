@@ -412,8 +412,6 @@ pub(crate) fn release_thread_scratch() {
 }
 
 impl ExampleParts {
-    /// Part `part`'s chunks at `w`, in example order: each the sum of its
-    /// hinges and of its `-psi` (not yet divided by `m`).
     /// A chunk's dense accumulator of `dim` zeros, kept from an earlier
     /// pass when there is one.
     fn zeroed_accumulator(&self, dim: usize) -> Vec<f64> {
@@ -437,6 +435,8 @@ impl ExampleParts {
         }
     }
 
+    /// Part `part`'s chunks at `w`, in example order: each the sum of its
+    /// hinges and of its `-psi` (not yet divided by `m`).
     fn part_chunks(&self, part: usize, w: &[f64]) -> Result<Vec<(f64, ChunkSums)>> {
         let dim = self.oracle.dim();
         let offset = self.offset();

@@ -63,6 +63,9 @@ pub(crate) struct ExactSteps {
     /// reads ahead of the steps ([`warm`]), when [`warm::WarmChoice`]
     /// picks it.
     live: Vec<usize>,
+    /// Whether the rows give a second thread something to read
+    /// (`ClassRows::warm`), and whether that thread reads them this pass.
+    rows_to_read: bool,
     warm: warm::WarmChoice,
     // Scratch of a batch, reused.
     batch: Vec<usize>,
@@ -98,7 +101,9 @@ impl ExactSteps {
                 }
             }
         }
-        Ok(Self::new(n, cb.k, losses, |i| cb.rows.truth(i)))
+        let mut ex = Self::new(n, cb.k, losses, |i| cb.rows.truth(i));
+        ex.rows_to_read = n > 0 && cb.rows.warm(0).is_some();
+        Ok(ex)
     }
 
     /// The state for `n` blocks of `k` classes with the class losses
@@ -111,6 +116,7 @@ impl ExactSteps {
             classes_off: vec![0; n],
             order: Vec::new(),
             live: Vec::new(),
+            rows_to_read: false,
             warm: warm::WarmChoice::default(),
             batch: Vec::new(),
             in_batch: vec![false; n],
@@ -468,10 +474,7 @@ impl BcfwState {
         // blocks while this one steps ([`warm`]), or the steps ask for the
         // next block's row themselves.
         let rows = self.classes.as_ref().map(|cb| cb.rows.clone());
-        let can_warm = ahead
-            && self.n > 0
-            && pool.current_num_threads() > 1
-            && rows.as_ref().is_some_and(|r| r.warm(0).is_some());
+        let can_warm = ahead && ex.rows_to_read && pool.current_num_threads() > 1;
         let warm = can_warm && ex.warm.pick();
         ex.live.clear();
         if warm {
