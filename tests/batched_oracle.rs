@@ -200,6 +200,7 @@ fn long_spans_give_the_corners_subgradient_bit_for_bit() {
     let x = random_features(&mut rng, m * d);
     let y: Vec<usize> = (0..m).map(|_| rng.gen_range(0..k)).collect();
     let model = Multiclass::new(x.clone(), d, y, k, true).unwrap();
+    let model_again = model.clone();
     // Scaled so that some examples violate their margin and some do not.
     let w: Vec<f64> = (0..model.dim()).map(|_| rng.gen_range(-0.3..0.3)).collect();
     let (want_r, want_g) = reference_risk(&model, &x, d, &w);
@@ -219,6 +220,20 @@ fn long_spans_give_the_corners_subgradient_bit_for_bit() {
     );
     for (a, b) in g_fast.iter().zip(&want_g) {
         assert!((a - b).abs() <= 1e-12, "{a} vs {b}");
+    }
+    // At w = 0 every example violates, and the pass sums each tile as
+    // every example's row in block y^ less the tile's truth sums: the same
+    // subgradient up to rounding (these features are not on a grid, so the
+    // bits may differ from the corners').
+    let zero = vec![0.0; fast.dim()];
+    let (want_r, want_g) = reference_risk(&model_again, &x, d, &zero);
+    let mut g = vec![0.0; fast.dim()];
+    let r = fast.partial_risk(0, &zero, &mut g).unwrap();
+    assert!((r - want_r).abs() <= 1e-12 * want_r, "{r} vs {want_r}");
+    let scale = want_g.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+    assert!(scale > 0.1);
+    for (a, b) in g.iter().zip(&want_g) {
+        assert!((a - b).abs() <= 1e-12 * scale, "{a} vs {b}");
     }
 }
 

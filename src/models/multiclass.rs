@@ -20,6 +20,7 @@ use super::{check_example, check_w_len, DenseFeatures, SparseRows};
 use crate::error::{Error, Result};
 use crate::linalg::PackedRows;
 use crate::oracle::{ClassAnswer, ClassRows, Corner, MaxOracle};
+use complement::{TruthSums, TILE};
 
 const NAME: &str = "multiclass model";
 
@@ -58,6 +59,9 @@ pub struct Multiclass {
     x: Arc<Rows>,
     labels: Arc<Vec<usize>>,
     num_classes: usize,
+    /// The tiles' per-class row sums of the pass's complement form
+    /// ([`complement`]), kept across passes and clones.
+    truth_sums: Arc<TruthSums>,
 }
 
 /// The rows of a multiclass model.
@@ -370,6 +374,7 @@ impl Multiclass {
             x: Arc::new(x),
             labels: Arc::new(labels),
             num_classes,
+            truth_sums: Arc::default(),
         })
     }
 
@@ -727,9 +732,9 @@ impl Multiclass {
     }
 
     /// [`MaxOracle::block_risk`]: the class blocks packed once
-    /// ([`PackedRows`]), then blocks of [`RISK_BLOCK`] examples
-    /// ([`Multiclass::risk_block`]); the risk is the sum of the blocks'
-    /// sums.
+    /// ([`PackedRows`]), then the span in tiles of [`TILE`] examples from
+    /// its start, the last one shorter ([`Multiclass::tile_risk`]); the
+    /// risk is the sum of the blocks' sums.
     fn block_risk_of(&self, first: usize, n: usize, w: &[f64], grad: &mut [f64]) -> Result<f64> {
         check_w_len(NAME, w, self.dim())?;
         check_w_len(NAME, grad, self.dim())?;
@@ -741,101 +746,132 @@ impl Multiclass {
         let packed = self.x.packed_classes(w, k);
         let mut work = RiskWork {
             scores: vec![0.0; RISK_BLOCK.min(n) * k],
-            wrong: Vec::with_capacity(RISK_BLOCK),
+            answers: Vec::with_capacity(RISK_BLOCK),
             per_class: vec![(Vec::new(), Vec::new()); k],
+            tile_sums: Vec::new(),
         };
         let mut risk = 0.0;
-        for start in (first..first + n).step_by(RISK_BLOCK) {
-            let len = RISK_BLOCK.min(first + n - start);
-            risk += self.risk_block(start, len, w, packed.as_ref(), grad, &mut work)?;
+        let end = first + n;
+        let mut start = first;
+        while start < end {
+            let len = TILE.min(end - start);
+            self.tile_risk((start, len), w, packed.as_ref(), grad, &mut work, &mut risk)?;
+            start += len;
         }
         Ok(risk)
     }
 
-    /// The examples `first..first + n`: their scores as one product; each
-    /// example's hinge `1 + s_y^ - s_yi` from them (0 when `y^ = y_i`) and
-    /// its `-psi` (`-x` in block `y_i`, `+x` in block `y^`) added to `grad`
-    /// by a vector kernel: the bits of adding its corner, since the rows
-    /// are added whole (a zero feature adds `-0` or `+0`, which changes no
-    /// sum that starts at `+0`).
-    fn risk_block<'a>(
-        &'a self,
+    /// The examples `first..first + n`: their scores as one product and
+    /// each one's answer `(example, y_i, y^)` into `work.answers`, from
+    /// which the sum of their hinges `1 + s_y^ - s_yi` (0 when `y^ = y_i`)
+    /// and the number of margin violators.
+    fn score_block(
+        &self,
         first: usize,
         n: usize,
         w: &[f64],
         packed: Option<&PackedRows<'_>>,
-        grad: &mut [f64],
-        work: &mut RiskWork<'a>,
-    ) -> Result<f64> {
+        work: &mut RiskWork<'_>,
+    ) -> Result<(f64, usize)> {
         let k = self.num_classes;
-        let dp = self.x.d_ext();
         let scores = &mut work.scores[..n * k];
         self.x.block_scores(w, first, k, scores, packed);
         let mut risk = 0.0;
-        // (example, y_i, y^) of the examples with a non-zero psi.
-        let wrong = &mut work.wrong;
-        wrong.clear();
+        let mut violators = 0;
+        work.answers.clear();
         for (j, s) in scores.chunks_exact(k).enumerate() {
             let i = first + j;
             let yi = self.labels[i];
             let (best, best_score) = self.decide(i, |c| s[c])?;
             if best != yi {
                 risk += best_score - s[yi];
-                wrong.push((i, yi, best));
+                violators += 1;
             }
+            work.answers.push((i, yi, best));
         }
+        Ok((risk, violators))
+    }
+
+    /// Adds the rows of the answers in `work` to `out` as `adds` says
+    /// (the subgradient's `-psi`, `-x` in block `y_i` and `+x` in block `y^`
+    /// of each violator, or one of its two parts for every example) by a
+    /// vector kernel: the bits of adding the corners' entries one example
+    /// at a time, since the rows are added whole (a zero feature adds `-0`
+    /// or `+0`, which changes no sum that starts at `+0`).
+    fn add_rows<'a>(&'a self, adds: Adds, out: &mut [f64], work: &mut RiskWork<'a>) {
+        let dp = self.x.d_ext();
+        let class_signs = |&(_, yi, best): &(usize, usize, usize)| match adds {
+            Adds::Violators if best != yi => [Some((yi, -1.0)), Some((best, 1.0))],
+            Adds::Violators => [None, None],
+            Adds::Answers => [Some((best, 1.0)), None],
+            Adds::Truths => [Some((yi, 1.0)), None],
+        };
         match &*self.x {
             Rows::Dense(x) => {
                 // Class by class, the rows that go into its block, in
-                // example order (gathered in one sweep of `wrong`): each
-                // entry of `grad` receives the same additions in the same
-                // order as one `add_row_to` per example, with the block
-                // loaded and stored once.
+                // example order (gathered in one sweep of the answers):
+                // each entry of `out` receives the same additions in the
+                // same order as one `add_row_to` per example, with the
+                // block loaded and stored once.
                 let d = x.d();
                 for (rows, signs) in work.per_class.iter_mut() {
                     rows.clear();
                     signs.clear();
                 }
-                for &(i, yi, best) in wrong.iter() {
-                    let row = x.row(i);
-                    let (rows, signs) = &mut work.per_class[yi];
-                    rows.push(row);
-                    signs.push(-1.0);
-                    let (rows, signs) = &mut work.per_class[best];
-                    rows.push(row);
-                    signs.push(1.0);
+                for a in work.answers.iter() {
+                    for (c, sign) in class_signs(a).into_iter().flatten() {
+                        let (rows, signs) = &mut work.per_class[c];
+                        rows.push(x.row(a.0));
+                        signs.push(sign);
+                    }
                 }
                 for (c, (rows, signs)) in work.per_class.iter().enumerate() {
                     if !rows.is_empty() {
-                        let block = &mut grad[c * dp..c * dp + d];
-                        crate::linalg::axpy_rows(signs, rows, block);
+                        crate::linalg::axpy_rows(signs, rows, &mut out[c * dp..c * dp + d]);
                     }
                 }
                 if x.bias() {
-                    for &(_, yi, best) in wrong.iter() {
-                        grad[yi * dp + d] += -1.0;
-                        grad[best * dp + d] += 1.0;
+                    for a in work.answers.iter() {
+                        for (c, sign) in class_signs(a).into_iter().flatten() {
+                            out[c * dp + d] += sign;
+                        }
                     }
                 }
             }
             Rows::Sparse { .. } => {
-                for &(i, yi, best) in wrong.iter() {
-                    self.x.add_row_to(grad, i, yi * dp, -1.0);
-                    self.x.add_row_to(grad, i, best * dp, 1.0);
+                for a in work.answers.iter() {
+                    for (c, sign) in class_signs(a).into_iter().flatten() {
+                        self.x.add_row_to(out, a.0, c * dp, sign);
+                    }
                 }
             }
         }
-        Ok(risk)
     }
 }
 
-/// The buffers of [`Multiclass::risk_block`], reused between its blocks.
+/// Which rows [`Multiclass::add_rows`] adds.
+#[derive(Debug, Clone, Copy)]
+enum Adds {
+    /// Each violator's `-psi`: `-x` in block `y_i`, `+x` in block `y^`.
+    Violators,
+    /// `+x` in block `y^` for every example.
+    Answers,
+    /// `+x` in block `y_i` for every example.
+    Truths,
+}
+
+/// The buffers of the bundle methods' pass ([`Multiclass::score_block`]),
+/// reused between its blocks.
 struct RiskWork<'a> {
     scores: Vec<f64>,
-    /// (example, y_i, y^) of the examples with a non-zero psi.
-    wrong: Vec<(usize, usize, usize)>,
+    /// (example, y_i, y^) of the block's examples.
+    answers: Vec<(usize, usize, usize)>,
     /// For each class, the rows added to its block and their signs.
     per_class: Vec<(Vec<&'a [f32]>, Vec<f64>)>,
+    /// A tile's truth sums when they are not kept ([`TruthSums`]).
+    tile_sums: Vec<f64>,
 }
+
+mod complement;
 
 mod pass;
