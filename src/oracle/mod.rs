@@ -177,11 +177,13 @@ pub trait MaxOracle: Send + Sync {
         None
     }
     /// The sum of the hinges `H_i(w)` of examples `first..first + n`, with
-    /// `-psi_i(y^_i)` of each added to `grad`, in example order: what the
-    /// bundle methods need of a block, for an oracle that computes it
-    /// without forming the corners (the built-in multiclass model adds its
-    /// rows to `grad` with a vector kernel and takes the hinges from its
-    /// scores). The bundle methods' pass asks for spans of up to 1024
+    /// the sum of their `-psi_i(y^_i)` added to `grad`: what the bundle
+    /// methods need of a block, for an oracle that computes it without
+    /// forming the corners (the built-in multiclass model adds its rows to
+    /// `grad` with a vector kernel, where most examples violate as every
+    /// row in block `y^` less the span's per-class sums, and takes the
+    /// hinges from its scores; either way its result depends only on `w`
+    /// and the span). The bundle methods' pass asks for spans of up to 1024
     /// examples (a chunk of its examples when shorter), so that an oracle
     /// may prepare `w` once per span. The values equal those of the corners of
     /// [`MaxOracle::max_oracle`] up to rounding. `None`, the default, makes
