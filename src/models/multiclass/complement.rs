@@ -17,7 +17,7 @@
 //! violators there say it pays ([`Multiclass::complement_pays`]).
 //!
 //! `T` of a tile depends only on its rows and labels: it is kept, by the
-//! tile's first example, up to a quarter of the features' bytes
+//! tile's first example and length, up to a quarter of the features' bytes
 //! ([`TruthSums`]), and summed afresh with the tile's rows when it is not.
 //! Either way it has the same bits, so a pass's sums depend on `w` and the
 //! span only, never on what earlier passes kept. They equal the per-example
@@ -41,7 +41,7 @@ pub(super) const TILE: usize = 22 * RISK_BLOCK;
 
 /// The truth sums `T` of the tiles (`K d'` numbers each, class `k`'s rows
 /// summed in example order into block `k`, the bias entry counting them),
-/// by the tile's first example.
+/// by the tile's first example and length.
 #[derive(Debug, Default)]
 pub(super) struct TruthSums {
     kept: Mutex<Kept>,
