@@ -200,10 +200,11 @@ fn long_spans_give_the_corners_subgradient_bit_for_bit() {
     let x = random_features(&mut rng, m * d);
     let y: Vec<usize> = (0..m).map(|_| rng.gen_range(0..k)).collect();
     let model = Multiclass::new(x.clone(), d, y, k, true).unwrap();
-    let model_again = model.clone();
     // Scaled so that some examples violate their margin and some do not.
     let w: Vec<f64> = (0..model.dim()).map(|_| rng.gen_range(-0.3..0.3)).collect();
     let (want_r, want_g) = reference_risk(&model, &x, d, &w);
+    let zero = vec![0.0; model.dim()];
+    let (want_zero_r, want_zero_g) = reference_risk(&model, &x, d, &zero);
     let fast = Problem::from_max_oracle(model.clone()).parts(1).unwrap();
     let slow = Problem::from_max_oracle(OneByOne(model)).parts(1).unwrap();
     let mut g_fast = vec![0.0; fast.dim()];
@@ -225,8 +226,7 @@ fn long_spans_give_the_corners_subgradient_bit_for_bit() {
     // every example's row in block y^ less the tile's truth sums: the same
     // subgradient up to rounding (these features are not on a grid, so the
     // bits may differ from the corners').
-    let zero = vec![0.0; fast.dim()];
-    let (want_r, want_g) = reference_risk(&model_again, &x, d, &zero);
+    let (want_r, want_g) = (want_zero_r, want_zero_g);
     let mut g = vec![0.0; fast.dim()];
     let r = fast.partial_risk(0, &zero, &mut g).unwrap();
     assert!((r - want_r).abs() <= 1e-12 * want_r, "{r} vs {want_r}");

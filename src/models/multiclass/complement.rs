@@ -105,35 +105,42 @@ impl Multiclass {
         risk: &mut f64,
     ) -> Result<()> {
         let end = first + len;
-        let blocks = (first..end)
+        let mut blocks = (first..end)
             .step_by(RISK_BLOCK)
             .map(|b| (b, RISK_BLOCK.min(end - b)));
-        let seen = RISK_BLOCK.min(len);
+        // The first block decides the form of the whole tile.
+        let (_, seen) = blocks.next().expect("a tile has examples");
         let (r, violators) = self.score_block(first, seen, w, packed, work)?;
         *risk += r;
-        if !self.complement_pays(violators, seen, len) {
-            self.add_rows(Adds::Violators, grad, work);
-            for (b, n) in blocks.skip(1) {
-                *risk += self.score_block(b, n, w, packed, work)?.0;
-                self.add_rows(Adds::Violators, grad, work);
-            }
-            return Ok(());
-        }
-        let kept = self.truth_sums.get((first, len));
+        let complement = self.complement_pays(violators, seen, len);
+        let kept = complement
+            .then(|| self.truth_sums.get((first, len)))
+            .flatten();
+        let sum_truths = complement && kept.is_none();
+        // `T` summed with the blocks' rows while they are in cache.
         let mut sums = std::mem::take(&mut work.tile_sums);
-        if kept.is_none() {
-            // Summed with the blocks' rows while they are in cache.
+        if sum_truths {
             sums.clear();
             sums.resize(self.num_classes * self.x.d_ext(), 0.0);
         }
+        let add = |work: &mut RiskWork<'a>, grad: &mut [f64], sums: &mut [f64]| {
+            if complement {
+                self.add_rows(Adds::Answers, grad, work);
+                if sum_truths {
+                    self.add_rows(Adds::Truths, sums, work);
+                }
+            } else {
+                self.add_rows(Adds::Violators, grad, work);
+            }
+        };
+        add(work, grad, &mut sums);
         for (b, n) in blocks {
-            if b > first {
-                *risk += self.score_block(b, n, w, packed, work)?.0;
-            }
-            self.add_rows(Adds::Answers, grad, work);
-            if kept.is_none() {
-                self.add_rows(Adds::Truths, &mut sums, work);
-            }
+            *risk += self.score_block(b, n, w, packed, work)?.0;
+            add(work, grad, &mut sums);
+        }
+        if !complement {
+            work.tile_sums = sums;
+            return Ok(());
         }
         let t: &[f64] = match &kept {
             Some(t) => t,
