@@ -426,3 +426,74 @@ fn exact_steps_on_vector_blocks_refuse_mini_batches() {
     assert_eq!(err.kind, ErrorKind::InvalidArgument, "{err}");
     assert!(err.message.contains("mini_batch"), "{}", err.message);
 }
+
+/// `F(w)` from the oracle's answers, independently of the solver's passes.
+fn primal_of(oracle: &Multiclass, lambda: f64, w: &[f64]) -> f64 {
+    let m = oracle.num_examples();
+    let mut corner = Corner::new(oracle.dim());
+    let mut risk = 0.0;
+    for i in 0..m {
+        corner.clear();
+        oracle.max_oracle(i, w, &mut corner).unwrap();
+        risk += corner.hinge(w);
+    }
+    0.5 * lambda * w.iter().map(|x| x * x).sum::<f64>() + risk / m as f64
+}
+
+/// Exact steps offer, at an exact pass, the average of the iterates that
+/// ended the passes since the previous one, pass `s` of them weighted by
+/// `s`, besides the iterate: the run returns the point of lowest primal
+/// value among those evaluated and reports that value. Here the run stops
+/// by its pass limit, so the last certificate evaluates the average.
+#[test]
+fn exact_steps_return_the_pass_average_when_it_is_better() {
+    let model = model(300, 10, 4, 9);
+    let lambda = 1e-3;
+    let mut s = exact(lambda, Sampling::Permutation, 0);
+    s.tol_abs = 0.0;
+    s.max_iterations = 14;
+    s.gap_check = 6;
+    let iterates = Arc::new(Mutex::new(Vec::new()));
+    let seen = iterates.clone();
+    s.iterate_hook = Some(IterateHook::new(move |v| {
+        seen.lock().unwrap().push(v.w.to_vec());
+        std::ops::ControlFlow::Continue(())
+    }));
+    let mut solver = Solver::new(Problem::from_max_oracle(model.clone()), s).unwrap();
+    let mut w = vec![0.0; solver.dim()];
+    let info = solver.run(&mut w).unwrap();
+    assert_eq!(info.exit, Exit::MaxIterations, "{info:?}");
+    let iterates = iterates.lock().unwrap().clone();
+    assert_eq!(iterates.len(), 14);
+    // Exact passes after passes 6 and 12 (gap_check), and the last
+    // certificate after pass 14: the average is of passes 13 and 14.
+    let at_exact: Vec<&Vec<f64>> = [6, 12, 14].iter().map(|&p| &iterates[p - 1]).collect();
+    let average: Vec<f64> = iterates[12]
+        .iter()
+        .zip(&iterates[13])
+        .map(|(a, b)| (a + 2.0 * b) / 3.0)
+        .collect();
+    let best_iterate = at_exact
+        .iter()
+        .map(|x| primal_of(&model, lambda, x))
+        .fold(f64::INFINITY, f64::min);
+    let f_average = primal_of(&model, lambda, &average);
+    assert!(
+        f_average < best_iterate * (1.0 - 1e-9),
+        "the case must have an average better than every certified iterate: {f_average} \
+         against {best_iterate}"
+    );
+    let scale = average.iter().map(|x| x.abs()).fold(1.0, f64::max);
+    for (j, (a, b)) in w.iter().zip(&average).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-12 * scale,
+            "w[{j}] = {a}, the average's {b}"
+        );
+    }
+    assert!(
+        (info.primal - f_average).abs() <= 1e-12 * f_average.abs(),
+        "reported {} against {f_average}",
+        info.primal
+    );
+    assert!(info.lower_bound <= info.primal);
+}

@@ -9,7 +9,6 @@ use std::time::Instant;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 
 use super::blocks::Block;
 use super::bounds::Bounds;
@@ -19,7 +18,6 @@ use super::sampler::Sampler;
 use super::sparse::BlockVec;
 use super::BcfwStats;
 use crate::error::{Error, Result};
-use crate::oracle::pass::{on_oracle_thread, oracle_pass, PassItem};
 use crate::oracle::sparse::{CornerScratch, SparseVec};
 use crate::oracle::{Corner, MaxOracle};
 use crate::vocab::{Iteration, Settings, StepType};
@@ -40,6 +38,7 @@ mod batch;
 mod chain_steps;
 mod class_steps;
 mod dual;
+mod evaluate;
 mod exact;
 mod kept_exact;
 mod line;
@@ -47,6 +46,7 @@ mod multiplane;
 mod steps;
 
 pub use dual::{BlockDual, CornerDual};
+pub use evaluate::ExactPass;
 
 /// An error when `||psi||^2` of example `i`'s answer is not finite: the
 /// steps' curvature would be infinite, and BCFW would make no progress
@@ -60,13 +60,6 @@ pub(crate) fn check_psi_norm(psi: &SparseVec, i: usize) -> Result<()> {
         "||psi||^2 of the max-oracle's answer for example {i} is {n2} (psi's entries must \
          be below about 1e154 in magnitude)"
     )))
-}
-
-/// The result of an exact pass at the current iterate.
-pub struct ExactPass {
-    pub primal: f64,
-    pub risk: f64,
-    pub gap: f64,
 }
 
 /// The dot products a block step needs of the oracle's fresh answer on a
@@ -511,97 +504,6 @@ impl BcfwState {
             dense_blocks: self.blocks.iter().filter(|b| b.w.is_dense()).count() as u64,
             memory_bytes: memory as u64,
         }
-    }
-
-    /// An exact pass at the current iterate: every block's gap, the primal
-    /// value and the total gap. With `refresh` the gap estimates (and the
-    /// sampler's weights) are replaced by the exact gaps.
-    pub fn exact_pass(
-        &mut self,
-        oracle: &dyn MaxOracle,
-        pool: &rayon::ThreadPool,
-        refresh: bool,
-    ) -> Result<ExactPass> {
-        self.exact_pass_items(oracle, pool, refresh, false)
-            .map(|(e, _)| e)
-    }
-
-    /// [`Self::exact_pass`]; with `corners` it also returns the oracle's
-    /// answers with their psi (else they go to the multi-plane working sets).
-    pub(super) fn exact_pass_items(
-        &mut self,
-        oracle: &dyn MaxOracle,
-        pool: &rayon::ThreadPool,
-        refresh: bool,
-        corners: bool,
-    ) -> Result<(ExactPass, Vec<PassItem>)> {
-        let context = format!("in the exact gap pass after pass {}", self.passes);
-        let absorb = refresh && !corners && self.working_set.is_some();
-        // Exact steps on an oracle that scores every class at once: the
-        // answers from the scores, the shrinking kept where they show it.
-        let mut exact = self.exact.take();
-        let scored = match (&mut exact, corners) {
-            (Some(ex), false) => self.scored_pass(oracle, pool, ex, refresh),
-            _ => None,
-        };
-        self.exact = exact;
-        let shrinking_kept = scored.is_some();
-        let (mut items, wi_dots) = match scored {
-            Some(done) => done.map_err(|e| e.context(context.clone()))?,
-            None => {
-                // Class blocks keep only the answers' labels.
-                let keep_psi = (absorb && self.classes.is_none()) || corners;
-                let items = on_oracle_thread(oracle.thread_safe(), pool, || {
-                    oracle_pass(oracle, point!(self), keep_psi, &context)
-                })?;
-                let w = point!(self);
-                let wi_dots: Vec<f64> = pool.install(|| {
-                    (0..self.n)
-                        .into_par_iter()
-                        .map(|i| self.block_dot(i, w))
-                        .collect()
-                });
-                (items, wi_dots)
-            }
-        };
-        if refresh {
-            self.oracle_calls += self.n as u64;
-        }
-        self.doubtful += items.iter().filter(|x| !x.exact).count() as u64;
-        let n = self.n as f64;
-        let mut risk = 0.0;
-        let mut gap = 0.0;
-        for (i, (item, wdot)) in items.iter().zip(&wi_dots).enumerate() {
-            risk += item.hinge;
-            let g = self.lambda * wdot - self.blocks[i].l + item.hinge / n;
-            gap += g;
-            if refresh {
-                self.set_estimate(i, g);
-            }
-        }
-        risk /= n;
-        if let Some(keep) = self.working_set.filter(|_| absorb) {
-            self.absorb_corners(&mut items, keep)?;
-        }
-        if refresh {
-            // Every block was scored at w: shrunk blocks are visited again,
-            // unless the scored pass kept them shrunk from their scores.
-            if !shrinking_kept {
-                self.unshrink_all();
-            }
-            self.sampler.all_visited();
-            self.last_exact_gap = gap;
-            self.estimate_sum = gap;
-        }
-        let primal = 0.5 * self.lambda * crate::linalg::norm2(point!(self)) + risk;
-        for (what, x) in [("primal value", primal), ("risk", risk), ("gap", gap)] {
-            if !x.is_finite() {
-                return Err(Error::non_finite(format!("BCFW's {what} is {x} {context}")));
-            }
-        }
-        // The reported gap is against the certified dual.
-        let gap = gap + self.rounding(self.l, &self.v);
-        Ok((ExactPass { primal, risk, gap }, items))
     }
 
     /// Every block the exact steps shrunk is visited again (class blocks or

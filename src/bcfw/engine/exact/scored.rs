@@ -53,20 +53,7 @@ impl BcfwState {
          -> Result<Scored> {
             let t = cb.rows.truth(i);
             let loss = losses.of(i, t);
-            let (mut best, mut best_score) = (t, s[t]);
-            for m in (0..k).filter(|&m| m != t) {
-                let v = loss[m] + s[m];
-                if !v.is_finite() || !s[t].is_finite() {
-                    return Err(Error::non_finite(format!(
-                        "the class scores of example {i} are not finite (class {m}: {}, \
-                         truth {t}: {})",
-                        s[m], s[t]
-                    )));
-                }
-                if v > best_score {
-                    (best, best_score) = (m, v);
-                }
-            }
+            let (best, best_score) = answer(i, t, s, loss)?;
             let coef = cb.coef(i);
             let mut w_dot_wi = 0.0;
             for (&c, &sc) in coef.iter().zip(s) {
@@ -117,4 +104,58 @@ impl BcfwState {
             (items, dots)
         }))
     }
+
+    /// The risk at `point`, not the iterate, from one pass of class scores
+    /// (the answers taken as [`Self::scored_pass`] takes them), summed in
+    /// example order; `None` when the oracle gives no such pass.
+    pub(in super::super) fn scored_risk(
+        &self,
+        oracle: &dyn MaxOracle,
+        pool: &rayon::ThreadPool,
+        ex: &ExactSteps,
+        point: &[f64],
+    ) -> Option<Result<f64>> {
+        let cb = self.classes.as_ref()?;
+        let k = cb.k;
+        let mut scores = vec![0.0; self.n * k];
+        let done = on_oracle_thread(oracle.thread_safe(), pool, || {
+            oracle.class_scores_pass(point, &mut scores)
+        })?;
+        let hinge = |(i, s): (usize, &[f64])| -> Result<f64> {
+            let t = cb.rows.truth(i);
+            let (best, best_score) = answer(i, t, s, ex.losses.of(i, t))?;
+            Ok(if best != t { best_score - s[t] } else { 0.0 })
+        };
+        Some(done.and_then(|()| {
+            let hinges = pool.install(|| {
+                scores
+                    .par_chunks(k)
+                    .enumerate()
+                    .map(hinge)
+                    .collect::<Result<Vec<f64>>>()
+            })?;
+            Ok(hinges.iter().sum::<f64>() / self.n as f64)
+        }))
+    }
+}
+
+/// Example `i`'s answer from its class scores `s` and losses (truth `t`):
+/// the loss-augmented maximum, the truth first and a class replacing it
+/// only on a strict increase (the multiclass oracle's rule), with its
+/// value; an error when a score is not finite.
+fn answer(i: usize, t: usize, s: &[f64], loss: &[f64]) -> Result<(usize, f64)> {
+    let (mut best, mut best_score) = (t, s[t]);
+    for m in (0..s.len()).filter(|&m| m != t) {
+        let v = loss[m] + s[m];
+        if !v.is_finite() || !s[t].is_finite() {
+            return Err(Error::non_finite(format!(
+                "the class scores of example {i} are not finite (class {m}: {}, truth {t}: {})",
+                s[m], s[t]
+            )));
+        }
+        if v > best_score {
+            (best, best_score) = (m, v);
+        }
+    }
+    Ok((best, best_score))
 }
