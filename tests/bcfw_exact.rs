@@ -440,11 +440,14 @@ fn primal_of(oracle: &Multiclass, lambda: f64, w: &[f64]) -> f64 {
     0.5 * lambda * w.iter().map(|x| x * x).sum::<f64>() + risk / m as f64
 }
 
-/// Exact steps offer, at an exact pass, the average of the iterates that
-/// ended the passes since the previous one, pass `s` of them weighted by
-/// `s`, besides the iterate: the run returns the point of lowest primal
-/// value among those evaluated and reports that value. Here the run stops
-/// by its pass limit, so the last certificate evaluates the average.
+/// Exact steps evaluate, at an exact pass, the average of the dual points
+/// that ended the passes since the previous one, pass `s` of them
+/// weighted by `s`, besides the iterate: a run that ends there returns
+/// the point of lower primal value, reports that value, and when it is the
+/// average the state moves to the averaged dual point, so that the
+/// iterate is the point returned and `ell - lambda/2 |w|^2` its dual value
+/// (below BMRM's certified optimum). Here the run stops by its pass
+/// limit, so the last certificate evaluates the average.
 #[test]
 fn exact_steps_return_the_pass_average_when_it_is_better() {
     let model = model(300, 10, 4, 9);
@@ -453,26 +456,27 @@ fn exact_steps_return_the_pass_average_when_it_is_better() {
     s.tol_abs = 0.0;
     s.max_iterations = 14;
     s.gap_check = 6;
-    let iterates = Arc::new(Mutex::new(Vec::new()));
-    let seen = iterates.clone();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let hook = seen.clone();
     s.iterate_hook = Some(IterateHook::new(move |v| {
-        seen.lock().unwrap().push(v.w.to_vec());
+        hook.lock().unwrap().push((v.w.to_vec(), v.ell, v.dual));
         std::ops::ControlFlow::Continue(())
     }));
     let mut solver = Solver::new(Problem::from_max_oracle(model.clone()), s).unwrap();
     let mut w = vec![0.0; solver.dim()];
     let info = solver.run(&mut w).unwrap();
     assert_eq!(info.exit, Exit::MaxIterations, "{info:?}");
-    let iterates = iterates.lock().unwrap().clone();
-    assert_eq!(iterates.len(), 14);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 14);
     // Exact passes after passes 6 and 12 (gap_check), and the last
     // certificate after pass 14: the average is of passes 13 and 14.
-    let at_exact: Vec<&Vec<f64>> = [6, 12, 14].iter().map(|&p| &iterates[p - 1]).collect();
-    let average: Vec<f64> = iterates[12]
-        .iter()
-        .zip(&iterates[13])
-        .map(|(a, b)| (a + 2.0 * b) / 3.0)
-        .collect();
+    let at_exact: Vec<&Vec<f64>> = [6, 12, 14].iter().map(|&p| &seen[p - 1].0).collect();
+    let (a, b) = (&seen[12], &seen[13]);
+    let average: Vec<f64> =
+        a.0.iter()
+            .zip(&b.0)
+            .map(|(x, y)| (x + 2.0 * y) / 3.0)
+            .collect();
     let best_iterate = at_exact
         .iter()
         .map(|x| primal_of(&model, lambda, x))
@@ -484,10 +488,10 @@ fn exact_steps_return_the_pass_average_when_it_is_better() {
          against {best_iterate}"
     );
     let scale = average.iter().map(|x| x.abs()).fold(1.0, f64::max);
-    for (j, (a, b)) in w.iter().zip(&average).enumerate() {
+    for (j, (x, y)) in w.iter().zip(&average).enumerate() {
         assert!(
-            (a - b).abs() <= 1e-12 * scale,
-            "w[{j}] = {a}, the average's {b}"
+            (x - y).abs() <= 1e-12 * scale,
+            "w[{j}] = {x}, the average's {y}"
         );
     }
     assert!(
@@ -495,5 +499,29 @@ fn exact_steps_return_the_pass_average_when_it_is_better() {
         "reported {} against {f_average}",
         info.primal
     );
-    assert!(info.lower_bound <= info.primal);
+    // The state moved there: its iterate is the point returned, its `ell`
+    // the average of the two passes' (to their rounding allowances), and
+    // `ell - lambda/2 |w|^2` its dual value, a valid bound at least the
+    // average of the two duals (the dual is concave).
+    let iterate = solver.bcfw().and_then(|h| h.iterate()).unwrap().to_vec();
+    assert_eq!(iterate, w);
+    let stats = solver.bcfw().and_then(|h| h.stats()).unwrap();
+    let ell = (a.1 + 2.0 * b.1) / 3.0;
+    assert!(
+        (stats.ell - ell).abs() <= 1e-10,
+        "ell {} against {ell}",
+        stats.ell
+    );
+    let dual = stats.ell - 0.5 * lambda * w.iter().map(|x| x * x).sum::<f64>();
+    assert!(
+        (dual - stats.dual).abs() <= 1e-12,
+        "{dual} against {}",
+        stats.dual
+    );
+    assert!(dual >= (a.2 + 2.0 * b.2) / 3.0 - 1e-10);
+    let (_, opt) = optimum(&model, lambda, None);
+    assert!(
+        dual <= opt && info.lower_bound <= opt,
+        "{dual}, {info:?}, optimum {opt}"
+    );
 }

@@ -73,6 +73,15 @@ impl ClassBlocks {
         &mut self.coef[i * self.k..(i + 1) * self.k]
     }
 
+    /// Every block's `c_i`, block after block.
+    pub fn all_coef(&self) -> &[f64] {
+        &self.coef
+    }
+
+    pub fn all_coef_mut(&mut self) -> &mut [f64] {
+        &mut self.coef
+    }
+
     /// `<w, w_i> = sum_k c_ik <w_k, r_i>`, over the classes in use.
     pub fn dot(&self, i: usize, w: &[f64]) -> f64 {
         const STACK: usize = 16;

@@ -34,6 +34,7 @@ macro_rules! point {
     };
 }
 
+mod average;
 mod batch;
 mod chain_steps;
 mod class_steps;
@@ -150,6 +151,8 @@ pub struct BcfwState {
     exact: Option<exact::ExactSteps>,
     /// Exact block steps on vector blocks: their shrinking.
     kept_exact: Option<kept_exact::KeptExact>,
+    /// Exact steps on class blocks: the pass average ([`average`]).
+    pass_average: Option<average::DualAverage>,
 }
 
 impl BcfwState {
@@ -236,6 +239,7 @@ impl BcfwState {
             deadline: None,
             exact,
             kept_exact,
+            pass_average: None,
         })
     }
 
@@ -488,7 +492,11 @@ impl BcfwState {
             + self
                 .kept_exact
                 .as_ref()
-                .map_or(0, kept_exact::KeptExact::bytes);
+                .map_or(0, kept_exact::KeptExact::bytes)
+            + self
+                .pass_average
+                .as_ref()
+                .map_or(0, average::DualAverage::bytes);
         BcfwStats {
             passes: self.passes,
             effective_passes: self.oracle_calls as f64 / self.n as f64,

@@ -26,10 +26,11 @@
 //! - with weighted averaging the averaged point is evaluated at each exact
 //!   pass too (one more oracle pass) and the better of the two is returned;
 //!   the averaged weights also give a dual bound at no cost;
-//! - with exact steps (and no weighted averaging) each exact pass also
-//!   evaluates the average of the iterates that ended the passes since the
-//!   last exact pass, pass `s` of them weighted by `s` (`PassAverage`), and
-//!   the better point is returned: the iterate's primal value swings by
+//! - with exact steps on class blocks (and no weighted averaging) the exact
+//!   passes near the target also evaluate the average of the dual points
+//!   that ended the passes since the last exact pass, pass `s` of them
+//!   weighted by `s` (`engine/average.rs`), and the state moves to it when
+//!   its primal value is the lower: the iterate's primal value swings by
 //!   about the target's 0.1 % from one pass to the next (Fashion-MNIST,
 //!   lambda 1e-3) where that average's falls steadily.
 
@@ -104,43 +105,17 @@ pub struct BcfwMethod<'s> {
     /// Exact steps: the gap the next exact pass is measured against (the
     /// last exact pass's, or before it the first full gap estimate).
     reference_gap: f64,
-    /// Exact steps: the average of the iterates since the last exact pass.
-    pass_average: Option<PassAverage>,
-}
-
-/// The average of the iterates that ended the passes since the last exact
-/// pass, pass `s` of them weighted by `s` (the weights `2 / (s + 1)` of
-/// weighted averaging, per pass instead of per step: one update of `w`'s
-/// length a pass). Restarted at each exact pass, so it holds only iterates
-/// newer than the last certificate.
-struct PassAverage {
-    point: Vec<f64>,
-    passes: u32,
-}
-
-impl PassAverage {
-    /// Adds the iterate `w` that ended a pass.
-    fn add(&mut self, w: &[f64]) {
-        self.passes += 1;
-        let rho = 2.0 / (f64::from(self.passes) + 1.0);
-        for (a, &x) in self.point.iter_mut().zip(w) {
-            *a = (1.0 - rho) * *a + rho * x;
-        }
-    }
-
-    /// The average, when it differs from the last iterate (two passes or
-    /// more), and a restart.
-    fn take(&mut self) -> Option<&[f64]> {
-        let passes = std::mem::take(&mut self.passes);
-        (passes >= 2).then_some(&self.point[..])
-    }
+    /// The run returns the pass average: the state moves to it at the end.
+    adopt_average: bool,
 }
 
 impl<'s> BcfwMethod<'s> {
     /// A run continuing from `state`.
     pub fn new(state: &'s mut BcfwState, settings: &Settings) -> Self {
         let noted = state.doubtful;
-        let dim = state.w().len();
+        state.start_pass_average(
+            settings.step_type == crate::vocab::StepType::Exact && !settings.weighted_averaging,
+        );
         BcfwMethod {
             state,
             k: 0,
@@ -149,12 +124,7 @@ impl<'s> BcfwMethod<'s> {
             stop: false,
             noted,
             reference_gap: f64::INFINITY,
-            pass_average: (settings.step_type == crate::vocab::StepType::Exact
-                && !settings.weighted_averaging)
-                .then(|| PassAverage {
-                    point: vec![0.0; dim],
-                    passes: 0,
-                }),
+            adopt_average: false,
         }
     }
 
@@ -199,8 +169,11 @@ impl<'s> BcfwMethod<'s> {
     /// An exact pass at the iterate (and at the average): a certificate.
     /// The pass average is evaluated when its primal value may end the run
     /// (the iterate's gap within [`PASS_AVERAGE_WITHIN`] times the gap the
-    /// stopping rule asks for) and at the run's `last` pass, where it may
-    /// be the better point to return.
+    /// stopping rule asks for) and at the run's `last` pass. It is offered
+    /// as the point to return only where the run ends at it (its primal
+    /// value meets the stopping rule, or this is the last pass), and then
+    /// the state moves to it when the run finishes: the point returned is
+    /// the final iterate, with its own `ell` and dual value.
     fn certify(
         &mut self,
         ctx: &mut Context<'_>,
@@ -213,10 +186,14 @@ impl<'s> BcfwMethod<'s> {
             evaluate_average(oracle, self.state, ctx, &avg)?;
         }
         let near = e.gap <= PASS_AVERAGE_WITHIN * self.wanted_gap(ctx.settings);
-        if let Some(avg) = self.pass_average.as_mut().and_then(PassAverage::take) {
-            if near || last {
-                evaluate_average(oracle, self.state, ctx, avg)?;
-            }
+        let Some(avg) = self.state.take_pass_average().filter(|_| near || last) else {
+            return Ok(e);
+        };
+        let (primal, risk) = self.state.primal_at(oracle, ctx.pool, &avg)?;
+        ctx.raise_lower_bound(self.state.certified_dual());
+        let ends = last || ctx.converged_at(primal).is_some();
+        if ends && ctx.offer(&avg, primal, risk) {
+            self.adopt_average = true;
         }
         Ok(e)
     }
@@ -263,9 +240,7 @@ impl Method for BcfwMethod<'_> {
         if settings.step_type == crate::vocab::StepType::Exact {
             self.state
                 .exact_steps_pass(oracle.as_ref(), settings, ctx.pool)?;
-            if let Some(avg) = &mut self.pass_average {
-                avg.add(self.state.w());
-            }
+            self.state.add_to_pass_average();
         } else if batch >= self.state.num_examples() {
             // An exact pass at w, then a step per block towards its answer:
             // the certificate of this pass is the exact pass's.
@@ -352,15 +327,20 @@ impl Method for BcfwMethod<'_> {
     }
 
     /// A fresh certificate at the point the run stops at.
+    /// The state moves to the pass average when that is the point returned.
     fn finish(&mut self, ctx: &mut Context<'_>, exit: Exit) -> Result<Exit> {
         let converged = matches!(exit, Exit::ConvergedRel | Exit::ConvergedAbs);
+        let mut exit = exit;
         if !converged && self.last_exact_at != Some(self.k) {
             let oracle = examples(ctx)?;
             self.certify(ctx, oracle.as_ref(), true)?;
             self.note_doubtful(ctx);
             if let Some(done) = ctx.converged() {
-                return Ok(done);
+                exit = done;
             }
+        }
+        if std::mem::take(&mut self.adopt_average) {
+            self.state.adopt_pass_average();
         }
         Ok(exit)
     }

@@ -212,13 +212,16 @@ impl<'a> Context<'a> {
         })
     }
 
-    /// Keeps `w` as the returned point if its `F` is the best so far.
-    pub fn offer(&mut self, w: &[f64], objective: f64, risk: f64) {
-        if objective < self.info.primal {
+    /// Keeps `w` as the returned point if its `F` is the best so far, and
+    /// says whether it did.
+    pub fn offer(&mut self, w: &[f64], objective: f64, risk: f64) -> bool {
+        let better = objective < self.info.primal;
+        if better {
             self.info.primal = objective;
             self.info.risk = risk;
             self.best_w.copy_from_slice(w);
         }
+        better
     }
 
     /// Raises the lower bound to `lb` if that is higher.
@@ -242,13 +245,19 @@ impl<'a> Context<'a> {
 
     /// The convergence test on the best primal and the best lower bound.
     pub fn converged(&self) -> Option<Exit> {
-        let gap = self.info.primal - self.info.lower_bound;
+        self.converged_at(self.info.primal)
+    }
+
+    /// The convergence test as it would be with the primal value `primal`
+    /// and the best lower bound.
+    pub fn converged_at(&self, primal: f64) -> Option<Exit> {
+        let gap = primal - self.info.lower_bound;
         if !gap.is_finite() {
             // No primal value yet (BCFW before its first exact pass).
             None
         } else if gap <= self.settings.tol_abs {
             Some(Exit::ConvergedAbs)
-        } else if gap <= self.settings.tol_rel * self.info.primal.abs() {
+        } else if gap <= self.settings.tol_rel * primal.abs() {
             Some(Exit::ConvergedRel)
         } else {
             None

@@ -319,7 +319,7 @@ fn block_shrinks(coef: &[f64], truth: usize, scores: &[f64], losses: &[f64], off
 
 /// `alpha_i` from `c_i` into `alpha`: `alpha_k = -lambda n c_k` off the
 /// truth (at least 0), the rest of the simplex's mass on the truth.
-fn alpha_of(coef: &[f64], truth: usize, lambda_n: f64, alpha: &mut Vec<f64>) {
+pub(super) fn alpha_of(coef: &[f64], truth: usize, lambda_n: f64, alpha: &mut Vec<f64>) {
     alpha.clear();
     alpha.resize(coef.len(), 0.0);
     let mut off = 0.0;

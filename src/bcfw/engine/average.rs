@@ -1,0 +1,109 @@
+//! The pass average of exact steps on class blocks: the average of the
+//! dual points that ended the passes since the last exact pass, pass `s`
+//! of them weighted by `s` (the weights `2 / (s + 1)` of weighted
+//! averaging, per pass instead of per step). It is kept as a dual point
+//! (every block's coefficients and `l_i`, `v`, `l`; all linear in the
+//! weights `alpha`, so their averages are the averaged point's own) so
+//! that when its primal point `v` is the better one the state moves there:
+//! the iterate, `ell` and the dual value reported then belong to the point
+//! returned, and `ell - lambda/2 ||w||^2` computed from them is that
+//! point's dual value, a valid bound (the dual is concave: the averaged
+//! point's value is at least the average of the values).
+
+use super::BcfwState;
+
+/// The averaged dual point.
+pub(crate) struct DualAverage {
+    coef: Vec<f64>,
+    block_l: Vec<f64>,
+    v: Vec<f64>,
+    l: f64,
+    /// Passes averaged since the last restart.
+    passes: u32,
+}
+
+impl DualAverage {
+    pub(crate) fn bytes(&self) -> usize {
+        8 * (self.coef.capacity() + self.block_l.capacity() + self.v.capacity())
+    }
+}
+
+/// `avg <- (1 - rho) avg + rho x`; a copy of `x` when `rho` is 1 (the
+/// first pass after a restart).
+fn mix(avg: &mut Vec<f64>, x: impl ExactSizeIterator<Item = f64>, rho: f64) {
+    if rho == 1.0 {
+        avg.clear();
+        avg.extend(x);
+    } else {
+        for (a, b) in avg.iter_mut().zip(x) {
+            *a = (1.0 - rho) * *a + rho * b;
+        }
+    }
+}
+
+impl BcfwState {
+    /// Starts the pass average of a run (`on`), where the state can move
+    /// to it: exact steps on class blocks (which have no box).
+    pub(crate) fn start_pass_average(&mut self, on: bool) {
+        let fits = on && self.exact.is_some() && self.classes.is_some() && self.bounds.is_none();
+        self.pass_average = fits.then(|| DualAverage {
+            coef: Vec::new(),
+            block_l: Vec::new(),
+            v: Vec::new(),
+            l: 0.0,
+            passes: 0,
+        });
+    }
+
+    /// Adds the dual point that ended a pass.
+    pub(crate) fn add_to_pass_average(&mut self) {
+        let (Some(avg), Some(cb)) = (&mut self.pass_average, &self.classes) else {
+            return;
+        };
+        avg.passes += 1;
+        let rho = 2.0 / (f64::from(avg.passes) + 1.0);
+        mix(&mut avg.coef, cb.all_coef().iter().copied(), rho);
+        mix(&mut avg.block_l, self.blocks.iter().map(|b| b.l), rho);
+        mix(&mut avg.v, self.v.iter().copied(), rho);
+        avg.l = if rho == 1.0 {
+            self.l
+        } else {
+            (1.0 - rho) * avg.l + rho * self.l
+        };
+    }
+
+    /// The pass average's primal point when it differs from the iterate
+    /// (two passes or more), and a restart: the next pass starts a new
+    /// average (the point stays until then, for [`Self::adopt_pass_average`]).
+    pub(crate) fn take_pass_average(&mut self) -> Option<Vec<f64>> {
+        let avg = self.pass_average.as_mut()?;
+        let passes = std::mem::take(&mut avg.passes);
+        (passes >= 2).then(|| avg.v.clone())
+    }
+
+    /// Moves the state to the pass average's dual point (that of the point
+    /// [`Self::take_pass_average`] gave last). The blocks' `||w_i||^2` and
+    /// truth weights follow from the coefficients; the shrinking and the
+    /// gap estimates are the next exact pass's to set.
+    pub(crate) fn adopt_pass_average(&mut self) {
+        let (Some(avg), Some(cb)) = (&self.pass_average, &mut self.classes) else {
+            return;
+        };
+        cb.all_coef_mut().copy_from_slice(&avg.coef);
+        let lambda_n = self.lambda * self.n as f64;
+        let mut alpha = Vec::new();
+        for (i, (b, &l)) in self.blocks.iter_mut().zip(&avg.block_l).enumerate() {
+            let truth = cb.rows.truth(i);
+            super::exact::alpha_of(cb.coef(i), truth, lambda_n, &mut alpha);
+            b.l = l;
+            b.w_norm2 = cb.norm2(i);
+            b.truth_alpha = alpha[truth];
+        }
+        self.v.copy_from_slice(&avg.v);
+        self.l = avg.l;
+        self.fresh_dots = None;
+        if let Some(ex) = &mut self.exact {
+            ex.unshrink_all();
+        }
+    }
+}
