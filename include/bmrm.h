@@ -430,7 +430,13 @@ typedef struct bmrm_bcfw_info {
      */
     double effective_passes;
     /**
-     * The dual's loss term l = sum_i l_i (the BCFW MATLAB code's `ell`).
+     * The dual's loss term l = sum_i l_i (the BCFW MATLAB code's `ell`)
+     * paired with the w the last `bmrm_solver_run` returned: l itself
+     * when that w is the iterate (or under a box); when the run returned
+     * another point (its best primal value came from an earlier iterate or
+     * an averaged point), the value for which ell - lambda/2 |w|^2 is
+     * `dual` (rounded down), so that this certificate is valid for the w
+     * returned. The iterate's own l comes with it in `bcfw_iterate`.
      */
     double ell;
     /**

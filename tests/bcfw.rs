@@ -450,3 +450,58 @@ fn the_iterate_hook_sees_each_pass_point_with_its_own_dual_and_can_stop() {
         }
     }
 }
+
+/// The `w` a run returns is its best point evaluated, which can be the
+/// weighted average or an earlier iterate rather than the final iterate:
+/// `returned_ell` (C's `ell`) is paired with it, so that `returned_ell -
+/// lambda/2 |w|^2` is the reported dual value and below BMRM's certified
+/// optimum, while `ell` stays the iterate's own.
+#[test]
+fn the_ell_paired_with_the_returned_point_gives_a_valid_bound() {
+    let model = Arc::new(multiclass(80, 5, 3, 12));
+    let lambda = 0.01;
+    let mut sb = Settings::new(Algorithm::Bmrm, lambda);
+    sb.tol_rel = 0.0;
+    sb.tol_abs = 1e-10;
+    let mut bmrm = Solver::new(Problem::Examples(model.clone()), sb).unwrap();
+    let mut wb = vec![0.0; bmrm.dim()];
+    let optimum = bmrm.run(&mut wb).unwrap().primal;
+    let mut not_the_iterate = 0;
+    for (averaging, passes) in [(true, 7), (true, 12), (false, 9), (false, 13)] {
+        let mut s = bcfw_settings(lambda);
+        s.weighted_averaging = averaging;
+        s.gap_check = 1;
+        s.num_passes = passes;
+        s.tol_rel = 0.0;
+        let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
+        let mut w = vec![0.0; solver.dim()];
+        solver.run(&mut w).unwrap();
+        let iterate = solver.bcfw().and_then(|b| b.iterate()).unwrap().to_vec();
+        let stats = solver.bcfw().and_then(|b| b.stats()).unwrap();
+        let half = |x: &[f64]| 0.5 * lambda * x.iter().map(|v| v * v).sum::<f64>();
+        let what = format!("averaging {averaging}, {passes} passes");
+        let paired = stats.returned_ell - half(&w);
+        assert!(
+            (paired - stats.dual).abs() <= 1e-12,
+            "{what}: {paired} against {}",
+            stats.dual
+        );
+        assert!(
+            paired <= optimum,
+            "{what}: {paired} above the optimum {optimum}"
+        );
+        assert!(
+            (stats.ell - half(&iterate) - stats.dual).abs() <= 1e-12,
+            "{what}"
+        );
+        if w != iterate {
+            not_the_iterate += 1;
+        } else {
+            assert_eq!(stats.returned_ell, stats.ell, "{what}");
+        }
+    }
+    assert!(
+        not_the_iterate > 0,
+        "no case returned another point than the iterate"
+    );
+}

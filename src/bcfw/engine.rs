@@ -393,6 +393,25 @@ impl BcfwState {
         2.0 * crate::bundle::gamma(terms) * magnitude
     }
 
+    /// `ell` paired with the point the last run returned, `w`: the
+    /// iterate's `l` (rounded down) when `w` is the iterate, or under a
+    /// box; otherwise (an earlier iterate of lower primal value, a weighted
+    /// average) the value for which `ell - lambda/2 ||w||^2` is the
+    /// certified dual value, rounded down by that subtraction's own
+    /// allowance: the certificate a caller computes from `w` and this
+    /// `ell` is valid whichever point was returned.
+    fn returned_ell(&self) -> f64 {
+        match &self.returned_w {
+            Some(w) if self.bounds.is_none() && w[..] != self.v[..] => {
+                let half = 0.5 * self.lambda * crate::linalg::norm2(w);
+                let dual = self.certified_dual();
+                let slack = 2.0 * crate::bundle::gamma(w.len() + 8) * (dual.abs() + 2.0 * half);
+                dual + half - slack
+            }
+            _ => self.l - self.rounding(self.l, &self.v),
+        }
+    }
+
     /// The dual value rounded down by [`BcfwState::rounding`]: a lower bound
     /// on the primal optimum.
     pub fn certified_dual(&self) -> f64 {
@@ -504,6 +523,7 @@ impl BcfwState {
             cache_hits: self.cache_hits,
             approx_passes: self.approx_passes,
             ell: self.l - self.rounding(self.l, &self.v),
+            returned_ell: self.returned_ell(),
             dual: self.certified_dual(),
             gap_estimate: self.gap_estimate(),
             last_exact_gap: self.last_exact_gap,

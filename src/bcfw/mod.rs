@@ -71,8 +71,15 @@ pub struct BcfwStats {
     pub cache_hits: u64,
     /// Multi-plane approximate passes (n block steps without oracle calls).
     pub approx_passes: u64,
-    /// The dual's loss term `l = sum_i l_i` (the BCFW MATLAB code's `ell`).
+    /// The dual's loss term `l = sum_i l_i` (the BCFW MATLAB code's `ell`)
+    /// of the iterate ([`crate::solver::BcfwHandle::iterate`]).
     pub ell: f64,
+    /// `ell` paired with the `w` the last run returned, which is the best
+    /// point evaluated and may be an earlier iterate or an averaged point:
+    /// `ell` itself when `w` is the iterate (or under a box), else the
+    /// value for which `returned_ell - lambda/2 ||w||^2` is `dual`
+    /// (rounded down), so that this certificate is valid for that `w`.
+    pub returned_ell: f64,
     /// The dual value at the current weights (a lower bound on min F).
     pub dual: f64,
     /// Sum of the block-gap estimates.

@@ -32,7 +32,13 @@ pub struct bmrm_bcfw_info {
     pub memory_bytes: u64,
     /// oracle_calls / n: the papers' effective passes.
     pub effective_passes: f64,
-    /// The dual's loss term l = sum_i l_i (the BCFW MATLAB code's `ell`).
+    /// The dual's loss term l = sum_i l_i (the BCFW MATLAB code's `ell`)
+    /// paired with the w the last `bmrm_solver_run` returned: l itself
+    /// when that w is the iterate (or under a box); when the run returned
+    /// another point (its best primal value came from an earlier iterate or
+    /// an averaged point), the value for which ell - lambda/2 |w|^2 is
+    /// `dual` (rounded down), so that this certificate is valid for the w
+    /// returned. The iterate's own l comes with it in `bcfw_iterate`.
     pub ell: f64,
     /// The dual value at the current weights (a lower bound on min F).
     pub dual: f64,
@@ -53,7 +59,7 @@ impl From<BcfwStats> for bmrm_bcfw_info {
             dense_blocks: s.dense_blocks,
             memory_bytes: s.memory_bytes,
             effective_passes: s.effective_passes,
-            ell: s.ell,
+            ell: s.returned_ell,
             dual: s.dual,
             gap_estimate: s.gap_estimate,
             last_exact_gap: s.last_exact_gap,

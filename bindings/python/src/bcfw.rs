@@ -45,6 +45,7 @@ pub fn stats<'py>(py: Python<'py>, solver: &bmrm::Solver) -> PyResult<Option<Bou
     d.set_item("oracle_calls", s.oracle_calls)?;
     d.set_item("cache_hits", s.cache_hits)?;
     d.set_item("ell", s.ell)?;
+    d.set_item("returned_ell", s.returned_ell)?;
     d.set_item("dual", s.dual)?;
     d.set_item("gap_estimate", s.gap_estimate)?;
     d.set_item("last_exact_gap", s.last_exact_gap)?;

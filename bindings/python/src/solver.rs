@@ -404,8 +404,10 @@ impl PySolver {
     }
 
     /// BCFW's figures (passes, effective_passes, oracle_calls, cache_hits,
-    /// ell, dual, gap_estimate, last_exact_gap, corners, active_corners,
-    /// dense_blocks, memory_bytes) as a dict, or None before BCFW has run.
+    /// ell (the iterate's), returned_ell (paired with the w the last run
+    /// returned), dual, gap_estimate, last_exact_gap, corners,
+    /// active_corners, dense_blocks, memory_bytes, approx_passes) as a dict,
+    /// or None before BCFW has run.
     fn bcfw_stats<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let solver = self.lock()?;
         bcfw::stats(py, &solver)
