@@ -29,8 +29,9 @@
 //! - with exact steps on class blocks (and no weighted averaging) the exact
 //!   passes near the target also evaluate the average of the dual points
 //!   that ended the passes since the last exact pass, pass `s` of them
-//!   weighted by `s` (`engine/average.rs`), and the state moves to it when
-//!   its primal value is the lower: the iterate's primal value swings by
+//!   weighted by `s` (`engine/average.rs`); a run that ends at it (its
+//!   primal value meets the stopping rule) returns it and moves its state
+//!   there. The iterate's primal value swings by
 //!   about the target's 0.1 % from one pass to the next (Fashion-MNIST,
 //!   lambda 1e-3) where that average's falls steadily.
 
@@ -218,7 +219,7 @@ const EXACT_GAP_DROP: f64 = 0.3;
 /// rule asks for. On Fashion-MNIST at lambda 1e-3 the average's gap was
 /// 0.58-0.66 of the iterate's at the exact passes (0.93 times the asked gap
 /// at the pass that stopped, where the iterate's was 1.6 times); further
-/// off, its pass (a third of an exact pass's time) would be spent in vain.
+/// off, its pass (about half an exact pass's time) would be spent in vain.
 const PASS_AVERAGE_WITHIN: f64 = 3.0;
 
 /// The counted max-oracle of a run; BCFW runs only on one.
