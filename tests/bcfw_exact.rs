@@ -456,8 +456,8 @@ fn exact_steps_return_the_pass_average_when_it_is_better() {
     s.tol_abs = 0.0;
     s.max_iterations = 14;
     s.gap_check = 6;
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let hook = seen.clone();
+    let store = Arc::new(Mutex::new(Vec::new()));
+    let hook = store.clone();
     s.iterate_hook = Some(IterateHook::new(move |v| {
         hook.lock().unwrap().push((v.w.to_vec(), v.ell, v.dual));
         std::ops::ControlFlow::Continue(())
@@ -466,7 +466,7 @@ fn exact_steps_return_the_pass_average_when_it_is_better() {
     let mut w = vec![0.0; solver.dim()];
     let info = solver.run(&mut w).unwrap();
     assert_eq!(info.exit, Exit::MaxIterations, "{info:?}");
-    let seen = seen.lock().unwrap().clone();
+    let seen = store.lock().unwrap().clone();
     assert_eq!(seen.len(), 14);
     // Exact passes after passes 6 and 12 (gap_check), and the last
     // certificate after pass 14: the average is of passes 13 and 14.
@@ -519,9 +519,28 @@ fn exact_steps_return_the_pass_average_when_it_is_better() {
         stats.dual
     );
     assert!(dual >= (a.2 + 2.0 * b.2) / 3.0 - 1e-10);
-    let (_, opt) = optimum(&model, lambda, None);
+    let (lb, opt) = optimum(&model, lambda, None);
     assert!(
         dual <= opt && info.lower_bound <= opt,
         "{dual}, {info:?}, optimum {opt}"
     );
+    // The blocks moved with v: a run continuing from there (14 more
+    // passes) keeps every dual below BMRM's optimum and never lets it fall.
+    let mut w2 = w.clone();
+    let more = solver.run(&mut w2).unwrap();
+    let after: Vec<f64> = store.lock().unwrap()[14..].iter().map(|x| x.2).collect();
+    assert_eq!(after.len(), 14);
+    let mut last = stats.dual;
+    for (pass, &d) in after.iter().enumerate() {
+        assert!(
+            d <= opt,
+            "dual {d} above the optimum {opt}, pass {pass} after the move"
+        );
+        assert!(
+            d >= last - 1e-12 * last.abs(),
+            "the dual fell: {last} -> {d}"
+        );
+        last = d;
+    }
+    assert!(more.lower_bound <= opt && more.primal >= lb, "{more:?}");
 }

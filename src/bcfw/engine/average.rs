@@ -107,3 +107,64 @@ impl BcfwState {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::BcfwState;
+    use crate::models::{synthetic, Multiclass};
+    use crate::vocab::{Algorithm, Settings, StepType};
+
+    /// The averaged dual point is the weighted average of the passes'
+    /// points, and after the move `v` is the sum of the blocks' `r_i ⊗
+    /// c_i` and `l` the sum of their `l_i`: the state is one dual point.
+    #[test]
+    fn the_state_moves_to_the_weighted_average_of_the_passes() {
+        let (m, d, k) = (60, 4, 3);
+        let (x, y) = synthetic::gaussian_multiclass(m, d, k, 1.0, 3);
+        let model = Multiclass::new(x, d, y, k, true).unwrap();
+        let mut s = Settings::new(Algorithm::Bcfw, 1e-3);
+        s.step_type = StepType::Exact;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let mut state = BcfwState::new(&model, &s, None).unwrap();
+        state.start_pass_average(true);
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            state.exact_steps_pass(&model, &s, &pool).unwrap();
+            state.add_to_pass_average();
+            let cb = state.classes.as_ref().unwrap();
+            let ls: Vec<f64> = state.blocks.iter().map(|b| b.l).collect();
+            seen.push((cb.all_coef().to_vec(), ls, state.v.clone(), state.l));
+        }
+        let avg = |f: &dyn Fn(usize) -> f64| (f(0) + 2.0 * f(1) + 3.0 * f(2)) / 6.0;
+        let v_avg = state.take_pass_average().unwrap();
+        state.adopt_pass_average();
+        let cb = state.classes.as_ref().unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-14 * (1.0 + b.abs());
+        for (j, &c) in cb.all_coef().iter().enumerate() {
+            let want = avg(&|p| seen[p].0[j]);
+            assert!(close(c, want), "coefficient {j}: {c} against {want}");
+        }
+        for (i, b) in state.blocks.iter().enumerate() {
+            assert!(close(b.l, avg(&|p| seen[p].1[i])), "l_{i}");
+        }
+        assert_eq!(state.v, v_avg);
+        assert!(close(state.l, avg(&|p| seen[p].3)));
+        let mut v = vec![0.0; state.v.len()];
+        let mut l = 0.0;
+        for i in 0..m {
+            for (class, &c) in cb.coef(i).iter().enumerate() {
+                cb.rows.add_row(i, class, c, &mut v);
+            }
+            l += state.blocks[i].l;
+        }
+        for (a, b) in v.iter().zip(&state.v) {
+            assert!((a - b).abs() <= 1e-12, "v: {a} against {b}");
+        }
+        assert!(close(l, state.l), "l: {l} against {}", state.l);
+        // The passes moved the point: the average differs from each.
+        assert!(seen.iter().all(|p| p.2 != state.v));
+    }
+}
