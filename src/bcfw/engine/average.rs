@@ -28,16 +28,11 @@ impl DualAverage {
     }
 }
 
-/// `avg <- (1 - rho) avg + rho x`; a copy of `x` when `rho` is 1 (the
-/// first pass after a restart).
-fn mix(avg: &mut Vec<f64>, x: impl ExactSizeIterator<Item = f64>, rho: f64) {
-    if rho == 1.0 {
-        avg.clear();
-        avg.extend(x);
-    } else {
-        for (a, b) in avg.iter_mut().zip(x) {
-            *a = (1.0 - rho) * *a + rho * b;
-        }
+/// `avg <- (1 - rho) avg + rho x`: a copy of `x` when `rho` is 1 (the
+/// first pass after a restart), as `avg` is finite.
+fn mix(avg: &mut [f64], x: impl Iterator<Item = f64>, rho: f64) {
+    for (a, b) in avg.iter_mut().zip(x) {
+        *a = (1.0 - rho) * *a + rho * b;
     }
 }
 
@@ -45,14 +40,17 @@ impl BcfwState {
     /// Starts the pass average of a run (`on`), where the state can move
     /// to it: exact steps on class blocks (which have no box).
     pub(crate) fn start_pass_average(&mut self, on: bool) {
-        let fits = on && self.exact.is_some() && self.classes.is_some() && self.bounds.is_none();
-        self.pass_average = fits.then(|| DualAverage {
-            coef: Vec::new(),
-            block_l: Vec::new(),
-            v: Vec::new(),
-            l: 0.0,
-            passes: 0,
-        });
+        let fits = on && self.exact.is_some() && self.bounds.is_none();
+        self.pass_average = match &self.classes {
+            Some(cb) if fits => Some(DualAverage {
+                coef: vec![0.0; cb.all_coef().len()],
+                block_l: vec![0.0; self.n],
+                v: vec![0.0; self.dim],
+                l: 0.0,
+                passes: 0,
+            }),
+            _ => None,
+        };
     }
 
     /// Adds the dual point that ended a pass.
@@ -65,11 +63,11 @@ impl BcfwState {
         mix(&mut avg.coef, cb.all_coef().iter().copied(), rho);
         mix(&mut avg.block_l, self.blocks.iter().map(|b| b.l), rho);
         mix(&mut avg.v, self.v.iter().copied(), rho);
-        avg.l = if rho == 1.0 {
-            self.l
-        } else {
-            (1.0 - rho) * avg.l + rho * self.l
-        };
+        mix(
+            std::slice::from_mut(&mut avg.l),
+            std::iter::once(self.l),
+            rho,
+        );
     }
 
     /// The pass average's primal point when it differs from the iterate
