@@ -57,13 +57,14 @@ pub(crate) mod exec;
 pub mod linalg;
 pub(crate) mod methods;
 pub(crate) mod qp;
+pub(crate) mod rounding;
 
 pub mod data;
 #[cfg(feature = "mpi")]
 pub mod distributed;
 mod error;
-// The C ABI is the one place that needs `unsafe` (each block has a
-// `// SAFETY:` comment).
+// The C ABI and the SIMD kernels of `linalg` (which allow it per block)
+// are the only places with `unsafe`, each block with a `// SAFETY:` comment.
 #[allow(unsafe_code)]
 pub mod ffi;
 pub mod models;
@@ -73,9 +74,9 @@ pub mod plot;
 pub mod solver;
 pub mod vocab;
 
-pub use bcfw::{BcfwStats, BlockDual, Bounds, Breakpoint, CornerDual};
+pub use bcfw::{BcfwStats, BlockDual, Breakpoint, CornerDual};
 pub use error::{Error, ErrorKind, Result};
-pub use oracle::{CornerScratch, PassItem, SparseVec};
+pub use oracle::{Bounds, CornerScratch, PassItem, SparseVec};
 
 pub use oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk, Problem};
 pub use solver::Solver;

@@ -274,13 +274,51 @@ fn the_bottom_layers_import_no_solver() {
 }
 
 #[test]
-fn engine_modules_are_small() {
-    let mut list = Vec::new();
-    for dir in [
-        "solver", "methods", "exec", "bcfw", "oracle", "bundle", "vocab",
-    ] {
-        files(&Path::new(SRC).join(dir), &mut list);
+fn the_solver_families_are_siblings() {
+    // BCFW and the bundle family share the oracle layer and the rounding
+    // bounds below them; neither imports the other, nor the solver above.
+    let edges = edges();
+    let top = level(&edges, &[]);
+    let forbidden: [(&str, &[&str]); 3] = [
+        ("bcfw", &["methods", "bundle", "qp", "solver"]),
+        ("methods", &["bcfw", "solver"]),
+        (
+            "models",
+            &["bcfw", "methods", "bundle", "qp", "exec", "solver"],
+        ),
+    ];
+    for (from, banned) in forbidden {
+        for to in top.get(from).into_iter().flatten() {
+            assert!(
+                !banned.contains(&to.as_str()),
+                "`{from}` imports `{to}`: the solver families are siblings"
+            );
+        }
     }
+    let rounding: Vec<&String> = top.get("rounding").into_iter().flatten().collect();
+    assert!(
+        rounding.is_empty(),
+        "the rounding bounds import {rounding:?}"
+    );
+}
+
+#[test]
+fn source_files_are_small() {
+    // Every file of the library and the command-line tool: at most 600
+    // lines of code before its tests.
+    fn all(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                all(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut list = Vec::new();
+    all(Path::new(SRC), &mut list);
+    assert!(list.len() > 100, "the walk found only {} files", list.len());
     let mut big = Vec::new();
     for file in list {
         let lines = code(&std::fs::read_to_string(&file).unwrap())

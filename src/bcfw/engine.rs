@@ -11,7 +11,6 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::blocks::Block;
-use super::bounds::Bounds;
 use super::chains::ChainBlocks;
 use super::classes::ClassBlocks;
 use super::sampler::Sampler;
@@ -19,6 +18,7 @@ use super::sparse::BlockVec;
 use super::BcfwStats;
 use crate::error::{Error, Result};
 use crate::oracle::sparse::{CornerScratch, SparseVec};
+use crate::oracle::Bounds;
 use crate::oracle::{Corner, MaxOracle};
 use crate::vocab::{Iteration, Settings, StepType};
 
@@ -390,7 +390,7 @@ impl BcfwState {
     fn rounding(&self, l: f64, v: &[f64]) -> f64 {
         let terms = 2 * self.steps as usize + 4 * self.n + 16;
         let magnitude = l.abs() + self.lambda * crate::linalg::norm2(v);
-        2.0 * crate::bundle::gamma(terms) * magnitude
+        2.0 * crate::rounding::gamma(terms) * magnitude
     }
 
     /// `ell` paired with the point the last run returned, `w`: the
@@ -405,7 +405,7 @@ impl BcfwState {
             Some(w) if self.bounds.is_none() && w[..] != self.v[..] => {
                 let half = 0.5 * self.lambda * crate::linalg::norm2(w);
                 let dual = self.certified_dual();
-                let slack = 2.0 * crate::bundle::gamma(w.len() + 8) * (dual.abs() + 2.0 * half);
+                let slack = 2.0 * crate::rounding::gamma(w.len() + 8) * (dual.abs() + 2.0 * half);
                 dual + half - slack
             }
             _ => self.l - self.rounding(self.l, &self.v),

@@ -36,7 +36,6 @@
 //!   lambda 1e-3) where that average's falls steadily.
 
 mod blocks;
-mod bounds;
 mod chains;
 mod classes;
 mod engine;
@@ -46,7 +45,6 @@ mod sparse;
 
 use std::sync::Arc;
 
-pub use bounds::Bounds;
 pub use engine::{BlockDual, CornerDual};
 pub use path::Breakpoint;
 

@@ -24,20 +24,7 @@
 //! large and says so instead of a false convergence.
 
 use super::Bundle;
-
-/// The unit roundoff of `f64`.
-const U: f64 = f64::EPSILON / 2.0;
-
-/// `gamma_k = k u / (1 - k u)`, the relative error bound of a `k`-term sum
-/// (infinite once `k u >= 1/2`, where the bound means nothing).
-pub fn gamma(k: usize) -> f64 {
-    let ku = k as f64 * U;
-    if ku >= 0.5 {
-        f64::INFINITY
-    } else {
-        ku / (1.0 - ku)
-    }
-}
+use crate::rounding::{gamma, U};
 
 /// How far a plane's value may exceed an exact minorant of its part's risk:
 /// by at most `offset + slope * ||w||` at any `w`.

@@ -11,7 +11,8 @@ mod slope;
 
 use rayon::prelude::*;
 
-pub use certify::{gamma, Certified, PlaneError};
+use crate::rounding::gamma;
+pub use certify::{Certified, PlaneError};
 pub(crate) use slope::release_thread_scratch;
 pub use slope::Slope;
 

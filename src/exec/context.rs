@@ -5,12 +5,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::counting::{Tally, Units};
-use crate::bundle::{gamma, Plane, PlaneError, Slope};
+use crate::bundle::{Plane, PlaneError, Slope};
 use crate::error::{Error, Result};
 use crate::linalg::{first_non_finite, norm2};
 use crate::oracle::adapters::{eval_parts, PassDeadline};
 use crate::oracle::{AnswerLog, MaxOracle, PartitionedRisk, Subgradient};
 use crate::qp::QpOptions;
+use crate::rounding::gamma;
 use crate::vocab::{Exit, Info, Settings};
 
 /// The inner QP is solved to this share of the outer gap. Its value is a

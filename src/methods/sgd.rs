@@ -16,13 +16,13 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::bundle::gamma;
 use crate::error::{Error, Result};
 use crate::exec::{Context, Evaluation, Method, Units};
 use crate::linalg::{axpy, dot, first_non_finite, norm2};
 use crate::oracle::adapters::call_max_oracle;
 use crate::oracle::pass::screen_answer;
 use crate::oracle::{AnswerLog, Corner};
+use crate::rounding::gamma;
 use crate::vocab::Iteration;
 
 fn count(units: &Units) -> usize {

@@ -12,6 +12,7 @@
 
 pub mod adapters;
 mod answers;
+mod bounds;
 pub mod chains;
 pub mod classes;
 mod corner;
@@ -21,6 +22,7 @@ pub mod sparse;
 use std::sync::Arc;
 
 pub use adapters::{ExampleParts, SinglePart};
+pub use bounds::Bounds;
 pub use chains::{ChainAnswer, ChainLayout, ChainRows};
 pub use classes::{ClassAnswer, ClassRows};
 pub use corner::Corner;

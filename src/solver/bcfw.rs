@@ -6,8 +6,9 @@
 //! [`Solver::bcfw_mut`]: super::Solver::bcfw_mut
 
 use super::Core;
-use crate::bcfw::{BcfwMethod, BcfwState, BcfwStats, BlockDual, Bounds, Breakpoint, PathTarget};
+use crate::bcfw::{BcfwMethod, BcfwState, BcfwStats, BlockDual, Breakpoint, PathTarget};
 use crate::error::{Error, Result};
+use crate::oracle::Bounds;
 use crate::oracle::Problem;
 use crate::vocab::{Exit, Info};
 

@@ -276,7 +276,7 @@ impl Solver {
         }
         self.core.honours_constraints("box constraints")?;
         let mut c = (*self.core.constraints).clone();
-        c.bounds = Some(crate::bcfw::Bounds::new(lower, upper, dim)?);
+        c.bounds = Some(crate::oracle::Bounds::new(lower, upper, dim)?);
         self.core.constraints = Arc::new(c);
         Ok(())
     }

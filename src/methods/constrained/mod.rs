@@ -45,10 +45,10 @@ mod dual;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::bcfw::Bounds;
 use crate::bundle::{Bundle, Certified};
 use crate::error::{Error, Result};
 use crate::linalg::{dist, dot, norm2};
+use crate::oracle::Bounds;
 use crate::qp::QpOptions;
 use dual::{qp_column, Reduced};
 
@@ -194,7 +194,7 @@ impl ConstrainedDual {
             .map(|((nu, h), g)| nu * h.abs() / norm2(g).sqrt().max(f64::MIN_POSITIVE))
             .sum();
         let magnitude = value.abs() + offsets + rows + lambda * norm2(w);
-        let rounding = 4.0 * crate::bundle::gamma(terms) * magnitude;
+        let rounding = 4.0 * crate::rounding::gamma(terms) * magnitude;
         Certified {
             value: value - rounding,
             irreducible: rounding,

@@ -36,8 +36,8 @@
 //! allowance`.
 
 use super::ad3_factor::{ActiveSet, Factor};
-use crate::bundle::gamma;
 use crate::models::graph::Potentials;
+use crate::rounding::gamma;
 
 /// The most ADMM rounds per LP solve.
 pub const MAX_ROUNDS: usize = 1000;

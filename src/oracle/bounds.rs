@@ -1,9 +1,7 @@
-//! Box constraints `lo <= w <= hi` on chosen coordinates.
-//!
-//! BCFW keeps `v = sum_i w_i` unconstrained and uses the primal point
-//! `w = clip(v)`; the dual becomes `lambda sum_j h_j(v_j) - l` with
-//! `h_j(x) = x^2/2 - dist(x, [lo_j, hi_j])^2/2 = c x - c^2/2, c = clip_j(x)`,
-//! whose gradient is `clip(v)`, so the block gaps keep their form.
+//! Box constraints `lo <= w <= hi` on chosen coordinates: part of the
+//! problem's statement, shared by the bundle methods (their constrained
+//! reduced problem) and BCFW (its clipped primal point), so it lives below
+//! both.
 
 use crate::error::{Error, Result};
 
