@@ -234,3 +234,50 @@ fn matlab_chain_ocr_example_runs() {
     // fallback is easier.
     assert!(e < 0.35, "test letter error {e}");
 }
+
+/// The README's MATLAB program, saved as `svm_demo.m` as the README says:
+/// bmrm on the summed hinge at lambda 0.4 and bcfw on the mean hinge at
+/// lambda 0.1, each with its own options struct, solve the four-point SVM
+/// whose optimum is known (`w* = (1/3, 1/3, 0)`: `F* = 0.4/2 |w*|^2 = 4/90`
+/// and `0.1/2 |w*|^2 = 1/90`); each run's bound and primal bracket it.
+#[test]
+fn readme_matlab_program_finds_the_known_optimum() {
+    if skip() {
+        return;
+    }
+    let dir = work_dir("readme-matlab");
+    std::fs::write(dir.join("svm_demo.m"), readme_block("matlab")).unwrap();
+    let out = run_octave(
+        &dir,
+        &format!(
+            "addpath('{}'); addpath('{}'); svm_demo",
+            path_arg(&root().join("bindings/matlab")),
+            path_arg(mex_dir())
+        ),
+        "the README's MATLAB program",
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let number = |key: &str| -> f64 {
+        let at = text
+            .find(key)
+            .unwrap_or_else(|| panic!("no {key:?} in\n{text}"));
+        text[at + key.len()..]
+            .split([',', ' ', '\n'])
+            .find(|w| !w.is_empty())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("no number after {key:?} in\n{text}"))
+    };
+    let printed = 1e-8;
+    let (fp, fd) = (number("Fp = "), number("Fd = "));
+    assert!(
+        fd <= 4.0 / 90.0 + printed && 4.0 / 90.0 <= fp + printed,
+        "{text}"
+    );
+    assert!(fp - fd <= 1e-3 * fp + printed, "{text}");
+    let (primal, gap) = (number("bcfw: primal "), number("gap "));
+    assert!(
+        primal - gap <= 1.0 / 90.0 + printed && 1.0 / 90.0 <= primal + printed,
+        "{text}"
+    );
+    assert!(gap <= 1e-4 * 1.001, "{text}");
+}

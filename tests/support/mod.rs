@@ -205,3 +205,22 @@ pub fn valgrind(program: &Path) -> String {
         .collect::<Vec<_>>()
         .join(" | ")
 }
+
+/// The README's one fenced code block in language `lang` (```` ```c ````,
+/// ```` ```cpp ````, ...): the front ends' tests compile and run them, so the
+/// README cannot drift from the library.
+pub fn readme_block(lang: &str) -> String {
+    let text = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let fence = format!("```{lang}\n");
+    let blocks: Vec<&str> = text
+        .split(fence.as_str())
+        .skip(1)
+        .map(|rest| rest.split("```").next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        blocks.len(),
+        1,
+        "README.md should hold exactly one ```{lang} block"
+    );
+    blocks[0].to_owned()
+}

@@ -55,3 +55,26 @@ def test_example_runs_and_reports(name):
         assert "(certified" in [line for line in lines if line.startswith("pure-Python")][0]
         for value in obj.values():
             assert value >= ref - 2e-3 * abs(ref)
+
+
+README = os.path.join(os.path.dirname(__file__), "..", "..", "..", "README.md")
+
+
+def test_readme_python_program_runs():
+    """The README's Python block, run as a program: the chain CRF and the
+    estimator fit data whose labels are the argmax of three features (so
+    both can be learnt), and the estimator's duality gap is certified."""
+    if not os.path.exists(README):
+        pytest.skip("README.md: not in a source tree")
+    with open(README, encoding="utf-8") as f:
+        blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+    assert len(blocks) == 1
+    out = subprocess.run([sys.executable, "-c", blocks[0]], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split("\n")
+    letter_accuracy = float(lines[0])
+    test_accuracy, gap = (float(v) for v in lines[1].split())
+    assert letter_accuracy > 0.9, out.stdout
+    assert test_accuracy > 0.9, out.stdout
+    assert 0.0 <= gap <= 1e-3, out.stdout
