@@ -1,4 +1,4 @@
-//! BCFW variants side by side (issue 13): for each problem and variant,
+//! BCFW variants side by side: for each problem and variant,
 //! oracle calls / n to a certified gap (exact passes included), seconds,
 //! wall time / time inside the oracle, and the certified gap at the end;
 //! ratios are to gap-BCFW+cache. Runs are repeated; oracle counts are

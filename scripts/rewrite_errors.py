@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Rewrites the old enum-variant forms of `bmrm::Error` into the kind + message form.
 
-Until issue 12 `Error` was an enum of one `String` per C status
+`Error` used to be an enum of one `String` per C status
 (`Error::InvalidArgument(format!(..))`); it is now a struct with a `kind`
 (`ErrorKind`, one per C status), a `message` and an optional `source`. This
 script rewrites every `.rs` file of the repository (not `target/`, not

@@ -45,7 +45,7 @@ cargo test --release --test cpp -- --ignored
 echo "== MPI (feature mpi): the distributed solvers under mpirun -np 3"
 cargo clippy --all-targets --release --features mpi -- -D warnings
 cargo test --release --features mpi --test mpi
-# --- Attacks that stay (issue 17; docs/reliability.md) -----------------------
+# --- Attacks that stay (docs/reliability.md) ----------------------------------
 # The fuzzers (tests/fuzz_readers.rs, src/bin/bmrm/model_fuzz.rs) and the
 # randomized C-ABI call sequences (tests/attack.rs) ran with the tests above;
 # here the C test programs, the attack program and the C example run under
@@ -53,7 +53,7 @@ cargo test --release --features mpi --test mpi
 echo "== C ABI under AddressSanitizer + UBSan, randomized call sequences"
 cargo test --release --test attack -- --ignored
 
-# ---- boundaries (issue 12): the C library alone, its SONAME, the docs ----
+# ---- boundaries: the C library alone, its SONAME, the docs ----
 echo "== C library without the cli feature (no clap/indicatif/serde_json/plotters)"
 cargo build --release --lib --no-default-features
 if cargo tree --no-default-features -e normal --prefix none |

@@ -1,4 +1,4 @@
-//! The C ABI under attack (issue 17): `tests/c/attack_test.c` runs the
+//! The C ABI under attack: `tests/c/attack_test.c` runs the
 //! regression cases of the attack run's findings and a randomized
 //! call-sequence test (at least 100,000 checked calls by default) against
 //! the static library. The ignored test (run by scripts/test.sh) builds the

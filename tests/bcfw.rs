@@ -283,7 +283,7 @@ impl MaxOracle for Broken {
 
 #[test]
 fn an_oracle_below_the_ground_truth_is_clipped_and_not_certified() {
-    // Issue 27: the answer is replaced by the ground truth (the zero corner)
+    // The answer is replaced by the ground truth (the zero corner)
     // and the run says it certifies nothing; it used to end with an error.
     let model = multiclass(20, 3, 3, 7);
     let mut s = bcfw_settings(0.1);

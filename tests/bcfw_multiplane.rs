@@ -133,7 +133,7 @@ fn the_timed_rule_keeps_the_certificate_valid() {
     assert!(info.primal - reference.lower_bound <= 1e-5 + 1e-12);
 }
 
-/// The 120-example problem of issue 13 (plain BCFW needed 530 to 1240
+/// The 120-example problem of the MATLAB tests (plain BCFW needed 530 to 1240
 /// passes for gap 1e-4): multi-plane gets there in at most 100 effective
 /// passes (oracle calls / n, exact passes included), and its answer agrees
 /// with BMRM's.

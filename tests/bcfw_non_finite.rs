@@ -1,4 +1,4 @@
-//! Issue 30.4: BCFW lets no non-finite value through. A max-oracle whose psi
+//! BCFW lets no non-finite value through. A max-oracle whose psi
 //! overflows (1e308) or whose squared norm overflows (1e160) ends the run
 //! with `Error::non_finite` naming where; a lambda whose inverse overflows
 //! is refused by `Settings::validate` for every algorithm.

@@ -142,8 +142,8 @@ fn cutting_plane_bounds_stay_below_the_optimum() {
 #[test]
 fn the_time_limit_ends_the_cutting_plane_qp() {
     // Tiny lambdas make the inner QP ill-conditioned; without an update
-    // budget only the time limit ends it (issue 17, finding 5: 18 s past a
-    // limit of 1 s).
+    // budget only the time limit ends it (it once ran 18 s past a limit
+    // of 1 s).
     let mut rng = ChaCha8Rng::seed_from_u64(17);
     let mut limited = 0;
     for case in 0..40 {

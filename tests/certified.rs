@@ -1,4 +1,4 @@
-//! Issue 27/28: oracles that do not maximise. A decoder that answers below
+//! Oracles that do not maximise. A decoder that answers below
 //! the ground truth (`L - <w, psi> < 0`) is clipped at the truth and the run
 //! says `certified == false`; a decoder that marks its answers inexact does
 //! too. The lower bound stays below the optimum computed here with the exact

@@ -639,7 +639,7 @@ fn nonneg_keeps_every_weight_non_negative_or_is_refused_by_name() {
             "--nonneg",
         ],
         1,
-        &["--nonneg", "SGD"],
+        &["--nonneg", "SGD", "BCFW"],
     );
 }
 
@@ -657,8 +657,8 @@ fn wide_file(dir: &Path) -> PathBuf {
 
 #[test]
 fn a_model_write_cut_short_keeps_the_old_model() {
-    // Issue 30.6: the model file was overwritten in place, so a full disk,
-    // a failed write or a kill during the write left a truncated model.
+    // Written in place, the model file would be left truncated by a full
+    // disk, a failed write or a kill during the write.
     // Under `ulimit -f 1` (1 KB) the write of the new model fails part-way:
     // with SIGXFSZ ignored as a write error, by default as a kill.
     let dir = tempfile::tempdir().unwrap();
@@ -742,8 +742,8 @@ fn the_model_path_is_checked_before_training() {
 
 #[test]
 fn a_file_without_line_breaks_is_an_error_in_bounded_memory() {
-    // Issue 30.7: `/dev/zero` as the data or the model made train and
-    // predict grow one line until the allocation aborted. Under a 2 GB
+    // `/dev/zero` as the data or the model could make train and predict
+    // grow one line until the allocation aborted. Under a 2 GB
     // address limit each must end with the reader's error naming line 1.
     let dir = tempfile::tempdir().unwrap();
     let data = wide_file(dir.path());
@@ -777,7 +777,7 @@ fn a_file_without_line_breaks_is_an_error_in_bounded_memory() {
 
 #[test]
 fn unknown_model_keys_are_refused_and_extra_features_noted() {
-    // Issue 30.9: both were ignored without a word.
+    // Neither may pass without a word.
     let dir = tempfile::tempdir().unwrap();
     let (train, test) = libsvm_files(dir.path(), 60, 20);
     let model = dir.path().join("model.txt");
@@ -810,7 +810,7 @@ fn unknown_model_keys_are_refused_and_extra_features_noted() {
 
 #[test]
 fn ctrl_c_ends_the_tool_with_a_message_and_status_130() {
-    // Issue 30.9: SIGINT ended the tool with status 130 and no word.
+    // SIGINT ends the tool with status 130, and it must say so.
     let dir = tempfile::tempdir().unwrap();
     let data = wide_file(dir.path());
     let child = Command::new(env!("CARGO_BIN_EXE_bmrm"))

@@ -1,4 +1,4 @@
-//! Constraints on `w` for the bundle methods (issue 27): a box `lo <= w <= hi`
+//! Constraints on `w` for the bundle methods: a box `lo <= w <= hi`
 //! and rows `A w >= b`. Every evaluated point is feasible, the lower bound
 //! stays below the constrained optimum (found here without the library: in
 //! closed form, or by ternary search on the feasible set), the gap closes,
@@ -505,7 +505,7 @@ fn graph_primal(model: &GraphModel, w: &[f64], lambda: f64) -> f64 {
     0.5 * lambda * w.iter().map(|v| v * v).sum::<f64>() + risk / m as f64
 }
 
-/// Issue 27: on small landmark, pose and HorseSeg-like problems under the
+/// On small landmark, pose and HorseSeg-like problems under the
 /// positivity constraints of `GraphModel::positivity_coordinates`,
 /// Prox-BMRM and Prox-P-BMRM converge (they made no progress when the
 /// constrained prox problem was solved only to the outer gap's tolerance)

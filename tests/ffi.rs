@@ -1071,7 +1071,7 @@ fn c_programs_under_valgrind() {
 
 /// scripts/install.sh also installs a CMake package: `find_package(bmrm
 /// CONFIG REQUIRED)` gives `bmrm::bmrm` (shared) and `bmrm::bmrm_static`,
-/// and the C and C++ examples build with them and run (issue 30.4).
+/// and the C and C++ examples build with them and run.
 #[test]
 fn c_and_cpp_examples_build_with_find_package_against_the_installed_tree() {
     assert!(

@@ -1,4 +1,4 @@
-//! Regression tests of issue 17's attack findings at the Rust API: hostile
+//! Regression tests of an attack run's findings at the Rust API: hostile
 //! sizes give `OutOfMemory`/`InvalidArgument` instead of an abort, limits are
 //! honoured, a NaN is never ignored, and a failed run leaves the solver usable
 //! and its summary saying so.
@@ -186,7 +186,7 @@ fn a_solver_starts_at_most_a_thread_per_core_and_only_at_its_first_run() {
     );
     let mut w = vec![0.0; 2];
     solver.run(&mut w).unwrap();
-    // Issue 30.5: the pool is capped at the cores (1024 threads on 2 cores
+    // The pool is capped at the cores (1024 threads on 2 cores
     // made every evaluation take seconds); the check is meaningful where
     // the cores are fewer than half of MAX_THREADS.
     let ran = process_threads().unwrap();
@@ -349,7 +349,7 @@ fn a_failing_part_is_named_once_under_every_algorithm() {
 }
 
 /// The multiclass oracle of `small_multiclass` answering every wrong class
-/// with the one label id 5: two labels, one id (issue 17, finding 6).
+/// with the one label id 5: two labels, one id.
 struct CollidingIds(Multiclass);
 
 impl MaxOracle for CollidingIds {
@@ -480,7 +480,7 @@ type SetOne = fn(&mut Settings);
 
 #[test]
 fn the_time_limit_ends_every_phase_that_can_run_long() {
-    // Issue 30.5: seeding the bundle with every SGD pass's planes, the
+    // Seeding the bundle with every SGD pass's planes, the
     // multi-plane approximate passes and block steps, and a pool of 1024
     // threads on a machine with few cores each ran far past the limit (50 s
     // for a 1 s limit, or without end). The bound is the limit plus 3 s: a

@@ -1,4 +1,4 @@
-//! Issue 30, findings 1 and 3: no lower bound above `min F`, at any scale of
+//! No lower bound above `min F`, at any scale of
 //! data and down to the last rounding.
 //!
 //! - Tiny separable risks whose optimum is known exactly (dyadic data, or

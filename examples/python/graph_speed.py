@@ -10,7 +10,7 @@ states, 10 features.
 
 Prints the seconds each needs for the same work (FrankWolfeSSVM: a fixed
 number of passes; OneSlackSSVM: to the same certified gap), the objectives
-they reach and the ratio. Issue 28 asks for a ratio of at least 20.
+they reach and the ratio. The goal is a ratio of at least 20.
 
 Usage::
 

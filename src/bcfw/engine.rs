@@ -383,7 +383,7 @@ impl BcfwState {
     /// The rounding allowance of `l` and `v` after the block steps so far:
     /// both are sums updated once per step, each update rounding relative
     /// to the magnitudes it adds, so after `K` steps they may be off by
-    /// `gamma_{2K}` of those magnitudes (issue 30, finding 3: a bound 4.4e-16
+    /// `gamma_{2K}` of those magnitudes (left in, they gave a bound 4.4e-16
     /// above `min F` on a tiny problem). Taken off `ell` and the dual wherever
     /// they are reported, so that a certificate computed from them stays
     /// below `min F`.

@@ -1,5 +1,5 @@
 //! The lower bound a bundle method reports, evaluated so that rounding
-//! cannot lift it above `min F` (issue 30, findings 1 and 3).
+//! cannot lift it above `min F`, at any scale of the data.
 //!
 //! The reduced problem's dual value at weights `beta` (one simplex per
 //! part) is `D(beta) = sum_i beta_i b_i - ||sum_i beta_i a_i||^2 / (2 lambda)`,

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 /// above any valid line (a dense LIBSVM row of ten million features is about
 /// 150 MB) and below what a 4 GB address space can grow a buffer to. A file
 /// with no line break (6 GB of zero bytes, `/dev/zero`) made the readers
-/// grow one line until the allocation aborted (issue 30.7).
+/// grow one line until the allocation aborted.
 pub const MAX_LINE_BYTES: usize = 256 << 20;
 
 /// Reads one line, its `\n` included, into `buf` (cleared first), at most

@@ -70,7 +70,7 @@ impl Method for BundleMethod {
             }
             let (best, others) = sgd.into_evaluations();
             // Each add can evict and rebuild Gram rows: thousands of passes
-            // took minutes past the limit (issue 30.5). The seeding planes
+            // took minutes past the limit. The seeding planes
             // are optional, so the deadline just stops adding them.
             let deadline = ctx.deadline();
             for e in others {

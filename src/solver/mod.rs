@@ -398,7 +398,7 @@ impl Solver {
 /// than the cores this process may use. Results do not depend on the count,
 /// and idle work-stealing threads cost every parallel step time in
 /// proportion to their number: 1024 threads on 2 cores made one evaluation
-/// of 200 examples take seconds (issue 30.5).
+/// of 200 examples take seconds.
 fn pool_threads(requested: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if requested == 0 {
@@ -415,8 +415,8 @@ impl Core {
         let s = &self.settings;
         let refuse = |by: &str| {
             Err(Error::invalid_argument(format!(
-                "{what} are not honoured by {by}; BMRM, Prox-BMRM, P-BMRM and Prox-P-BMRM \
-                 honour them"
+                "{what} are not honoured by {by}; the bundle methods (BMRM, Prox-BMRM, \
+                 P-BMRM, Prox-P-BMRM) honour them, and BCFW honours box constraints"
             )))
         };
         match s.algorithm {
@@ -561,8 +561,8 @@ mod tests {
 
     #[test]
     fn distributed_parts_too_large_for_memory_are_out_of_memory() {
-        // Issue 17: the distributed path skipped the memory check that
-        // `Solver::new` makes, so such a problem aborted at its first run.
+        // The distributed path makes the memory check of `Solver::new`
+        // too: without it such a problem aborted at its first run.
         for algorithm in [Algorithm::Bmrm, Algorithm::PBmrm] {
             let settings = Settings::new(algorithm, 0.1);
             let got = Solver::with_parts(Arc::new(HugeParts), 1, settings);

@@ -1,5 +1,5 @@
 /*
- * The C ABI under attack (issue 17): first the regression cases of the
+ * The C ABI under attack: first the regression cases of the
  * attack run's findings, then a randomized call-sequence test. With a fixed
  * list of seeds it calls random functions with random (often hostile)
  * arguments on a few live problems and solvers, with callbacks that fail,

@@ -143,7 +143,7 @@ expect_error(@() solverBCFW(bp, struct('debug_multiplier', 10)), 'bmrm:unsupport
 expect_error(@() solverBCFW(bp, struct('sample', 'gap')), 'bmrm:badArgument', 'sample');
 expect_error(@() solverBCFW(bp, struct('useCache', 1)), 'bmrm:badArgument', 'useCache');
 % Without debug BCFWstruct still returns progress with its fields, empty
-% (issue 30: `progress.primal` failed on an empty struct).
+% (`progress.primal` must not fail on an empty struct).
 [~, pq] = solverBCFW(bp, struct('lambda', lam, 'num_passes', 3));
 for f = {'primal', 'dual', 'eff_pass', 'train_error'}
   check(isfield(pq, f{1}) && isempty(pq.(f{1})), 'BCFWstruct progress.%s is there, empty, without debug', f{1});

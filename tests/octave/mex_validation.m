@@ -1,4 +1,4 @@
-% Input validation through the MEX gateway (issue 17, item 7): every case is
+% Input validation through the MEX gateway: every case is
 % an error with an identifier and a message naming what is wrong; nothing is
 % truncated or silently accepted. Run from run_tests.m.
 data = struct('c', [1; -2; 3], 'calls', 0);

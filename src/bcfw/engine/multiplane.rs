@@ -62,7 +62,7 @@ const STEPS_PER_CLOCK_READ: u32 = 64;
 impl BcfwState {
     /// The time limit the approximate passes and block steps stop at (the
     /// run's; `None`: none): up to 2^32 - 1 of either ran for minutes past
-    /// it (issue 30.5).
+    /// it.
     pub fn set_deadline(&mut self, deadline: Option<Instant>) {
         self.deadline = deadline;
     }

@@ -415,7 +415,7 @@ pub fn load(src: &Source, space: Option<&Space>) -> Result<Examples, String> {
 
 /// Notes on stderr the features of `data` beyond the model's `d`: they are
 /// dropped (a linear model's weights for them would be 0), which is
-/// LIBLINEAR's behaviour, but not silently (issue 30.9).
+/// LIBLINEAR's behaviour, but not silently.
 fn warn_features_beyond(data: &libsvm::LibsvmData, d: usize, what: &str) {
     if data.num_features <= d {
         return;

@@ -567,7 +567,7 @@ impl OutputArgs {
 const EXIT_INTERRUPTED: i32 = 130;
 
 fn main() {
-    // Ctrl-C ended the tool with no word (issue 30.9): say what happened. A
+    // Ctrl-C would end the tool with no word: say what happened. A
     // model being written is left whole (modelfile.rs writes atomically).
     let _ = ctrlc::set_handler(|| {
         eprintln!("\nbmrm: interrupted (SIGINT): stopped before the end of the run");

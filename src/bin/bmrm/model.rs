@@ -295,7 +295,7 @@ impl Saved {
         let f = ModelFile::read(path)?;
         let bad = |m: String| format!("model file {}: {m}", path.display());
         // A key this version does not know would be ignored, and with it
-        // whatever it means (issue 30.9): refuse it, naming it.
+        // whatever it means: refuse it, naming it.
         let unknown: Vec<&str> = f
             .header
             .iter()

@@ -85,7 +85,7 @@ impl ModelFile {
     /// Writes the model to `path` atomically: into a temporary file in the
     /// same directory, synced, then renamed over `path`. A failed write or a
     /// kill at any moment leaves the old file (or none) whole, never a
-    /// truncated model (issue 30.6).
+    /// truncated model.
     pub fn write(&self, path: &Path) -> Result<(), String> {
         let e = |err: std::io::Error| format!("model file {}: cannot write: {err}", path.display());
         let (tmp, file) = create_temporary(path)?;
@@ -125,7 +125,7 @@ impl ModelFile {
         let mut reader = BufReader::new(file);
         let mut no = 0;
         // Lines are bounded like the data readers' (a file without line
-        // breaks, /dev/zero, grew one line without end: issue 30.7).
+        // breaks, /dev/zero, would grow one line without end).
         let mut next = || -> Result<Option<(usize, String)>, String> {
             let mut buf = Vec::new();
             let limit = bmrm::data::MAX_LINE_BYTES;

@@ -153,7 +153,7 @@ fn files_plain_and_gzipped_round_trip_through_write_dense() {
 
 #[test]
 fn a_line_longer_than_the_bound_is_an_error_naming_it() {
-    // Issue 30.7: a line is read only up to the bound (here 16 bytes).
+    // A line is read only up to the bound (here 16 bytes).
     let ok = "1 1:0.5 2:0.25\n"; // 15 bytes with its end
     let d = parse_bounded(ok.as_bytes(), "f", 15).unwrap();
     assert_eq!(d.num_examples(), 1);
