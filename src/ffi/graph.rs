@@ -2,6 +2,7 @@
 //! by a built-in engine or by the caller's decoder over the potentials the
 //! library computes (`bmrm_graph_decoder_fn`).
 
+use std::cell::RefCell;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
@@ -10,7 +11,7 @@ use crate::models::graph::{
     EdgeFeatures, Engine, EngineChoice, EngineKind, GraphExamples, GraphLoss, GraphModel,
     GraphShape, Grid, NodeFeatures, Pairwise, Potentials,
 };
-use crate::models::SparseRows;
+use crate::models::{with_scratch, SparseRows};
 use crate::oracle::MaxOracle;
 
 use super::boundary::{non_null, slice, status};
@@ -301,8 +302,33 @@ impl Engine for CDecoder {
     }
 
     fn maximize(&self, p: &Potentials, labels: &mut [u32]) -> Result<bool> {
-        let edges: Vec<u32> = p.shape.edges.iter().flatten().copied().collect();
-        let (mut grids, mut cost) = (Vec::new(), Vec::new());
+        with_scratch(&MARSHALLED, |m| self.call(p, labels, m))
+    }
+}
+
+/// The arrays a [`bmrm_potentials`] points into besides the potentials'
+/// own: the edges flattened, the grids and the displacement costs. One set
+/// per thread, reused across calls, so the C path allocates nothing once
+/// warm.
+#[derive(Default)]
+struct Marshalled {
+    edges: Vec<u32>,
+    grids: Vec<bmrm_grid>,
+    cost: Vec<f64>,
+}
+
+thread_local! {
+    static MARSHALLED: RefCell<Marshalled> = RefCell::new(Marshalled::default());
+}
+
+impl CDecoder {
+    /// Marshals `p` into `m` and calls the decoder.
+    fn call(&self, p: &Potentials, labels: &mut [u32], m: &mut Marshalled) -> Result<bool> {
+        let Marshalled { edges, grids, cost } = m;
+        edges.clear();
+        edges.extend(p.shape.edges.iter().flatten());
+        grids.clear();
+        cost.clear();
         let (pairwise, pairwise_start) = match p.pairwise {
             Pairwise::Tables { values, start } => (values.as_ptr(), start.as_ptr()),
             Pairwise::Displacement { grids: g, cost: c } => {
