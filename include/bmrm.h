@@ -1513,6 +1513,29 @@ enum bmrm_status bmrm_graph_predict(const struct bmrm_problem *p,
                                     bool *exact);
 
 /**
+ * The weights of a graph problem that must stay non-negative for its exact
+ * engines to stay exact on every iterate: the Potts weights (submodular
+ * terms for graph cut) and the quadratic displacement weights (concave
+ * deformation scores for the distance transform); none for other edges.
+ * Give them to `bmrm_solver_set_bounds` as a lower bound of 0.
+ *
+ * `*count` receives how many there are; with `coords` non-NULL the
+ * 0-based indices, increasing, are written to `coords[0..*count]`, and a
+ * `capacity` below `*count` gives BMRM_ERROR_DIMENSION_MISMATCH (nothing
+ * written to `coords`). Call it with `coords` NULL to learn the count.
+ * `p` must have been made by bmrm_problem_new_graph or
+ * bmrm_problem_new_graph_decoder.
+ *
+ * # Safety
+ * `p` is NULL or a live problem; `coords` is NULL or valid for writing
+ * `capacity` values; `count` is valid for writing one.
+ */
+enum bmrm_status bmrm_graph_positivity_coordinates(const struct bmrm_problem *p,
+                                                   size_t *coords,
+                                                   size_t capacity,
+                                                   size_t *count);
+
+/**
  * Makes a problem whose max-oracle is the linear multiclass SVM with 0/1
  * loss (Crammer-Singer) over `m` examples of `d` features, `x` row-major
  * (`m * d` floats), labels `y` (`m` values in `0..k`), `k >= 2` classes, with

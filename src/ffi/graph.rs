@@ -728,3 +728,54 @@ pub unsafe extern "C" fn bmrm_graph_predict(
         Ok(())
     })
 }
+
+/// The weights of a graph problem that must stay non-negative for its exact
+/// engines to stay exact on every iterate: the Potts weights (submodular
+/// terms for graph cut) and the quadratic displacement weights (concave
+/// deformation scores for the distance transform); none for other edges.
+/// Give them to `bmrm_solver_set_bounds` as a lower bound of 0.
+///
+/// `*count` receives how many there are; with `coords` non-NULL the
+/// 0-based indices, increasing, are written to `coords[0..*count]`, and a
+/// `capacity` below `*count` gives BMRM_ERROR_DIMENSION_MISMATCH (nothing
+/// written to `coords`). Call it with `coords` NULL to learn the count.
+/// `p` must have been made by bmrm_problem_new_graph or
+/// bmrm_problem_new_graph_decoder.
+///
+/// # Safety
+/// `p` is NULL or a live problem; `coords` is NULL or valid for writing
+/// `capacity` values; `count` is valid for writing one.
+#[no_mangle]
+pub unsafe extern "C" fn bmrm_graph_positivity_coordinates(
+    p: *const bmrm_problem,
+    coords: *mut usize,
+    capacity: usize,
+    count: *mut usize,
+) -> bmrm_status {
+    status("bmrm_graph_positivity_coordinates", || {
+        non_null(count, "count")?;
+        // SAFETY: forwarded from this function's contract.
+        let problem = unsafe { bmrm_problem::from_ptr(p, "p") }?;
+        let Some(Builtin::Graph(model)) = problem.builtin() else {
+            return Err(Error::invalid_argument(
+                "the problem is not a graph problem (bmrm_problem_new_graph)",
+            ));
+        };
+        let positive = model.positivity_coordinates();
+        // SAFETY: `count` is valid for one write by the contract and not NULL.
+        unsafe { count.write(positive.len()) };
+        if coords.is_null() {
+            return Ok(());
+        }
+        if capacity < positive.len() {
+            return Err(Error::dimension_mismatch(format!(
+                "capacity = {capacity} but the problem has {} positivity coordinates",
+                positive.len()
+            )));
+        }
+        // SAFETY: `coords` holds `capacity >= positive.len()` writable
+        // entries by the contract and is not NULL.
+        unsafe { std::ptr::copy_nonoverlapping(positive.as_ptr(), coords, positive.len()) };
+        Ok(())
+    })
+}
