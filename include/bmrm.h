@@ -873,8 +873,10 @@ typedef struct bmrm_settings {
     bmrm_algorithm algorithm;
     /**
      * Passes of stochastic subgradient descent before a bundle method
-     * starts (0 = none, the default); for BMRM_ALGORITHM_SGD the whole run
-     * (default 5 there, must be >= 1).
+     * starts (0 = none, the default; the Prox-BMRM report's start is 10);
+     * for BMRM_ALGORITHM_SGD the whole run (default 5 there, must be >= 1).
+     * Under box constraints every step is projected onto the box; linear
+     * constraints refuse SGD.
      */
     uint32_t sgd_passes;
     /**
@@ -1223,12 +1225,13 @@ const char *bmrm_last_error(void);
 /**
  * Sets box constraints lower <= w <= upper (`lower` and `upper` each NULL,
  * meaning no bound, or `dim` doubles; use -INFINITY / INFINITY for free
- * coordinates) on a BCFW solver or a bundle-method solver (BMRM, Prox-BMRM,
- * P-BMRM, Prox-P-BMRM). BCFW's next run starts afresh at w = clip(0); a
- * bundle method's run projects its start onto the box, keeps its cutting
- * planes and keeps every iterate in the box. Errors:
- * BMRM_ERROR_INVALID_ARGUMENT (SGD, the cutting-plane method or an SGD
- * start, lower > upper, NaN), BMRM_ERROR_DIMENSION_MISMATCH.
+ * coordinates) on a BCFW solver, a bundle-method solver (BMRM, Prox-BMRM,
+ * P-BMRM, Prox-P-BMRM) or an SGD solver. BCFW's next run starts afresh at
+ * w = clip(0); a bundle method's or SGD's run projects its start onto the
+ * box, keeps its cutting planes and keeps every iterate in the box (SGD,
+ * alone or as the `sgd_passes` start, projects every step onto it).
+ * Errors: BMRM_ERROR_INVALID_ARGUMENT (the cutting-plane method, lower >
+ * upper, NaN), BMRM_ERROR_DIMENSION_MISMATCH.
  *
  * # Safety
  * `s` is NULL or a live solver; `lower` and `upper` are NULL or readable
@@ -1508,6 +1511,29 @@ enum bmrm_status bmrm_graph_predict(const struct bmrm_problem *p,
                                     uint32_t *labels,
                                     size_t num_nodes,
                                     bool *exact);
+
+/**
+ * The weights of a graph problem that must stay non-negative for its exact
+ * engines to stay exact on every iterate: the Potts weights (submodular
+ * terms for graph cut) and the quadratic displacement weights (concave
+ * deformation scores for the distance transform); none for other edges.
+ * Give them to `bmrm_solver_set_bounds` as a lower bound of 0.
+ *
+ * `*count` receives how many there are; with `coords` non-NULL the
+ * 0-based indices, increasing, are written to `coords[0..*count]`, and a
+ * `capacity` below `*count` gives BMRM_ERROR_DIMENSION_MISMATCH (nothing
+ * written to `coords`). Call it with `coords` NULL to learn the count.
+ * `p` must have been made by bmrm_problem_new_graph or
+ * bmrm_problem_new_graph_decoder.
+ *
+ * # Safety
+ * `p` is NULL or a live problem; `coords` is NULL or valid for writing
+ * `capacity` values; `count` is valid for writing one.
+ */
+enum bmrm_status bmrm_graph_positivity_coordinates(const struct bmrm_problem *p,
+                                                   size_t *coords,
+                                                   size_t capacity,
+                                                   size_t *count);
 
 /**
  * Makes a problem whose max-oracle is the linear multiclass SVM with 0/1

@@ -600,7 +600,7 @@ fn bcfw_trains_and_its_regularisation_path_reports_breakpoints() {
 fn nonneg_keeps_every_weight_non_negative_or_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let (train, _) = libsvm_files(dir.path(), 300, 0);
-    for algorithm in ["bmrm", "p-bmrm", "bcfw"] {
+    for algorithm in ["bmrm", "p-bmrm", "bcfw", "sgd"] {
         let model = dir.path().join(format!("{algorithm}.txt"));
         let out = ok(&[
             "train",
@@ -635,11 +635,11 @@ fn nonneg_keeps_every_weight_non_negative_or_is_refused_by_name() {
             "--c",
             "1",
             "--algorithm",
-            "sgd",
+            "cutting-plane",
             "--nonneg",
         ],
         1,
-        &["--nonneg", "SGD", "BCFW"],
+        &["--nonneg", "cutting-plane", "BCFW"],
     );
 }
 

@@ -360,23 +360,31 @@ fn bad_constraints_are_refused_by_name() {
     s.run(&mut w).unwrap();
     assert!((w[0] - 0.0625).abs() < 1e-3, "{w:?}");
 
-    // The algorithms whose iterates would leave the set refuse by name.
-    for (algorithm, names) in [
-        (Algorithm::Sgd, "SGD"),
-        (Algorithm::CuttingPlane, "cutting-plane"),
-    ] {
-        let mut s = new(algorithm);
-        let e = s.set_bounds(vec![0.0; 3], vec![inf; 3]).unwrap_err();
-        refused(e, ErrorKind::InvalidArgument, names);
+    // The algorithms whose iterates would leave the set refuse by name:
+    // the cutting-plane method both, SGD (projected onto a box) the rows.
+    let mut s = new(Algorithm::CuttingPlane);
+    let e = s.set_bounds(vec![0.0; 3], vec![inf; 3]).unwrap_err();
+    refused(e, ErrorKind::InvalidArgument, "cutting-plane");
+    let mut s = new(Algorithm::Sgd);
+    s.set_bounds(vec![0.0; 3], vec![inf; 3]).unwrap();
+    for mut s in [new(Algorithm::CuttingPlane), new(Algorithm::Sgd)] {
         let e = s
             .set_linear_constraints(&[1.0, 0.0, 0.0], &[0.0])
             .unwrap_err();
-        refused(e, ErrorKind::InvalidArgument, names);
+        let name = if s.settings().algorithm == Algorithm::Sgd {
+            "SGD"
+        } else {
+            "cutting-plane"
+        };
+        refused(e, ErrorKind::InvalidArgument, name);
     }
     let mut with_sgd = settings(Algorithm::Bmrm, 1.0, 1);
     with_sgd.sgd_passes = 2;
     let mut s = Solver::new(Problem::Risk(AbsRisk::new(c.clone(), 1)), with_sgd).unwrap();
-    let e = s.set_bounds(vec![0.0; 3], vec![inf; 3]).unwrap_err();
+    s.set_bounds(vec![0.0; 3], vec![inf; 3]).unwrap();
+    let e = s
+        .set_linear_constraints(&[1.0, 0.0, 0.0], &[0.0])
+        .unwrap_err();
     refused(e, ErrorKind::InvalidArgument, "sgd_passes");
     // BCFW takes a box but not rows.
     let model = common::multiclass(10, 2, 2, 1);

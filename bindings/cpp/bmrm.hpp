@@ -1032,6 +1032,22 @@ class Problem {
         return y;
     }
 
+    /// Graph problems: the weights that must stay non-negative for the exact
+    /// engines to stay exact on every iterate (the Potts weights, the
+    /// quadratic displacement weights), increasing; give them to
+    /// Solver::set_bounds as a lower bound of 0.
+    std::vector<std::size_t> positivity_coordinates() const {
+        if (!is_graph())
+            throw error(Status::invalid_argument,
+                        "positivity_coordinates: the problem is not a graph problem "
+                        "(Problem::graph)");
+        std::size_t count = 0;
+        detail::check(bmrm_graph_positivity_coordinates(p_, nullptr, 0, &count));
+        std::vector<std::size_t> coords(count);
+        detail::check(bmrm_graph_positivity_coordinates(p_, coords.data(), coords.size(), &count));
+        return coords;
+    }
+
     /// The C handle, for C calls. Its callbacks report a C++ exception as a
     /// failed callback only (bmrm::Solver rethrows it; a C solver made from
     /// this handle cannot) and live as long as this Problem.

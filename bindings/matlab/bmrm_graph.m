@@ -30,7 +30,8 @@ function [W, stat, pred] = bmrm_graph(data, lambda, options, decoder)
 %
 % options: .Algorithm ('bmrm' default, 'proxbmrm', 'pbmrm', 'proxpbmrm',
 %   'bcfw'), .TolRel (1e-3), .TolAbs (0), .MaxIter (inf), .NumThreads (0),
-%   .verb (0).
+%   .verb (0), .Positivity (false: true keeps W(stat.positivity) >= 0
+%   during training, as box constraints).
 %
 % decoder: a function handle labels = decoder(potentials), which replaces
 %   the engine (leave data.engine 'auto'): potentials.example (1-based),
@@ -41,8 +42,11 @@ function [W, stat, pred] = bmrm_graph(data, lambda, options, decoder)
 %
 % Outputs: W (the weights: the states x (D+bias) unary block, row s for
 %   state s, then the pairwise block); stat.Fp = F(W), stat.Fd a lower bound
-%   of min F, .nIter, .exitflag, .exit; pred{i} example i's labelling (1-based)
-%   maximising <W, phi> (no loss).
+%   of min F, .nIter, .exitflag, .exit, .positivity (the 1-based indices of
+%   the weights whose non-negativity keeps the exact engines exact: the
+%   Potts weights, the quadratic displacement weights; empty for other
+%   edges); pred{i} example i's labelling (1-based) maximising <W, phi> (no
+%   loss).
 %
 % Errors: a bad graph is 'bmrm:invalidArgument' (or another bmrm: status)
 % with the library's message naming the example and the node or edge
@@ -77,7 +81,7 @@ for k = 1:numel(names)
     error('bmrm:badArgument', 'bmrm_graph: unknown data field ''%s'' (known: %s)', names{k}, strjoin(known, ', '));
   end
 end
-known = {'Algorithm', 'TolRel', 'TolAbs', 'MaxIter', 'NumThreads', 'verb'};
+known = {'Algorithm', 'TolRel', 'TolAbs', 'MaxIter', 'NumThreads', 'verb', 'Positivity'};
 names = fieldnames(options);
 for k = 1:numel(names)
   if ~any(strcmp(names{k}, known))
@@ -97,6 +101,7 @@ o.tol_abs = opt('TolAbs', 0);
 o.max_iterations = opt('MaxIter', inf);
 o.num_threads = opt('NumThreads', 0);
 o.verb = opt('verb', 0);
+o.positivity = double(logical(opt('Positivity', false)));
 try
   [W, stat, pred] = bmrm_mex('graph', data, double(lambda), o, decoder);
 catch err

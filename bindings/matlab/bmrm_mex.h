@@ -54,6 +54,7 @@ typedef struct {
     int hash_args;          /* hashFn(param, y) (2) or hashFn(y) (1, gapBCFW) */
     struct lambda_result *current_result; /* where the iterate hook writes */
     const mxArray *decoder; /* graph: the decoder handle, or NULL */
+    const double *lower;    /* graph: dim lower bounds on W (Positivity), or NULL */
     double log_every;       /* keep the model of every log_every-th pass (0: none) */
     /* reporting */
     double verb;            /* print every verb iterations (0: never) */

@@ -246,6 +246,7 @@ void do_graph(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
     if (!e.bad && !algorithm_of(alg_name, &alg))
         arg_fail(&e, "unknown Algorithm '%s' (bmrm, proxbmrm, pbmrm, proxpbmrm, cp, sgd or bcfw)", alg_name);
     double verb = opt_num(&e, opts, "verb", 0);
+    bool positivity = opt_num(&e, opts, "positivity", 0) != 0;
     bmrm_settings s = settings_from(&e, opts, alg, lambda);
     graph_arrays a;
     memset(&a, 0, sizeof a);
@@ -265,8 +266,25 @@ void do_graph(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
     bmrm_problem *problem = NULL;
     o.status = g.decoder ? bmrm_problem_new_graph_decoder(&gd, graph_decoder_cb, &g, false, &problem)
                          : bmrm_problem_new_graph(&gd, &problem);
-    double *w = NULL;
+    double *w = NULL, *lower = NULL;
+    size_t *positive = NULL, num_positive = 0;
     if (o.status == BMRM_OK) o.status = bmrm_problem_dim(problem, &g.dim);
+    /* The weights that must stay >= 0 (stat.positivity), and with
+       options.Positivity the bounds W(positivity) >= 0. */
+    if (o.status == BMRM_OK)
+        o.status = bmrm_graph_positivity_coordinates(problem, NULL, 0, &num_positive);
+    if (o.status == BMRM_OK) {
+        positive = calloc(num_positive + 1, sizeof(size_t));
+        lower = calloc(g.dim + 1, sizeof(double));
+        if (positive == NULL || lower == NULL) o.status = BMRM_ERROR_OUT_OF_MEMORY;
+    }
+    if (o.status == BMRM_OK)
+        o.status = bmrm_graph_positivity_coordinates(problem, positive, num_positive, &num_positive);
+    if (o.status == BMRM_OK && positivity) {
+        for (size_t j = 0; j < g.dim; j++) lower[j] = -INFINITY;
+        for (size_t k = 0; k < num_positive; k++) lower[positive[k]] = 0.0;
+        g.lower = lower;
+    }
     if (o.status == BMRM_OK) {
         w = calloc(g.dim ? g.dim : 1, sizeof(double));
         if (w == NULL) fail(&g, "bmrm:outOfMemory", "cannot allocate W");
@@ -280,8 +298,11 @@ void do_graph(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
     mxArray *W = NULL, *stat = NULL, *pred = NULL;
     if (!bad) {
         W = column(w, g.dim);
-        const char *fields[] = {"Fp", "Fd", "nIter", "exitflag", "exit"};
-        stat = mxCreateStructMatrix(1, 1, 5, fields);
+        const char *fields[] = {"Fp", "Fd", "nIter", "exitflag", "exit", "positivity"};
+        stat = mxCreateStructMatrix(1, 1, 6, fields);
+        mxArray *pos = mxCreateDoubleMatrix((mwSize)num_positive, 1, mxREAL);
+        for (size_t k = 0; k < num_positive; k++) mxGetPr(pos)[k] = positive[k] + 1.0;
+        mxSetField(stat, 0, "positivity", pos);
         mxSetField(stat, 0, "Fp", mxCreateDoubleScalar(o.info.primal));
         mxSetField(stat, 0, "Fd", mxCreateDoubleScalar(o.info.lower_bound));
         mxSetField(stat, 0, "nIter", mxCreateDoubleScalar((double)o.info.iterations));
@@ -309,6 +330,8 @@ void do_graph(int nlhs, mxArray *plhs[], int nrhs, const mxArray *prhs[]) {
     bmrm_problem_free(problem);
     free_arrays(&a);
     free(w);
+    free(lower);
+    free(positive);
     free(o.history);
     free(o.passes);
     if (bad) raise_if_failed(&g, &o, "bmrm_graph");

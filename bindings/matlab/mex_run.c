@@ -11,6 +11,14 @@ void solve(gate *g, bmrm_problem *p, bmrm_settings *s, double *w, outcome *o) {
         snprintf(o->last_error, MSG_LEN, "%s", bmrm_last_error());
         return;
     }
+    if (g->lower != NULL) {
+        o->status = bmrm_solver_set_bounds(solver, g->lower, NULL, g->dim);
+        if (o->status != BMRM_OK) {
+            snprintf(o->last_error, MSG_LEN, "%s", bmrm_last_error());
+            bmrm_solver_free(solver);
+            return;
+        }
+    }
     g->iteration = 1;
     o->status = bmrm_solver_run(solver, w, g->dim);
     if (o->status != BMRM_OK) snprintf(o->last_error, MSG_LEN, "%s", bmrm_last_error());

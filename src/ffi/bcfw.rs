@@ -134,12 +134,13 @@ pub struct bmrm_path {
 
 /// Sets box constraints lower <= w <= upper (`lower` and `upper` each NULL,
 /// meaning no bound, or `dim` doubles; use -INFINITY / INFINITY for free
-/// coordinates) on a BCFW solver or a bundle-method solver (BMRM, Prox-BMRM,
-/// P-BMRM, Prox-P-BMRM). BCFW's next run starts afresh at w = clip(0); a
-/// bundle method's run projects its start onto the box, keeps its cutting
-/// planes and keeps every iterate in the box. Errors:
-/// BMRM_ERROR_INVALID_ARGUMENT (SGD, the cutting-plane method or an SGD
-/// start, lower > upper, NaN), BMRM_ERROR_DIMENSION_MISMATCH.
+/// coordinates) on a BCFW solver, a bundle-method solver (BMRM, Prox-BMRM,
+/// P-BMRM, Prox-P-BMRM) or an SGD solver. BCFW's next run starts afresh at
+/// w = clip(0); a bundle method's or SGD's run projects its start onto the
+/// box, keeps its cutting planes and keeps every iterate in the box (SGD,
+/// alone or as the `sgd_passes` start, projects every step onto it).
+/// Errors: BMRM_ERROR_INVALID_ARGUMENT (the cutting-plane method, lower >
+/// upper, NaN), BMRM_ERROR_DIMENSION_MISMATCH.
 ///
 /// # Safety
 /// `s` is NULL or a live solver; `lower` and `upper` are NULL or readable

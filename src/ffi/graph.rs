@@ -2,6 +2,7 @@
 //! by a built-in engine or by the caller's decoder over the potentials the
 //! library computes (`bmrm_graph_decoder_fn`).
 
+use std::cell::RefCell;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
@@ -10,7 +11,7 @@ use crate::models::graph::{
     EdgeFeatures, Engine, EngineChoice, EngineKind, GraphExamples, GraphLoss, GraphModel,
     GraphShape, Grid, NodeFeatures, Pairwise, Potentials,
 };
-use crate::models::SparseRows;
+use crate::models::{with_scratch, SparseRows};
 use crate::oracle::MaxOracle;
 
 use super::boundary::{non_null, slice, status};
@@ -301,8 +302,33 @@ impl Engine for CDecoder {
     }
 
     fn maximize(&self, p: &Potentials, labels: &mut [u32]) -> Result<bool> {
-        let edges: Vec<u32> = p.shape.edges.iter().flatten().copied().collect();
-        let (mut grids, mut cost) = (Vec::new(), Vec::new());
+        with_scratch(&MARSHALLED, |m| self.call(p, labels, m))
+    }
+}
+
+/// The arrays a [`bmrm_potentials`] points into besides the potentials'
+/// own: the edges flattened, the grids and the displacement costs. One set
+/// per thread, reused across calls, so the C path allocates nothing once
+/// warm.
+#[derive(Default)]
+struct Marshalled {
+    edges: Vec<u32>,
+    grids: Vec<bmrm_grid>,
+    cost: Vec<f64>,
+}
+
+thread_local! {
+    static MARSHALLED: RefCell<Marshalled> = RefCell::new(Marshalled::default());
+}
+
+impl CDecoder {
+    /// Marshals `p` into `m` and calls the decoder.
+    fn call(&self, p: &Potentials, labels: &mut [u32], m: &mut Marshalled) -> Result<bool> {
+        let Marshalled { edges, grids, cost } = m;
+        edges.clear();
+        edges.extend(p.shape.edges.iter().flatten());
+        grids.clear();
+        cost.clear();
         let (pairwise, pairwise_start) = match p.pairwise {
             Pairwise::Tables { values, start } => (values.as_ptr(), start.as_ptr()),
             Pairwise::Displacement { grids: g, cost: c } => {
@@ -699,6 +725,57 @@ pub unsafe extern "C" fn bmrm_graph_predict(
             std::ptr::copy_nonoverlapping(y.as_ptr(), labels, num_nodes);
             exact.write(known);
         }
+        Ok(())
+    })
+}
+
+/// The weights of a graph problem that must stay non-negative for its exact
+/// engines to stay exact on every iterate: the Potts weights (submodular
+/// terms for graph cut) and the quadratic displacement weights (concave
+/// deformation scores for the distance transform); none for other edges.
+/// Give them to `bmrm_solver_set_bounds` as a lower bound of 0.
+///
+/// `*count` receives how many there are; with `coords` non-NULL the
+/// 0-based indices, increasing, are written to `coords[0..*count]`, and a
+/// `capacity` below `*count` gives BMRM_ERROR_DIMENSION_MISMATCH (nothing
+/// written to `coords`). Call it with `coords` NULL to learn the count.
+/// `p` must have been made by bmrm_problem_new_graph or
+/// bmrm_problem_new_graph_decoder.
+///
+/// # Safety
+/// `p` is NULL or a live problem; `coords` is NULL or valid for writing
+/// `capacity` values; `count` is valid for writing one.
+#[no_mangle]
+pub unsafe extern "C" fn bmrm_graph_positivity_coordinates(
+    p: *const bmrm_problem,
+    coords: *mut usize,
+    capacity: usize,
+    count: *mut usize,
+) -> bmrm_status {
+    status("bmrm_graph_positivity_coordinates", || {
+        non_null(count, "count")?;
+        // SAFETY: forwarded from this function's contract.
+        let problem = unsafe { bmrm_problem::from_ptr(p, "p") }?;
+        let Some(Builtin::Graph(model)) = problem.builtin() else {
+            return Err(Error::invalid_argument(
+                "the problem is not a graph problem (bmrm_problem_new_graph)",
+            ));
+        };
+        let positive = model.positivity_coordinates();
+        // SAFETY: `count` is valid for one write by the contract and not NULL.
+        unsafe { count.write(positive.len()) };
+        if coords.is_null() {
+            return Ok(());
+        }
+        if capacity < positive.len() {
+            return Err(Error::dimension_mismatch(format!(
+                "capacity = {capacity} but the problem has {} positivity coordinates",
+                positive.len()
+            )));
+        }
+        // SAFETY: `coords` holds `capacity >= positive.len()` writable
+        // entries by the contract and is not NULL.
+        unsafe { std::ptr::copy_nonoverlapping(positive.as_ptr(), coords, positive.len()) };
         Ok(())
     })
 }

@@ -243,8 +243,10 @@ pub struct bmrm_settings {
     /// `bmrm_solver_new` with BMRM_ERROR_INVALID_ARGUMENT.
     pub algorithm: RawAlgorithm,
     /// Passes of stochastic subgradient descent before a bundle method
-    /// starts (0 = none, the default); for BMRM_ALGORITHM_SGD the whole run
-    /// (default 5 there, must be >= 1).
+    /// starts (0 = none, the default; the Prox-BMRM report's start is 10);
+    /// for BMRM_ALGORITHM_SGD the whole run (default 5 there, must be >= 1).
+    /// Under box constraints every step is projected onto the box; linear
+    /// constraints refuse SGD.
     pub sgd_passes: u32,
     /// The regularisation constant of F(w) = lambda/2 ||w||^2 + R(w), with
     /// the mean risk of a max-oracle (see the README for the conversion from

@@ -14,6 +14,7 @@ use crate::bundle::{Bundle, Certified};
 use crate::error::{Error, Result};
 use crate::exec::{Context, Method};
 use crate::linalg::{dist, norm2};
+use crate::oracle::Bounds;
 use crate::qp::QpOptions;
 use crate::vocab::Iteration;
 
@@ -26,6 +27,8 @@ pub struct BundleMethod {
     centre: Vec<f64>,
     /// The constraints on `w` and their multipliers (`None`: unconstrained).
     constrained: Option<ConstrainedDual>,
+    /// The box the SGD start projects its steps onto (`None`: free).
+    sgd_bounds: Option<Bounds>,
     /// Consecutive iterations whose bound lost more than `F` to rounding.
     imprecise: u32,
 }
@@ -35,11 +38,14 @@ pub struct BundleMethod {
 const IMPRECISE_LIMIT: u32 = 10;
 
 impl BundleMethod {
-    /// A run on `bundle` (empty, or kept from the last run) with `rule`.
+    /// A run on `bundle` (empty, or kept from the last run) with `rule`;
+    /// `constrained` holds the constraints, and `sgd_bounds` their box for
+    /// the SGD start.
     pub fn new(
         bundle: Bundle,
         rule: Box<dyn StepRule>,
         constrained: Option<ConstrainedDual>,
+        sgd_bounds: Option<Bounds>,
     ) -> Self {
         BundleMethod {
             bundle,
@@ -47,6 +53,7 @@ impl BundleMethod {
             centre: Vec::new(),
             imprecise: 0,
             constrained,
+            sgd_bounds,
         }
     }
 
@@ -57,11 +64,11 @@ impl BundleMethod {
 }
 
 impl Method for BundleMethod {
-    /// Evaluates the start, or runs `sgd_passes` passes of SGD from it and
-    /// keeps the planes of every pass.
+    /// Evaluates the start, or runs `sgd_passes` passes of SGD from it
+    /// (projected onto the box) and keeps the planes of every pass.
     fn start(&mut self, ctx: &mut Context<'_>, w: &[f64]) -> Result<()> {
         let first = if ctx.settings.sgd_passes > 0 {
-            let mut sgd = Sgd::new(ctx, w)?;
+            let mut sgd = Sgd::new(ctx, w, self.sgd_bounds.clone())?;
             for k in 1..=ctx.settings.sgd_passes {
                 if sgd.pass(ctx, u64::from(k))?.is_none() {
                     // The time limit: the first iteration ends the run.
@@ -229,6 +236,7 @@ impl BundleMethod {
             lambda,
             f_prev,
             f_new: objective,
+            step_norm,
             lower_bound,
             tol_rel,
             centre: &self.centre,

@@ -36,8 +36,8 @@ pub fn bundle_method(
     } else {
         Box::new(bmrm::PlainSteps)
     };
-    let constrained = constraints
-        .filter(|c| !c.is_empty())
-        .map(ConstrainedDual::new);
-    BundleMethod::new(bundle, rule, constrained)
+    let constraints = constraints.filter(|c| !c.is_empty());
+    let sgd_bounds = constraints.as_ref().and_then(|c| c.bounds.clone());
+    let constrained = constraints.map(ConstrainedDual::new);
+    BundleMethod::new(bundle, rule, constrained, sgd_bounds)
 }

@@ -3,6 +3,16 @@
 //! `alpha ||w - w_t||^2` around the last iterate, with `alpha` re-tuned
 //! whenever an iteration decreases `F` by less than `gamma`.
 //!
+//! K grows: after [`GROW_AFTER`] steps in a row that reach the bound and
+//! lower `F`, K doubles. The report's K (0.01 ||w_1||) is tied to the
+//! start's norm, so from a start far inside the optimum's ball (a few SGD
+//! passes, a scaled-down solution) every step was a hundredth of a small
+//! norm and the run stalled at its iteration limit; a K that is too small
+//! shows exactly as steps that keep reaching it while `F` keeps falling,
+//! and doubling it reaches any scale in a logarithmic number of rounds.
+//! Where the report's K fits, a step that overshoots (`F` rises) or falls
+//! short of K breaks the run of hits, so K stays as the report sets it.
+//!
 //! Scale: our risk is a mean, so `lambda` is `m` times smaller than the
 //! summed-risk lambda of the paper; the prox constants are searched on the
 //! grid `{0} ∪ {lambda * 2^k}`, which is the paper's `{0, 1, 2, 4, ...}`
@@ -17,6 +27,11 @@ const K_MIN: i32 = -30;
 const K_MAX: i32 = 60;
 /// The exponent that stands for alpha = 0.
 const ZERO: i32 = i32::MIN;
+/// A step at least this share of K long reached the bound (the alpha grid
+/// doubles, so a searched step is between about K/2 and K).
+const AT_BOUND: f64 = 0.5;
+/// Steps in a row that reach the bound and lower `F` before K doubles.
+const GROW_AFTER: u32 = 10;
 
 /// The prox step rule with its constants `T` and `K`.
 pub struct ProxSteps {
@@ -32,6 +47,8 @@ pub struct ProxSteps {
     gamma: f64,
     /// How many alpha searches ran (for tests and the history).
     pub searches: u64,
+    /// Consecutive steps that reached the bound and lowered `F`.
+    hits: u32,
 }
 
 impl ProxSteps {
@@ -45,6 +62,7 @@ impl ProxSteps {
             lambda,
             gamma: f64::INFINITY,
             searches: 0,
+            hits: 0,
         }
     }
 
@@ -148,6 +166,7 @@ impl StepRule for ProxSteps {
         }
         self.exponent = ZERO;
         self.gamma = f64::INFINITY;
+        self.hits = 0;
     }
 
     fn alpha(&self) -> f64 {
@@ -159,7 +178,19 @@ impl StepRule for ProxSteps {
     }
 
     fn update(&mut self, step: &mut StepContext<'_>) -> Result<()> {
-        let k = self.k.unwrap_or(1e-3);
+        let mut k = self.k.unwrap_or(1e-3);
+        // A step that reached the bound and lowered F: GROW_AFTER of them in
+        // a row mean K, not the model, limits the steps; K doubles.
+        if step.f_new < step.f_prev && step.step_norm >= AT_BOUND * k {
+            self.hits += 1;
+        } else {
+            self.hits = 0;
+        }
+        if self.hits >= GROW_AFTER {
+            k *= 2.0;
+            self.k = Some(k);
+            self.hits = 0;
+        }
         if step.f_prev - step.f_new >= self.gamma {
             return Ok(());
         }

@@ -40,6 +40,8 @@ pub struct StepContext<'b> {
     pub f_prev: f64,
     /// `F` at the new iterate.
     pub f_new: f64,
+    /// `||w_new - c||`, the length of the step just made from its centre.
+    pub step_norm: f64,
     /// The lower bound of this iteration's `alpha = 0` reduced problem.
     pub lower_bound: f64,
     pub tol_rel: f64,

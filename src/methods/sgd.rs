@@ -9,6 +9,13 @@
 //! After every pass over all units `F(w)` is evaluated exactly; the best `w`
 //! over the passes is kept, and each evaluation's cutting planes are valid
 //! planes for the bundle that may follow.
+//!
+//! Under a box `lo <= w <= hi` the steps are projected: each step is
+//! followed by `w <- clip(w)`, so every iterate (the sampled points, the
+//! pass-end points and the `t0` trials) is in the box. The lower bound of a
+//! plane stays the unconstrained minimum of its model, which is below the
+//! minimum over the box. Linear rows `A w >= b` are refused by the solver
+//! (projecting onto them is a QP of its own).
 
 use std::time::Instant;
 
@@ -21,6 +28,7 @@ use crate::exec::{Context, Evaluation, Method, Units};
 use crate::linalg::{axpy, dot, first_non_finite, norm2};
 use crate::oracle::adapters::call_max_oracle;
 use crate::oracle::pass::screen_answer;
+use crate::oracle::Bounds;
 use crate::oracle::{AnswerLog, Corner};
 use crate::rounding::gamma;
 use crate::vocab::Iteration;
@@ -96,8 +104,18 @@ fn finite_estimate(
     Ok(risk)
 }
 
-/// One SGD pass over `order`, continuing the step counter `t`. Returns
-/// false when the deadline stopped it part-way.
+/// `w <- clip(w)` onto the box, when there is one.
+fn project(bounds: Option<&Bounds>, w: &mut [f64]) {
+    if let Some(b) = bounds {
+        for (j, x) in w.iter_mut().enumerate() {
+            *x = b.clip(j, *x);
+        }
+    }
+}
+
+/// One SGD pass over `order`, continuing the step counter `t`, each step
+/// projected onto `bounds`. Returns false when the deadline stopped it
+/// part-way.
 #[allow(clippy::too_many_arguments)]
 fn pass(
     units: &Units,
@@ -106,6 +124,7 @@ fn pass(
     t: &mut u64,
     order: &[usize],
     w: &mut [f64],
+    bounds: Option<&Bounds>,
     scratch: &mut (Vec<f64>, Corner),
     answers: &AnswerLog,
     deadline: Option<Instant>,
@@ -121,6 +140,7 @@ fn pass(
         let shrink = 1.0 - eta * lambda;
         w.iter_mut().for_each(|x| *x *= shrink);
         axpy(-eta, g, w);
+        project(bounds, w);
     }
     Ok(true)
 }
@@ -173,6 +193,8 @@ pub struct Sgd {
     rng: ChaCha8Rng,
     scratch: (Vec<f64>, Corner),
     perm: Vec<usize>,
+    /// The box every step is projected onto (`None`: free).
+    bounds: Option<Bounds>,
     t0: f64,
     /// Steps so far.
     t: u64,
@@ -186,8 +208,9 @@ pub struct Sgd {
 }
 
 impl Sgd {
-    /// Chooses `t0` on a sample and evaluates the start `w` exactly.
-    pub fn new(ctx: &mut Context<'_>, w: &[f64]) -> Result<Self> {
+    /// Chooses `t0` on a sample and evaluates the start `w` exactly; `w`
+    /// must be in `bounds` when there are bounds.
+    pub fn new(ctx: &mut Context<'_>, w: &[f64], bounds: Option<Bounds>) -> Result<Self> {
         let units = ctx.oracles.units.clone();
         let lambda = ctx.lambda;
         let n = count(&units);
@@ -216,6 +239,7 @@ impl Sgd {
                 &mut t,
                 &sample,
                 &mut trial,
+                bounds.as_ref(),
                 &mut scratch,
                 &ctx.oracles.answers,
                 deadline,
@@ -243,6 +267,7 @@ impl Sgd {
             rng,
             scratch,
             perm,
+            bounds,
             t0: best_t0,
             t: 0,
             current: w.to_vec(),
@@ -266,6 +291,7 @@ impl Sgd {
             &mut self.t,
             &self.perm,
             &mut self.current,
+            self.bounds.as_ref(),
             &mut self.scratch,
             &ctx.oracles.answers,
             deadline,
@@ -300,19 +326,24 @@ impl Sgd {
 /// SGD as the whole run: one pass per iteration, `passes` of them.
 pub struct SgdMethod {
     passes: u32,
+    bounds: Option<Bounds>,
     sgd: Option<Sgd>,
 }
 
 impl SgdMethod {
-    /// `passes` passes of SGD.
-    pub fn new(passes: u32) -> Self {
-        SgdMethod { passes, sgd: None }
+    /// `passes` passes of SGD, projected onto `bounds` when given.
+    pub fn new(passes: u32, bounds: Option<Bounds>) -> Self {
+        SgdMethod {
+            passes,
+            bounds,
+            sgd: None,
+        }
     }
 }
 
 impl Method for SgdMethod {
     fn start(&mut self, ctx: &mut Context<'_>, w: &[f64]) -> Result<()> {
-        self.sgd = Some(Sgd::new(ctx, w)?);
+        self.sgd = Some(Sgd::new(ctx, w, self.bounds.take())?);
         Ok(())
     }
 

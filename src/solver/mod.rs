@@ -264,17 +264,18 @@ impl Solver {
     }
 
     /// Box constraints `lower <= w <= upper` (infinities leave a coordinate
-    /// free), honoured by BCFW and the four bundle methods; SGD (alone or as
-    /// the bundle methods' start) and the cutting-plane method refuse them.
-    /// A bundle method's run projects its start onto the box; BCFW restarts
-    /// from `clip(0)`. Replaces earlier bounds; the cutting planes are kept
+    /// free), honoured by BCFW, the four bundle methods and SGD (alone or as
+    /// the bundle methods' start: projected SGD, every step clipped to the
+    /// box); the cutting-plane method refuses them. A bundle method's or
+    /// SGD's run projects its start onto the box; BCFW restarts from
+    /// `clip(0)`. Replaces earlier bounds; the cutting planes are kept
     /// (they model the risk, which the box does not change).
     pub fn set_bounds(&mut self, lower: Vec<f64>, upper: Vec<f64>) -> Result<()> {
         let dim = self.dim();
         if let Kept::Bcfw(b) = &mut self.kept {
             return BcfwHandle::new(&mut self.core, b).set_bounds(lower, upper);
         }
-        self.core.honours_constraints("box constraints")?;
+        self.core.honours_constraints("box constraints", true)?;
         let mut c = (*self.core.constraints).clone();
         c.bounds = Some(crate::oracle::Bounds::new(lower, upper, dim)?);
         self.core.constraints = Arc::new(c);
@@ -284,7 +285,8 @@ impl Solver {
     /// Linear constraints `A w >= b`: `matrix` holds `rhs.len()` rows of
     /// `dim()` numbers, row after row (no rows: none). Honoured by the four
     /// bundle methods, whose start must satisfy them (after the projection
-    /// onto the box); the other algorithms refuse them. Replaces earlier rows.
+    /// onto the box); the other algorithms and the SGD start (`sgd_passes >
+    /// 0`) refuse them. Replaces earlier rows.
     pub fn set_linear_constraints(&mut self, matrix: &[f64], rhs: &[f64]) -> Result<()> {
         if matches!(self.kept, Kept::Bcfw(_)) {
             return Err(Error::invalid_argument(
@@ -293,7 +295,7 @@ impl Solver {
             ));
         }
         self.core
-            .honours_constraints("linear constraints A w >= b")?;
+            .honours_constraints("linear constraints A w >= b", false)?;
         let mut c = (*self.core.constraints).clone();
         c.set_rows(matrix, rhs, self.dim())?;
         self.core.constraints = Arc::new(c);
@@ -374,7 +376,13 @@ impl Solver {
             .unwrap_or_else(|| Bundle::new(w.len(), core.parts.num_parts(), settings.buffer_size));
         bundle.set_pool(core.pool()?);
         let outcome = match settings.algorithm {
-            Algorithm::Sgd => core.execute(&mut SgdMethod::new(settings.sgd_passes), w),
+            Algorithm::Sgd => {
+                let bounds = core.constraints.bounds.clone();
+                if let Some(b) = &bounds {
+                    w.copy_from_slice(&b.clip_all(w));
+                }
+                core.execute(&mut SgdMethod::new(settings.sgd_passes, bounds), w)
+            }
             Algorithm::CuttingPlane => core.execute(&mut CuttingPlane::new(), w),
             _ => {
                 let constraints = core.constraints.clone();
@@ -410,8 +418,10 @@ fn pool_threads(requested: usize) -> usize {
 
 impl Core {
     /// Refuses `what` for the algorithms whose iterates would leave the
-    /// feasible set: SGD (alone or as a start) and the cutting-plane method.
-    fn honours_constraints(&self, what: &str) -> Result<()> {
+    /// feasible set: the cutting-plane method, and for linear rows (`box_only`
+    /// false) SGD alone or as a start, whose steps are projected onto a box
+    /// but not onto rows (that projection is a QP of its own).
+    fn honours_constraints(&self, what: &str, box_only: bool) -> Result<()> {
         let s = &self.settings;
         let refuse = |by: &str| {
             Err(Error::invalid_argument(format!(
@@ -420,9 +430,14 @@ impl Core {
             )))
         };
         match s.algorithm {
-            Algorithm::Sgd => refuse("SGD"),
             Algorithm::CuttingPlane => refuse("the cutting-plane method"),
-            _ if s.sgd_passes > 0 => refuse("the SGD start (sgd_passes > 0): set sgd_passes = 0"),
+            Algorithm::Sgd if !box_only => {
+                refuse("SGD (it projects its steps onto a box, not onto rows)")
+            }
+            _ if s.sgd_passes > 0 && !box_only => refuse(
+                "the SGD start (sgd_passes > 0; it projects its steps onto a box, not onto \
+                 rows): set sgd_passes = 0",
+            ),
             _ => Ok(()),
         }
     }

@@ -157,10 +157,13 @@ pub struct Settings {
     pub clean_after: u32,
     /// Prox-BMRM's T (default 100).
     pub prox_t: f64,
-    /// Prox-BMRM's K, the step length bound (0 = 0.01 ||w_1||, see the README).
+    /// Prox-BMRM's K, the step length bound (0 = 0.01 ||w_1||, see the
+    /// README); it doubles after 10 steps in a row that reach it and lower F.
     pub prox_k: f64,
-    /// Passes of SGD before the bundle method starts (0 = none). For
-    /// [`Algorithm::Sgd`] this is the whole run (default 5 there).
+    /// Passes of SGD before the bundle method starts (0 = none;
+    /// [`Settings::SGD_START_PASSES`] is the Prox-BMRM report's start). For
+    /// [`Algorithm::Sgd`] this is the whole run (default 5 there). Under a
+    /// box every step is projected onto it; linear rows refuse SGD.
     pub sgd_passes: u32,
     /// Radius of the norm ball of the cutting-plane method (0: the smallest
     /// radius proven at `w_1` to hold the minimiser). A user's radius gives
@@ -272,6 +275,10 @@ pub const MULTICLASS_BCFW_MIN_EXAMPLES: usize = 1000;
 pub const MAX_THREADS: usize = 1024;
 
 impl Settings {
+    /// The SGD start of the Prox-BMRM report's experiments: 10 passes of
+    /// (projected) SGD before the bundle method (`sgd_passes`).
+    pub const SGD_START_PASSES: u32 = 10;
+
     /// The defaults for `algorithm` at `lambda` (validated when the solver is made).
     pub fn new(algorithm: Algorithm, lambda: f64) -> Self {
         Settings {

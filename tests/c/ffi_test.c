@@ -1248,11 +1248,21 @@ static void test_bcfw(const mc_data *data) {
         free(rows);
         bmrm_solver_free(solver);
     }
-    /* SGD refuses both by name; BCFW refuses rows. */
+    /* SGD projects onto a box and refuses rows by name; the cutting-plane
+       method refuses both; BCFW refuses rows. */
     s = settings_for(BMRM_ALGORITHM_SGD, 0.05);
     CHECK_STATUS(bmrm_solver_new(p, &s, &solver), BMRM_OK);
-    CHECK_STATUS(bmrm_solver_set_bounds(solver, lo, NULL, dim), BMRM_ERROR_INVALID_ARGUMENT);
+    CHECK_STATUS(bmrm_solver_set_bounds(solver, lo, NULL, dim), BMRM_OK);
+    CHECK_STATUS(bmrm_solver_run(solver, w, dim), BMRM_OK);
+    for (size_t j = 0; j < dim; j++) CHECK(w[j] >= lo[j], "SGD: w[%zu] = %g below the box", j, w[j]);
+    CHECK_STATUS(bmrm_solver_set_linear_constraints(solver, w, 1, dim, w),
+                 BMRM_ERROR_INVALID_ARGUMENT);
     CHECK(last_error_has("SGD"), "'%s'", bmrm_last_error());
+    bmrm_solver_free(solver);
+    s = settings_for(BMRM_ALGORITHM_CUTTING_PLANE, 0.05);
+    CHECK_STATUS(bmrm_solver_new(p, &s, &solver), BMRM_OK);
+    CHECK_STATUS(bmrm_solver_set_bounds(solver, lo, NULL, dim), BMRM_ERROR_INVALID_ARGUMENT);
+    CHECK(last_error_has("cutting-plane"), "'%s'", bmrm_last_error());
     bmrm_solver_free(solver);
     s = settings_for(BMRM_ALGORITHM_BCFW, 0.05);
     CHECK_STATUS(bmrm_solver_new(p, &s, &solver), BMRM_OK);

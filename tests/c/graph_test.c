@@ -4,7 +4,8 @@
  * built-in engine's solves bit for bit; a decoder that returns
  * non-maximisers gives a run whose bound stays below the optimum; bad
  * graphs get their status and a message naming the example and the node or
- * edge. Run by tests/ffi.rs, under valgrind and under the sanitizers.
+ * edge; bmrm_graph_positivity_coordinates lists the Potts weights. Run by
+ * tests/ffi.rs, under valgrind and under the sanitizers.
  * Exits 0 when every check passed.
  */
 #include "common.h"
@@ -268,6 +269,52 @@ static void test_bad_graphs(void) {
     CHECK_STATUS(bmrm_graph_predict(NULL, w, 10, 0, y, 2, &exact), BMRM_ERROR_NULL_ARGUMENT);
 }
 
+/* bmrm_graph_positivity_coordinates: none for constant edges; for Potts
+   edges with two features the two Potts weights after the 2 x (D + bias)
+   unary block; the count alone with coords NULL; a short buffer, a
+   non-graph problem and NULLs refused. */
+static void test_positivity_coordinates(void) {
+    chains c = make_chains();
+    bmrm_graph_data g = graph_data(&c, BMRM_ENGINE_AUTO);
+    bmrm_problem *constant = NULL, *potts = NULL;
+    CHECK_STATUS(bmrm_problem_new_graph(&g, &constant), BMRM_OK);
+    size_t count = 99, coords[4] = {0};
+    CHECK_STATUS(bmrm_graph_positivity_coordinates(constant, coords, 4, &count), BMRM_OK);
+    CHECK(count == 0, "constant edges: %zu coordinates", count);
+    float features[64];
+    for (size_t e = 0; e < c.edge_start[M]; e++) {
+        features[2 * e] = 1.0f;
+        features[2 * e + 1] = (float)(e % 3) * 0.25f;
+    }
+    g.edge_features = BMRM_EDGE_FEATURES_POTTS;
+    g.edge_dim = 2;
+    g.edge_values = features;
+    CHECK_STATUS(bmrm_problem_new_graph(&g, &potts), BMRM_OK);
+    size_t dim = 0;
+    CHECK_STATUS(bmrm_problem_dim(potts, &dim), BMRM_OK);
+    CHECK(dim == 2 * (D + 1) + 2, "dim %zu", dim);
+    CHECK_STATUS(bmrm_graph_positivity_coordinates(potts, NULL, 0, &count), BMRM_OK);
+    CHECK(count == 2, "count %zu", count);
+    CHECK_STATUS(bmrm_graph_positivity_coordinates(potts, coords, 1, &count),
+                 BMRM_ERROR_DIMENSION_MISMATCH);
+    CHECK(strstr(bmrm_last_error(), "capacity = 1") != NULL, "'%s'", bmrm_last_error());
+    CHECK_STATUS(bmrm_graph_positivity_coordinates(potts, coords, 4, &count), BMRM_OK);
+    CHECK(count == 2 && coords[0] == 6 && coords[1] == 7, "coordinates %zu: %zu %zu", count,
+          coords[0], coords[1]);
+    CHECK_STATUS(bmrm_graph_positivity_coordinates(potts, coords, 4, NULL),
+                 BMRM_ERROR_NULL_ARGUMENT);
+    CHECK_STATUS(bmrm_graph_positivity_coordinates(NULL, coords, 4, &count),
+                 BMRM_ERROR_NULL_ARGUMENT);
+    bmrm_problem *risk = NULL;
+    CHECK_STATUS(bmrm_problem_new(3, &risk), BMRM_OK);
+    CHECK_STATUS(bmrm_graph_positivity_coordinates(risk, coords, 4, &count),
+                 BMRM_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(bmrm_last_error(), "not a graph problem") != NULL, "'%s'", bmrm_last_error());
+    bmrm_problem_free(risk);
+    bmrm_problem_free(potts);
+    bmrm_problem_free(constant);
+}
+
 int main(void) {
     /* common.h helpers this program does not need. */
     (void)l1_risk;
@@ -279,6 +326,7 @@ int main(void) {
     test_decoder_matches_engine();
     test_wrong_decoder_keeps_the_bound_below_the_optimum();
     test_bad_graphs();
+    test_positivity_coordinates();
     printf("%d passed, %d failed\n", checks_passed, checks_failed);
     return checks_failed == 0 ? 0 : 1;
 }

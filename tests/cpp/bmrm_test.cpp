@@ -1021,6 +1021,35 @@ static void test_graph() {
     }
 }
 
+// Problem::positivity_coordinates: the Potts weights of a Potts problem
+// (after 2 states x (2 features + bias) unary weights: 6 and 7), none for
+// constant edges; a solve bounded below by 0 on them keeps them there.
+static void test_graph_positivity() {
+    bmrm::GraphData g = graph_chains(bmrm::Engine::automatic);
+    CHECK(bmrm::Problem::graph(g).positivity_coordinates().empty(), "constant edges: none");
+    g.edge_features = bmrm::EdgeFeatures::potts;
+    g.edge_dim = 2;
+    g.edge_values.clear();
+    for (std::size_t e = 0; e < g.edges.size() / 2; e++) {
+        g.edge_values.push_back(1.0f);
+        g.edge_values.push_back(static_cast<float>(e % 3) * 0.25f);
+    }
+    bmrm::Problem potts = bmrm::Problem::graph(g);
+    CHECK(potts.dim() == 8, "dim %zu", potts.dim());
+    std::vector<std::size_t> coords = potts.positivity_coordinates();
+    CHECK((coords == std::vector<std::size_t>{6, 7}), "coordinates %zu", coords.size());
+    bmrm::Settings s(bmrm::Algorithm::bmrm, 0.05);
+    bmrm::Solver solver(potts, s);
+    std::vector<double> lo(8, -INFINITY), hi(8, INFINITY);
+    for (std::size_t j : coords) lo[j] = 0.0;
+    solver.set_bounds(lo, hi);
+    std::vector<double> w(8, 0.0);
+    solver.run(w);
+    CHECK(w[6] >= 0.0 && w[7] >= 0.0, "w = %g %g", w[6], w[7]);
+    bmrm::Problem decoded = bmrm::Problem::graph_decoder(g, enumerate_labellings);
+    CHECK(decoded.positivity_coordinates() == coords, "the decoder's problem agrees");
+}
+
 int main() {
     test_settings();
     test_full_and_partitioned_risk();
@@ -1033,6 +1062,7 @@ int main() {
     test_shogun_adapter();
     test_bcfw();
     test_graph();
+    test_graph_positivity();
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

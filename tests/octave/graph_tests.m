@@ -66,6 +66,17 @@ expect_error(@() bmrm_graph(data, lambda, [], @(p) 3 * ones(numel(p.states), 1))
              'bmrm:badOutput', 'node 1: label 3 is not in 1..2');
 [W2, s2] = bmrm_graph(d, lambda, opts);
 check(isequal(W2, Wa), 'a solve after the errors');
+% Positivity: none for constant edges; for Potts edges (2 features) the two
+% Potts weights after the 2 x 3 unary block, 1-based, and .Positivity keeps
+% them >= 0 (a bound below the free problem's optimum).
+check(isempty(sa.positivity), 'constant edges: no positivity coordinates');
+p = data; p.edge_kind = 'potts';
+p.edge_features = [ones(size(p.edges, 1), 1), mod((1:size(p.edges, 1))', 3) / 4];
+[Wf, sf] = bmrm_graph(p, lambda, opts);
+[Wp, sp] = bmrm_graph(p, lambda, struct('TolRel', 1e-9, 'TolAbs', 1e-12, 'Positivity', true));
+check(isequal(sf.positivity, [7; 8]) && isequal(sp.positivity, [7; 8]), 'Potts: positivity %s', mat2str(sp.positivity'));
+check(all(Wp(sp.positivity) >= 0), 'Positivity keeps W(7:8) = %s >= 0', mat2str(Wp(7:8)'));
+check(sp.Fp >= sf.Fd - 1e-12 && sf.Fp >= sf.Fd, 'the constrained optimum %.12g is not below the free bound %.12g', sp.Fp, sf.Fd);
 printf('graph: Fp %.12g (engine = decoder, bit-identical), MATLAB risk %.12g\n', sa.Fp, sr.Fp);
 printf('%d passed, %d failed\n', checks_passed, checks_failed);
 if checks_failed > 0

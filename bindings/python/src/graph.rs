@@ -128,13 +128,15 @@ impl PyGraphModel {
     /// row per edge. `loss_table` (one entry per node state, 0 at the truth)
     /// replaces the Hamming loss; `allowed` (one flag per node state)
     /// restricts every decoding to the flagged states (exactly: the core
-    /// penalises the others by more than any labelling's spread).
+    /// penalises the others by more than any labelling's spread). With
+    /// `potts` the edge features score disagreement (`-[y_u != y_v] <w_r,
+    /// x_e>`, one weight per feature and edge type) instead of full tables.
     #[new]
     #[pyo3(signature = (node_counts, states, labels, node_features, edge_counts, edges,
                         node_types = None, edge_types = None, edge_features = None,
                         symmetric = None, antisymmetric = None, per_state = false,
                         class_weight = None, normalise = false, engine = "auto",
-                        bias = false, loss_table = None, allowed = None))]
+                        bias = false, loss_table = None, allowed = None, potts = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -156,6 +158,7 @@ impl PyGraphModel {
         bias: bool,
         loss_table: Option<&Bound<'_, PyAny>>,
         allowed: Option<&Bound<'_, PyAny>>,
+        potts: bool,
     ) -> PyResult<Self> {
         let choice = engine_choice(engine)?;
         let node_start = offsets(vec_index(py, node_counts, "node_counts")?);
@@ -177,6 +180,17 @@ impl PyGraphModel {
             NodeFeatures::Dense { values, d }
         };
         let edge_features = match edge_features {
+            Some(f) if !f.is_none() && potts => {
+                for (o, name) in [(symmetric, "symmetric"), (antisymmetric, "antisymmetric")] {
+                    if o.is_some_and(|o| !o.is_none()) {
+                        return Err(PyValueError::new_err(format!(
+                            "{name} edge features were listed but Potts edges have no tables"
+                        )));
+                    }
+                }
+                let (values, _, f) = matrix_f32(py, f, "edge_features")?;
+                EdgeFeatures::Potts { values, f }
+            }
             Some(f) if !f.is_none() => {
                 let (values, _, f) = matrix_f32(py, f, "edge_features")?;
                 let list = |o: Option<&Bound<'_, PyAny>>, name: &str| -> PyResult<Vec<usize>> {
@@ -193,6 +207,11 @@ impl PyGraphModel {
                 }
             }
             _ => {
+                if potts {
+                    return Err(PyValueError::new_err(
+                        "potts edges need edge_features (one row per edge)",
+                    ));
+                }
                 for (o, name) in [(symmetric, "symmetric"), (antisymmetric, "antisymmetric")] {
                     if o.is_some_and(|o| !o.is_none()) {
                         return Err(PyValueError::new_err(format!(
@@ -277,6 +296,14 @@ impl PyGraphModel {
     fn unary_offset(&self, node_type: usize) -> PyResult<usize> {
         self.check_type(node_type, "node type", |m| m.examples().node_types.clone())?;
         Ok(self.inner.unary_offset(node_type))
+    }
+
+    /// The weights whose non-negativity keeps the exact engines exact on
+    /// every iterate (the Potts weights: submodular terms for graph cut),
+    /// increasing; give them to `Solver.set_bounds` as a lower bound of 0.
+    fn positivity_coordinates<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let coords = self.inner.positivity_coordinates();
+        PyArray1::from_vec(py, coords.into_iter().map(|j| j as i64).collect())
     }
 
     /// The first weight of edge type `r`'s pairwise block.

@@ -186,8 +186,13 @@ def test_bcfw_bounds_path_and_stats():
         assert np.all(wb >= 0) and ib.gap <= 1e-9
         assert ib.lower_bound <= info.primal + 1e-12 and info.lower_bound <= ib.primal + 1e-12
         assert ib.primal == pytest.approx(info.primal, abs=2e-6)
+    # SGD projects its steps onto the box; the cutting-plane method refuses it.
+    sgd = bmrm.Solver(model, "sgd", lambda_=1e-2)
+    sgd.set_bounds(lower=np.zeros(dim))
+    ws, si = sgd.run()
+    assert np.all(ws >= 0) and si.lower_bound <= info.primal + 1e-12
     with pytest.raises(ValueError, match="box constraints"):
-        bmrm.Solver(model, "sgd", lambda_=1e-2).set_bounds(lower=np.zeros(dim))
+        bmrm.Solver(model, "cutting-plane", lambda_=1e-2).set_bounds(lower=np.zeros(dim))
 
 
 def test_sparse_and_dense_chain_models_have_the_same_optimum():

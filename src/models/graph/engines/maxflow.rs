@@ -128,14 +128,17 @@ impl MaxFlow {
         self.first.len()
     }
 
-    /// A capacity is usable when finite and non-negative.
-    fn check_capacity(what: &str, cap: f64) -> Result<()> {
+    /// A capacity is usable when finite and non-negative. `what` names the
+    /// edge, and is only called when the capacity is refused: the networks
+    /// are built once per oracle call, so nothing is formatted on success.
+    fn check_capacity(what: impl FnOnce() -> String, cap: f64) -> Result<()> {
         if !cap.is_finite() {
-            return Err(Error::non_finite(format!("{what} has capacity {cap}")));
+            return Err(Error::non_finite(format!("{} has capacity {cap}", what())));
         }
         if cap < 0.0 {
             return Err(Error::invalid_argument(format!(
-                "{what} has negative capacity {cap}"
+                "{} has negative capacity {cap}",
+                what()
             )));
         }
         Ok(())
@@ -155,8 +158,8 @@ impl MaxFlow {
     /// `to_sink` on `node` -> sink (both may be added to several times).
     pub fn add_terminal(&mut self, node: usize, from_source: f64, to_sink: f64) -> Result<()> {
         self.check_node(node)?;
-        Self::check_capacity(&format!("the source edge of node {node}"), from_source)?;
-        Self::check_capacity(&format!("the sink edge of node {node}"), to_sink)?;
+        Self::check_capacity(|| format!("the source edge of node {node}"), from_source)?;
+        Self::check_capacity(|| format!("the sink edge of node {node}"), to_sink)?;
         let held = self.terminal[node];
         let (s, t) = if held > 0.0 {
             (held + from_source, to_sink)
@@ -179,8 +182,8 @@ impl MaxFlow {
                 "edge ({from}, {to}) is a self loop"
             )));
         }
-        Self::check_capacity(&format!("edge ({from}, {to})"), cap)?;
-        Self::check_capacity(&format!("edge ({to}, {from})"), reverse_cap)?;
+        Self::check_capacity(|| format!("edge ({from}, {to})"), cap)?;
+        Self::check_capacity(|| format!("edge ({to}, {from})"), reverse_cap)?;
         if self.head.len() + 2 >= ORPHAN as usize {
             return Err(Error::invalid_argument("the network has too many edges"));
         }
