@@ -271,9 +271,12 @@ impl Reduced {
     /// ill-conditioned duals of bundles). Its solution is optimal for `D`
     /// once `clip(v)` clips exactly `S` there (then the gradients agree);
     /// otherwise `S` becomes the set `clip(v)` clips and the QP is solved
-    /// again, at most 20 times. `x` ends at the best point for the true
-    /// `D` met (the QP's own value is not used). `H` comes from `gram`,
-    /// updated by the coordinates that changed (`clipped_gram`).
+    /// again, at most 20 times. The rounds also stop as soon as `D`'s own
+    /// Frank-Wolfe gap is within the tolerance (a coordinate that crossed
+    /// its bound by a hair changes `S` but not what the solve needs). `x`
+    /// ends at the best point for the true `D` met (the QP's own value is
+    /// not used). `H` comes from `gram`, updated by the coordinates that
+    /// changed (`clipped_gram`).
     fn active_set(&self, x: &mut [f64], opts: &QpOptions, gram: &mut ClippedGram) -> Result<()> {
         let (n, nb) = (self.m, self.lo.len());
         let part_of: Vec<usize> = {
@@ -312,13 +315,13 @@ impl Reduced {
             let h = gram.sync(&source, &clipped);
             crate::qp::solve(h, self.mu, &f, &part_of, self.parts.len(), x, opts)?;
             self.project(x);
-            let value = self.eval(x).value;
-            if value > best {
-                best = value;
+            let e = self.eval(x);
+            if e.value > best {
+                best = e.value;
                 best_x.copy_from_slice(x);
             }
             let next = self.clipped(x);
-            if next == side {
+            if next == side || (e.value >= best && self.gap(x, &e) <= opts.tol_gap) {
                 break;
             }
             side = next;

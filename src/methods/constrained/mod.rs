@@ -42,6 +42,8 @@
 
 mod clipped_gram;
 mod dual;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 use std::time::Instant;
