@@ -26,7 +26,9 @@
 //! and their entries on the bounded coordinates. The dual is maximised by
 //! the primal-dual active-set method over the multi-simplex QP solver of
 //! `crate::qp` (with the clipped coordinates held at their bounds the dual
-//! is that QP; see `Reduced::active_set`), then, if its gap is still above
+//! is that QP; see `Reduced::active_set`; its matrix is kept between the
+//! solves on the same planes and updated by rank-one terms when the clipped
+//! set changes, `clipped_gram`), then, if its gap is still above
 //! the tolerance, by accelerated projected gradient (FISTA with a restart
 //! whenever `D` falls; step `1 / L`, `L = lambda_max(K) / mu` bounded by
 //! the smaller of the trace and the largest absolute row sum of `K`).
