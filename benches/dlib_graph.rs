@@ -1,0 +1,603 @@
+//! HorseSeg-like segmentation side by side with dlib's
+//! `structural_graph_labeling_trainer` (benches/dlib/graph_labeling.cpp,
+//! built here with the system's C++ compiler against `libdlib-dev`).
+//!
+//! dlib minimises `h(w) = 1/2 |w|^2 + C (1/m) sum_i max_y [L_i(y) +
+//! <w, phi(x_i, y)> - <w, phi(x_i, y_i)>]` (a mean risk) with the edge
+//! weights kept non-negative, where `phi` adds a node's vector when the node
+//! is labelled 1 and subtracts an edge's vector when its ends differ, and
+//! `L_i(y)` sums the per-node costs of the mislabelled nodes. That is
+//! bmrm's `F(w) = lambda/2 |w|^2 + R(w)` with `lambda = 1 / C` and `F = h
+//! / C`, on a graph model with `PerState` node features (state 0 the zero
+//! vector, state 1 the superpixel's features: no weights for label 0, as in
+//! dlib), Potts edges, the normalised Hamming loss as per-node costs and
+//! the Potts weights in the box `w >= 0`. dlib stops when `F(w_t) -
+//! J_t(w_t) < eps` (its risk gap, in units of F); the bench sets eps to
+//! `--eps-rel` times the optimum and reports bmrm's time to dlib's `F`.
+//!
+//!     apt-get install libdlib-dev
+//!     cargo bench --bench dlib_graph -- --help
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use bmrm::models::graph::EdgeFeatures;
+use bmrm::models::graph::{
+    synthetic, EngineKind, GraphExamples, GraphLoss, GraphModel, NodeFeatures,
+};
+use bmrm::{Algorithm, Corner, MaxOracle, Problem, Settings, Solver};
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(about = "HorseSeg-like segmentation: bmrm against dlib's graph-labeling trainer")]
+struct Args {
+    /// Training examples.
+    #[arg(long, default_value_t = 200)]
+    examples: usize,
+    /// Superpixels per side of a lattice.
+    #[arg(long, default_value_t = 10)]
+    superpixels: u32,
+    /// Features per superpixel (the first a constant 1).
+    #[arg(long, default_value_t = 8)]
+    features: usize,
+    /// Summed-risk lambdas (mean-risk lambda = summed / m, dlib's C = m / summed).
+    #[arg(long, value_delimiter = ',', default_value = "100,10,1,0.1")]
+    lambdas: Vec<f64>,
+    /// dlib's eps as a fraction of the optimum F* (from a bmrm run to tol_rel 1e-5).
+    #[arg(long, default_value_t = 0.01)]
+    eps_rel: f64,
+    /// bmrm's methods (bmrm, prox-bmrm, p-bmrm, prox-p-bmrm).
+    #[arg(long, value_delimiter = ',', default_value = "bmrm")]
+    methods: Vec<String>,
+    /// Threads of both (dlib's trainer defaults to 2).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Runs of each solver per lambda (median and range printed).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    #[arg(long, default_value_t = 27)]
+    seed: u64,
+    /// Skip the like-for-like check on a tiny problem.
+    #[arg(long)]
+    no_check: bool,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+/// The segmentation problem in dlib's parametrisation: bmrm's model (node
+/// weights, then the Potts weights) and the same data for dlib.
+struct Pair {
+    model: Arc<GraphModel>,
+    /// Node features per superpixel (`d`) and Potts features per edge (`f`).
+    d: usize,
+    f: usize,
+}
+
+impl Pair {
+    /// `synthetic::segmentation`'s examples with each node's features moved
+    /// to state 1 (state 0 scores 0), decoded by graph cut.
+    fn new(m: usize, side: u32, d: usize, seed: u64) -> bmrm::Result<Pair> {
+        let mut ex = synthetic::segmentation(m, side, d, seed);
+        let NodeFeatures::Dense { values, d } = &ex.node_features else {
+            unreachable!("segmentation has dense node features")
+        };
+        let d = *d;
+        let mut per_state = Vec::with_capacity(2 * values.len());
+        for row in values.chunks_exact(d) {
+            per_state.extend(std::iter::repeat(0.0).take(d));
+            per_state.extend_from_slice(row);
+        }
+        ex.node_features = NodeFeatures::PerState {
+            values: per_state,
+            d,
+        };
+        let EdgeFeatures::Potts { f, .. } = ex.edge_features else {
+            unreachable!("segmentation has Potts edges")
+        };
+        let model = GraphModel::new(ex, false, EngineKind::GraphCut.into())?;
+        assert_eq!((model.unary_offset(0), model.pairwise_offset(0)), (0, d));
+        assert_eq!(
+            model.positivity_coordinates(),
+            (d..d + f).collect::<Vec<_>>()
+        );
+        Ok(Pair {
+            model: Arc::new(model),
+            d,
+            f,
+        })
+    }
+
+    fn examples(&self) -> &GraphExamples {
+        self.model.examples()
+    }
+
+    fn m(&self) -> usize {
+        self.examples().num_examples()
+    }
+
+    /// The cost of mislabelling each node (the Hamming loss per node).
+    fn node_costs(&self) -> Vec<f64> {
+        let ex = self.examples();
+        let GraphLoss::Hamming {
+            class_weight,
+            normalise,
+        } = &ex.loss
+        else {
+            unreachable!("segmentation has the Hamming loss")
+        };
+        let mut costs = Vec::with_capacity(ex.labels.len());
+        for i in 0..self.m() {
+            let nodes = ex.node_start[i]..ex.node_start[i + 1];
+            let scale = if *normalise { nodes.len() as f64 } else { 1.0 };
+            for &y in &ex.labels[nodes] {
+                let weight = class_weight.get(y as usize).copied().unwrap_or(1.0);
+                costs.push(weight / scale);
+            }
+        }
+        costs
+    }
+
+    /// Writes the file graph_labeling.cpp reads.
+    fn write(&self, path: &Path) -> std::io::Result<()> {
+        use std::io::Write;
+        let ex = self.examples();
+        let NodeFeatures::PerState { values, .. } = &ex.node_features else {
+            unreachable!()
+        };
+        let EdgeFeatures::Potts { values: edge, .. } = &ex.edge_features else {
+            unreachable!()
+        };
+        let costs = self.node_costs();
+        let (d, f) = (self.d, self.f);
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        writeln!(out, "dlib_graph {} {d} {f}", self.m())?;
+        for i in 0..self.m() {
+            let (n0, n1) = (ex.node_start[i], ex.node_start[i + 1]);
+            let (e0, e1) = (ex.edge_start[i], ex.edge_start[i + 1]);
+            writeln!(out, "{} {}", n1 - n0, e1 - e0)?;
+            for j in n0..n1 {
+                write!(out, "{} {:e}", ex.labels[j], costs[j])?;
+                // State 1's row (f32 values print exactly with `{:e}`).
+                for x in &values[(2 * j + 1) * d..(2 * j + 2) * d] {
+                    write!(out, " {x:e}")?;
+                }
+                writeln!(out)?;
+            }
+            for e in e0..e1 {
+                write!(out, "{} {}", ex.edges[e][0], ex.edges[e][1])?;
+                for x in &edge[e * f..(e + 1) * f] {
+                    write!(out, " {x:e}")?;
+                }
+                writeln!(out)?;
+            }
+        }
+        out.flush()
+    }
+
+    /// bmrm's w (node weights, then edge weights) in dlib's order (edge
+    /// weights first), and back.
+    fn to_dlib(&self, w: &[f64]) -> Vec<f64> {
+        [&w[self.d..], &w[..self.d]].concat()
+    }
+
+    fn from_dlib(&self, w: &[f64]) -> Vec<f64> {
+        [&w[self.f..], &w[..self.f]].concat()
+    }
+
+    /// `F(w)` by bmrm's own oracle: `lambda/2 |w|^2` plus the mean hinge of
+    /// the loss-augmented argmaxes.
+    fn primal(&self, w: &[f64], lambda: f64) -> bmrm::Result<f64> {
+        let mut corner = Corner::new(w.len());
+        let mut risk = 0.0;
+        for i in 0..self.m() {
+            corner.clear();
+            self.model.max_oracle(i, w, &mut corner)?;
+            assert!(corner.is_exact(), "graph cut is exact on submodular edges");
+            risk += corner.hinge(w).max(0.0);
+        }
+        Ok(0.5 * lambda * dot(w, w) + risk / self.m() as f64)
+    }
+
+    /// `F(w)` by enumerating every labelling of every example, from dlib's
+    /// definition of the score (w in dlib's order): an independent check
+    /// of both codes on tiny graphs.
+    fn primal_by_enumeration(&self, w_dlib: &[f64], lambda: f64) -> f64 {
+        let ex = self.examples();
+        let NodeFeatures::PerState { values, .. } = &ex.node_features else {
+            unreachable!()
+        };
+        let EdgeFeatures::Potts { values: edge, .. } = &ex.edge_features else {
+            unreachable!()
+        };
+        let (d, f) = (self.d, self.f);
+        let (w_edge, w_node) = w_dlib.split_at(f);
+        let costs = self.node_costs();
+        let mut risk = 0.0;
+        for i in 0..self.m() {
+            let (n0, n1) = (ex.node_start[i], ex.node_start[i + 1]);
+            let n = n1 - n0;
+            assert!(n <= 20, "enumeration is for tiny graphs");
+            let unary: Vec<f64> = (n0..n1)
+                .map(|j| {
+                    let x = &values[(2 * j + 1) * d..(2 * j + 2) * d];
+                    x.iter().zip(w_node).map(|(a, b)| f64::from(*a) * b).sum()
+                })
+                .collect();
+            let edges = ex.edge_start[i]..ex.edge_start[i + 1];
+            let pair: Vec<f64> = edges
+                .clone()
+                .map(|e| {
+                    let x = &edge[e * f..(e + 1) * f];
+                    x.iter().zip(w_edge).map(|(a, b)| f64::from(*a) * b).sum()
+                })
+                .collect();
+            let score = |y: u32| {
+                let on = |k: usize| (y >> k) & 1 == 1;
+                let mut s: f64 = (0..n).filter(|&k| on(k)).map(|k| unary[k]).sum();
+                for (e, c) in edges.clone().zip(&pair) {
+                    let [u, v] = ex.edges[e];
+                    if on(u as usize) != on(v as usize) {
+                        s -= c;
+                    }
+                }
+                s
+            };
+            let truth: u32 = (0..n).map(|k| ex.labels[n0 + k] << k).sum();
+            let truth_score = score(truth);
+            let best = (0..1u32 << n)
+                .map(|y| {
+                    let loss: f64 = (0..n)
+                        .filter(|&k| ((y ^ truth) >> k) & 1 == 1)
+                        .map(|k| costs[n0 + k])
+                        .sum();
+                    loss + score(y) - truth_score
+                })
+                .fold(f64::NEG_INFINITY, f64::max);
+            risk += best.max(0.0);
+        }
+        0.5 * lambda * dot(w_dlib, w_dlib) + risk / self.m() as f64
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// A bmrm run in the box `w_edge >= 0` from 0.
+struct BmrmRun {
+    w: Vec<f64>,
+    primal: f64,
+    lower_bound: f64,
+    seconds: f64,
+    iterations: u64,
+    /// Of `seconds`, in the oracle and in the reduced problem.
+    oracle_seconds: f64,
+    qp_seconds: f64,
+    /// Seconds at the first iteration whose best `F` was at most the target.
+    seconds_to_target: Option<f64>,
+}
+
+fn run_bmrm(
+    pair: &Pair,
+    alg: Algorithm,
+    lambda: f64,
+    tol: (f64, f64),
+    threads: usize,
+    target: f64,
+) -> bmrm::Result<BmrmRun> {
+    let mut s = Settings::new(alg, lambda);
+    (s.tol_rel, s.tol_abs) = tol;
+    s.num_threads = threads;
+    s.max_iterations = 20_000;
+    let mut solver = Solver::new(Problem::Examples(pair.model.clone()), s)?;
+    let dim = solver.dim();
+    let mut lower = vec![f64::NEG_INFINITY; dim];
+    pair.model
+        .positivity_coordinates()
+        .into_iter()
+        .for_each(|j| lower[j] = 0.0);
+    solver.set_bounds(lower, vec![f64::INFINITY; dim])?;
+    let mut w = vec![0.0; dim];
+    let info = solver.run(&mut w)?;
+    assert!(info.certified, "graph cut answers are exact");
+    let seconds_to_target = solver
+        .history()
+        .iter()
+        .find(|row| row.primal <= target)
+        .map(|row| row.elapsed_seconds);
+    Ok(BmrmRun {
+        w,
+        primal: info.primal,
+        lower_bound: info.lower_bound,
+        seconds: info.elapsed_seconds,
+        iterations: info.iterations,
+        oracle_seconds: info.oracle_seconds,
+        qp_seconds: info.qp_seconds,
+        seconds_to_target,
+    })
+}
+
+/// benches/dlib/graph_labeling.cpp built against the system's dlib, or
+/// `None` (with the reason) when dlib is not installed.
+fn dlib_program() -> Result<PathBuf, String> {
+    let pc = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "dlib-1"])
+        .output()
+        .map_err(|e| format!("pkg-config: {e}"))?;
+    if !pc.status.success() {
+        return Err("pkg-config finds no dlib-1 (apt-get install libdlib-dev)".into());
+    }
+    let flags: Vec<String> = String::from_utf8_lossy(&pc.stdout)
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    let source = support::root().join("benches/dlib/graph_labeling.cpp");
+    let mut args = vec![support::path_arg(&source)];
+    args.extend(flags);
+    Ok(support::compile(
+        &support::compiler("CXX", "c++"),
+        &["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror"],
+        &args,
+        &support::work_dir("bench-dlib"),
+        "graph_labeling",
+    ))
+}
+
+/// One dlib run: seconds, iterations, `F = h / C` as dlib computed it, and
+/// w in bmrm's order.
+struct DlibRun {
+    seconds: f64,
+    iterations: u64,
+    primal: f64,
+    w: Vec<f64>,
+}
+
+fn run_dlib(
+    program: &Path,
+    pair: &Pair,
+    file: &Path,
+    c: f64,
+    eps: f64,
+    threads: usize,
+    check_trainer: bool,
+) -> DlibRun {
+    let w_file = file.with_extension("w");
+    let mut cmd = Command::new(program);
+    cmd.arg("train")
+        .arg(file)
+        .args([format!("{c:e}"), format!("{eps:e}"), threads.to_string()])
+        .arg(&w_file);
+    if check_trainer {
+        cmd.arg("--check-trainer");
+    }
+    let out = support::run_ok(&mut cmd, "graph_labeling train");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let train = fields(&stdout, "train");
+    let objective = fields(&stdout, "objective");
+    if check_trainer {
+        assert_eq!(fields(&stdout, "trainer_match"), [1.0], "the trainer's w");
+    }
+    DlibRun {
+        seconds: train[0],
+        iterations: train[1] as u64,
+        primal: objective[0] / c,
+        w: pair.from_dlib(&read_w(&w_file)),
+    }
+}
+
+/// dlib's `F = h / C` of `w` (bmrm's order), by dlib's separation oracle.
+fn dlib_primal(program: &Path, pair: &Pair, file: &Path, c: f64, w: &[f64]) -> f64 {
+    let w_file = file.with_extension("w_in");
+    let text: String = pair.to_dlib(w).iter().map(|x| format!("{x:e}\n")).collect();
+    std::fs::write(&w_file, text).expect("write w");
+    let out = support::run_ok(
+        Command::new(program)
+            .arg("eval")
+            .arg(file)
+            .arg(format!("{c:e}"))
+            .arg(&w_file),
+        "graph_labeling eval",
+    );
+    fields(&String::from_utf8_lossy(&out.stdout), "objective")[0] / c
+}
+
+fn read_w(path: &Path) -> Vec<f64> {
+    std::fs::read_to_string(path)
+        .expect("dlib's w")
+        .split_whitespace()
+        .map(|x| x.parse().expect("a number"))
+        .collect()
+}
+
+/// The numbers after `tag` on the line that starts with it.
+fn fields(stdout: &str, tag: &str) -> Vec<f64> {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(tag)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {tag} line in:\n{stdout}"))
+        .split_whitespace()
+        .map(|x| x.parse().expect("a number"))
+        .collect()
+}
+
+/// Median, smallest and largest.
+fn spread(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+fn same(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs()).max(1e-12)
+}
+
+/// The like-for-like check on a tiny problem (m = 6, 4 x 4 superpixels):
+/// dlib's own trainer gives the wrapper's w bit for bit; `F` of dlib's and
+/// bmrm's w agree between dlib's oracle, bmrm's and enumeration of every
+/// labelling; bmrm's certified lower bound is below both.
+fn check(program: &Path, dir: &Path, threads: usize) -> bmrm::Result<()> {
+    let pair = Pair::new(6, 4, 3, 5)?;
+    let file = dir.join("tiny.txt");
+    pair.write(&file).expect("write the problem");
+    for lambda_sum in [1.0, 0.05] {
+        let lambda = lambda_sum / pair.m() as f64;
+        let c = 1.0 / lambda;
+        let ours = run_bmrm(&pair, Algorithm::Bmrm, lambda, (1e-9, 0.0), threads, 0.0)?;
+        let theirs = run_dlib(&program, &pair, &file, c, 1e-6, threads, true);
+        for (who, w, reported) in [
+            ("bmrm", &ours.w, ours.primal),
+            ("dlib", &theirs.w, theirs.primal),
+        ] {
+            let by_bmrm = pair.primal(w, lambda)?;
+            let by_dlib = dlib_primal(program, &pair, &file, c, w);
+            let by_enum = pair.primal_by_enumeration(&pair.to_dlib(w), lambda);
+            println!(
+                "check lambda_sum {lambda_sum}: F({who}'s w) = {by_bmrm:.12} (bmrm), {by_dlib:.12} \
+                 (dlib), {by_enum:.12} (enumeration); reported {reported:.12}"
+            );
+            assert!(same(by_bmrm, by_enum, 1e-9) && same(by_dlib, by_enum, 1e-9));
+            assert!(same(reported, by_enum, 1e-9));
+            assert!(
+                ours.lower_bound <= by_enum + 1e-12,
+                "bmrm's bound above an F"
+            );
+            assert!(w[pair.d..].iter().all(|&x| x >= 0.0), "edge weights >= 0");
+        }
+        println!(
+            "check lambda_sum {lambda_sum}: bmrm's bound {:.12}, gap of dlib's F to it {:.2e}",
+            ours.lower_bound,
+            theirs.primal - ours.lower_bound
+        );
+    }
+    Ok(())
+}
+
+fn algorithm(name: &str) -> bmrm::Result<Algorithm> {
+    Ok(match name {
+        "bmrm" => Algorithm::Bmrm,
+        "prox-bmrm" => Algorithm::ProxBmrm,
+        "p-bmrm" => Algorithm::PBmrm,
+        "prox-p-bmrm" => Algorithm::ProxPBmrm,
+        other => {
+            return Err(bmrm::Error::invalid_argument(format!(
+                "--methods: unknown method {other} (bmrm, prox-bmrm, p-bmrm, prox-p-bmrm)"
+            )))
+        }
+    })
+}
+
+fn main() -> bmrm::Result<()> {
+    let args = Args::parse();
+    let methods = args
+        .methods
+        .iter()
+        .map(|m| algorithm(m))
+        .collect::<bmrm::Result<Vec<_>>>()?;
+    let program = match dlib_program() {
+        Ok(p) => p,
+        Err(why) => {
+            println!("dlib_graph: skipped: {why}");
+            return Ok(());
+        }
+    };
+    let dir = support::work_dir("bench-dlib");
+    if !args.no_check {
+        check(&program, &dir, args.threads)?;
+    }
+    let pair = Pair::new(args.examples, args.superpixels, args.features, args.seed)?;
+    let file = dir.join("horseseg.txt");
+    pair.write(&file).expect("write the problem");
+    let m = pair.m();
+    let ex = pair.examples();
+    println!(
+        "\n## HorseSeg-like: m = {m} ({} nodes, {} edges), n = {}, {} thread(s), dlib eps = {} F*, \
+         {} repeats (median [min-max])",
+        ex.states.len(),
+        ex.edges.len(),
+        pair.d + pair.f,
+        args.threads,
+        args.eps_rel,
+        args.repeats
+    );
+    println!(
+        "\n| lambda_sum (C) | F* | dlib: s, it, F | method | same eps: s, it, F, oracle / QP % | \
+         to dlib's F: s | dlib s / ours |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for &lambda_sum in &args.lambdas {
+        let lambda = lambda_sum / m as f64;
+        let c = 1.0 / lambda;
+        let reference = run_bmrm(
+            &pair,
+            Algorithm::Bmrm,
+            lambda,
+            (1e-5, 0.0),
+            args.threads,
+            0.0,
+        )?;
+        let eps = args.eps_rel * reference.primal;
+        let dlib: Vec<DlibRun> = (0..args.repeats)
+            .map(|_| run_dlib(&program, &pair, &file, c, eps, args.threads, false))
+            .collect();
+        // dlib's F by bmrm's objective (the same definition).
+        let f_dlib = pair.primal(&dlib[0].w, lambda)?;
+        assert!(same(f_dlib, dlib[0].primal, 1e-9), "dlib's F by both codes");
+        assert!(
+            f_dlib >= reference.lower_bound,
+            "bmrm's bound above dlib's F"
+        );
+        let dlib_s = spread(dlib.iter().map(|r| r.seconds).collect());
+        for &alg in &methods {
+            let mut same_eps = vec![];
+            let mut to_target = vec![];
+            let mut last = None;
+            for _ in 0..args.repeats {
+                // dlib's stopping rule (gap < eps) ...
+                let run = run_bmrm(&pair, alg, lambda, (0.0, eps), args.threads, f_dlib)?;
+                same_eps.push(run.seconds);
+                // ... and the first iterate as good as dlib's, from a run
+                // whose certified gap guarantees F <= F_dlib.
+                let to = match run.seconds_to_target {
+                    Some(s) => s,
+                    None => {
+                        let tol = (f_dlib - reference.primal).max(1e-3 * eps);
+                        run_bmrm(&pair, alg, lambda, (0.0, tol), args.threads, f_dlib)?
+                            .seconds_to_target
+                            .unwrap_or(f64::NAN)
+                    }
+                };
+                to_target.push(to);
+                last = Some(run);
+            }
+            let run = last.expect("at least one repeat");
+            let (s, to) = (spread(same_eps), spread(to_target));
+            println!(
+                "| {lambda_sum} ({c:.4}) | {:.6} | {:.3} [{:.3}-{:.3}], {}, {:.6} | {} | {:.3} \
+                 [{:.3}-{:.3}], {}, {:.6}, {:.0} / {:.0} | {:.3} [{:.3}-{:.3}] | {:.2}x |",
+                reference.primal,
+                dlib_s.0,
+                dlib_s.1,
+                dlib_s.2,
+                dlib[0].iterations,
+                f_dlib,
+                alg.name(),
+                s.0,
+                s.1,
+                s.2,
+                run.iterations,
+                run.primal,
+                100.0 * run.oracle_seconds / run.seconds,
+                100.0 * run.qp_seconds / run.seconds,
+                to.0,
+                to.1,
+                to.2,
+                dlib_s.0 / to.0
+            );
+        }
+    }
+    Ok(())
+}
