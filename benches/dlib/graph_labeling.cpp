@@ -1,16 +1,17 @@
 // dlib's binary graph-labelling structural SVM on a problem written by
 // benches/dlib_graph.rs, for the side-by-side comparison there.
 //
-//   graph_labeling train PROBLEM C EPS THREADS W_OUT [--check-trainer]
+//   graph_labeling train PROBLEM C EPS THREADS LIMIT W_OUT [--check-trainer]
 //   graph_labeling eval  PROBLEM C W_IN
 //
 // `train` runs what structural_graph_labeling_trainer::train does (the
 // structural_svm_graph_labeling_problem with the per-node losses of the
 // file, its C, epsilon, threads and default cache of 5, solved by oca with
 // the edge weights kept non-negative) through a thin oca_problem wrapper
-// that records each iteration's status, and prints
+// that records each iteration's status, stopping after LIMIT seconds (oca's
+// max runtime), and prints
 //
-//   train SECONDS ITERATIONS
+//   train SECONDS ITERATIONS LIMITED    (LIMITED: 1 when stopped by LIMIT)
 //   objective H RISK RISK_GAP     (h(w) = 0.5 |w|^2 + C R(w) at the returned w)
 //
 // and writes the returned w (edge weights first, then node weights, one a
@@ -89,6 +90,7 @@ struct recorder : dlib::oca_problem<vec> {
     const dlib::oca_problem<vec>& inner;
     mutable double objective = 0, risk = 0, risk_gap = 0;
     mutable unsigned long iterations = 0;
+    mutable bool converged = false;
 
     explicit recorder(const dlib::oca_problem<vec>& p) : inner(p) {}
     bool risk_has_lower_bound(double& lower) const override {
@@ -100,7 +102,8 @@ struct recorder : dlib::oca_problem<vec> {
         risk = r;
         risk_gap = r_gap;
         iterations = iter;
-        return inner.optimization_status(obj, obj_gap, r, r_gap, planes, iter);
+        converged = inner.optimization_status(obj, obj_gap, r, r_gap, planes, iter);
+        return converged;
     }
     double get_c() const override { return inner.get_c(); }
     long get_num_dimensions() const override { return inner.get_num_dimensions(); }
@@ -113,7 +116,9 @@ static int train(int argc, char** argv) {
     const data p = read_problem(argv[2]);
     const double c = std::atof(argv[3]), eps = std::atof(argv[4]);
     const unsigned long threads = std::strtoul(argv[5], nullptr, 10);
-    const bool check = argc > 7 && std::string(argv[7]) == "--check-trainer";
+    const double limit = std::atof(argv[6]);
+    const char* w_out = argv[7];
+    const bool check = argc > 8 && std::string(argv[8]) == "--check-trainer";
 
     const auto start = std::chrono::steady_clock::now();
     // As structural_graph_labeling_trainer::train does, with its defaults
@@ -125,13 +130,15 @@ static int train(int argc, char** argv) {
     recorder rec(prob);
     vec w;
     dlib::oca solver;
+    solver.set_max_runtime(std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(limit)));
     solver(rec, w, prob.get_num_edge_weights());
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-    std::printf("train %.6f %lu\n", seconds, rec.iterations);
+    std::printf("train %.6f %lu %d\n", seconds, rec.iterations, rec.converged ? 0 : 1);
     std::printf("objective %.17g %.17g %.17g\n", rec.objective, rec.risk, rec.risk_gap);
-    std::ofstream out(argv[6]);
+    std::ofstream out(w_out);
     out.precision(17);
     for (long k = 0; k < w.size(); ++k) out << w(k) << '\n';
 
@@ -173,10 +180,11 @@ static int eval(char** argv) {
 
 int main(int argc, char** argv) {
     try {
-        if (argc >= 7 && std::string(argv[1]) == "train") return train(argc, argv);
+        if (argc >= 8 && std::string(argv[1]) == "train") return train(argc, argv);
         if (argc == 5 && std::string(argv[1]) == "eval") return eval(argv);
         std::fprintf(stderr,
-                     "usage: graph_labeling train PROBLEM C EPS THREADS W_OUT [--check-trainer]\n"
+                     "usage: graph_labeling train PROBLEM C EPS THREADS LIMIT W_OUT "
+                     "[--check-trainer]\n"
                      "       graph_labeling eval PROBLEM C W_IN\n");
         return 2;
     } catch (const std::exception& e) {
