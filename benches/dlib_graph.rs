@@ -24,6 +24,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bmrm::models::graph::EdgeFeatures;
 use bmrm::models::graph::{
@@ -93,7 +94,7 @@ impl Pair {
         let d = *d;
         let mut per_state = Vec::with_capacity(2 * values.len());
         for row in values.chunks_exact(d) {
-            per_state.extend(std::iter::repeat(0.0).take(d));
+            per_state.extend(std::iter::repeat_n(0.0, d));
             per_state.extend_from_slice(row);
         }
         ex.node_features = NodeFeatures::PerState {
@@ -185,11 +186,11 @@ impl Pair {
 
     /// bmrm's w (node weights, then edge weights) in dlib's order (edge
     /// weights first), and back.
-    fn to_dlib(&self, w: &[f64]) -> Vec<f64> {
+    fn ours_to_dlib(&self, w: &[f64]) -> Vec<f64> {
         [&w[self.d..], &w[..self.d]].concat()
     }
 
-    fn from_dlib(&self, w: &[f64]) -> Vec<f64> {
+    fn dlib_to_ours(&self, w: &[f64]) -> Vec<f64> {
         [&w[self.f..], &w[..self.f]].concat()
     }
 
@@ -398,14 +399,19 @@ fn run_dlib(
         iterations: train[1] as u64,
         limited: train[2] != 0.0,
         primal: objective[0] / c,
-        w: pair.from_dlib(&read_w(&w_file)),
+        w: pair.dlib_to_ours(&read_w(&w_file)),
     }
 }
 
-/// dlib's `F = h / C` of `w` (bmrm's order), by dlib's separation oracle.
-fn dlib_primal(program: &Path, pair: &Pair, file: &Path, c: f64, w: &[f64]) -> f64 {
+/// dlib's `F = h / C` of `w` (bmrm's order), by dlib's separation oracle,
+/// and the seconds of that pass over all examples.
+fn dlib_primal(program: &Path, pair: &Pair, file: &Path, c: f64, w: &[f64]) -> (f64, f64) {
     let w_file = file.with_extension("w_in");
-    let text: String = pair.to_dlib(w).iter().map(|x| format!("{x:e}\n")).collect();
+    let text: String = pair
+        .ours_to_dlib(w)
+        .iter()
+        .map(|x| format!("{x:e}\n"))
+        .collect();
     std::fs::write(&w_file, text).expect("write w");
     let out = support::run_ok(
         Command::new(program)
@@ -415,7 +421,11 @@ fn dlib_primal(program: &Path, pair: &Pair, file: &Path, c: f64, w: &[f64]) -> f
             .arg(&w_file),
         "graph_labeling eval",
     );
-    fields(&String::from_utf8_lossy(&out.stdout), "objective")[0] / c
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    (
+        fields(&stdout, "objective")[0] / c,
+        fields(&stdout, "pass")[0],
+    )
 }
 
 fn read_w(path: &Path) -> Vec<f64> {
@@ -468,14 +478,14 @@ fn check(program: &Path, dir: &Path, threads: usize) -> bmrm::Result<()> {
             ("20 x bmrm's", &far, None),
         ] {
             let by_bmrm = pair.primal(w, lambda)?;
-            let by_dlib = dlib_primal(program, &pair, &file, c, w);
-            let by_enum = pair.primal_by_enumeration(&pair.to_dlib(w), lambda);
+            let by_dlib = dlib_primal(program, &pair, &file, c, w).0;
+            let by_enum = pair.primal_by_enumeration(&pair.ours_to_dlib(w), lambda);
             println!(
                 "check lambda_sum {lambda_sum}: F({who} w) = {by_bmrm:.12} (bmrm), {by_dlib:.12} \
                  (dlib), {by_enum:.12} (enumeration); reported {reported:.12?}"
             );
             assert!(same(by_bmrm, by_enum, 1e-9) && same(by_dlib, by_enum, 1e-9));
-            assert!(reported.map_or(true, |r| same(r, by_enum, 1e-9)));
+            assert!(reported.is_none_or(|r| same(r, by_enum, 1e-9)));
             assert!(
                 ours.lower_bound <= by_enum + 1e-12,
                 "bmrm's bound above an F"
@@ -543,6 +553,7 @@ fn main() -> bmrm::Result<()> {
          to dlib's F: s | dlib s / ours |"
     );
     println!("|---|---|---|---|---|---|---|");
+    let mut pass_line = String::new();
     for &lambda_sum in &args.lambdas {
         let lambda = lambda_sum / m as f64;
         let c = 1.0 / lambda;
@@ -554,6 +565,28 @@ fn main() -> bmrm::Result<()> {
             args.threads,
             0.0,
         )?;
+        if lambda_sum == args.lambdas[0] {
+            // One pass of each oracle over all examples at bmrm's solution.
+            let (mut ours, mut theirs) = (vec![], vec![]);
+            for _ in 0..args.repeats {
+                let start = Instant::now();
+                pair.primal(&reference.w, lambda)?;
+                ours.push(start.elapsed().as_secs_f64());
+                theirs.push(dlib_primal(&program, &pair, &file, c, &reference.w).1);
+            }
+            let (ours, theirs) = (spread(ours), spread(theirs));
+            pass_line = format!(
+                "\none oracle pass over the m examples (1 thread): bmrm {:.1} ms [{:.1}-{:.1}], \
+                 dlib {:.1} ms [{:.1}-{:.1}], dlib / bmrm {:.2}x",
+                1e3 * ours.0,
+                1e3 * ours.1,
+                1e3 * ours.2,
+                1e3 * theirs.0,
+                1e3 * theirs.1,
+                1e3 * theirs.2,
+                theirs.0 / ours.0
+            );
+        }
         let eps = args.eps_rel * reference.primal;
         let dlib: Vec<DlibRun> = (0..args.repeats)
             .map(|_| {
@@ -637,5 +670,6 @@ fn main() -> bmrm::Result<()> {
             );
         }
     }
+    println!("{pass_line}");
     Ok(())
 }
