@@ -167,16 +167,16 @@ impl Pair {
             writeln!(out, "{} {}", n1 - n0, e1 - e0)?;
             for j in n0..n1 {
                 write!(out, "{} {:e}", ex.labels[j], costs[j])?;
-                // State 1's row (f32 values print exactly with `{:e}`).
+                // State 1's row, each f32 printed as the f64 it widens to (exact).
                 for x in &values[(2 * j + 1) * d..(2 * j + 2) * d] {
-                    write!(out, " {x:e}")?;
+                    write!(out, " {:e}", f64::from(*x))?;
                 }
                 writeln!(out)?;
             }
             for e in e0..e1 {
                 write!(out, "{} {}", ex.edges[e][0], ex.edges[e][1])?;
                 for x in &edge[e * f..(e + 1) * f] {
-                    write!(out, " {x:e}")?;
+                    write!(out, " {:e}", f64::from(*x))?;
                 }
                 writeln!(out)?;
             }
@@ -604,7 +604,8 @@ fn main() -> bmrm::Result<()> {
             // from its cache, whose risk is an underestimate.
             assert!(
                 run.limited || same(f, run.primal, 1e-9),
-                "dlib's F by both codes"
+                "dlib's F by both codes: {f} (bmrm), {} (dlib)",
+                run.primal
             );
             assert!(f >= reference.lower_bound, "bmrm's bound above dlib's F");
             f_dlib_runs.push(f);
@@ -644,8 +645,8 @@ fn main() -> bmrm::Result<()> {
             let run = last.expect("at least one repeat");
             let (s, to) = (spread(same_eps), spread(to_target));
             println!(
-                "| {lambda_sum} ({c:.4}) | {:.6} | {:.3} [{:.3}-{:.3}], {}-{}, {:.6}-{:.6}{} | {} | {:.3} \
-                 [{:.3}-{:.3}], {}, {:.6}, {:.0} / {:.0} | {:.3} [{:.3}-{:.3}] | {:.2}x |",
+                "| {lambda_sum} ({c:.4}) | {:.6e} | {:.3} [{:.3}-{:.3}], {}-{}, {:.6e}-{:.6e}{} | {} | {:.3} \
+                 [{:.3}-{:.3}], {}, {:.6e}, {:.0} / {:.0} | {:.3} [{:.3}-{:.3}] | {:.2}x |",
                 reference.primal,
                 dlib_s.0,
                 dlib_s.1,
