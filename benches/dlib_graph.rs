@@ -283,8 +283,9 @@ struct BmrmRun {
     /// Of `seconds`, in the oracle and in the reduced problem.
     oracle_seconds: f64,
     qp_seconds: f64,
-    /// Seconds at the first iteration whose best `F` was at most the target.
-    seconds_to_target: Option<f64>,
+    /// For each target, the seconds at the first iteration whose best `F`
+    /// was at most it.
+    seconds_to_targets: Vec<Option<f64>>,
 }
 
 fn run_bmrm(
@@ -293,7 +294,7 @@ fn run_bmrm(
     lambda: f64,
     tol: (f64, f64),
     threads: usize,
-    target: f64,
+    targets: &[f64],
 ) -> bmrm::Result<BmrmRun> {
     let mut s = Settings::new(alg, lambda);
     (s.tol_rel, s.tol_abs) = tol;
@@ -310,11 +311,16 @@ fn run_bmrm(
     let mut w = vec![0.0; dim];
     let info = solver.run(&mut w)?;
     assert!(info.certified, "graph cut answers are exact");
-    let seconds_to_target = solver
-        .history()
+    let seconds_to_targets = targets
         .iter()
-        .find(|row| row.primal <= target)
-        .map(|row| row.elapsed_seconds);
+        .map(|&target| {
+            solver
+                .history()
+                .iter()
+                .find(|row| row.primal <= target)
+                .map(|row| row.elapsed_seconds)
+        })
+        .collect();
     Ok(BmrmRun {
         w,
         primal: info.primal,
@@ -323,7 +329,7 @@ fn run_bmrm(
         iterations: info.iterations,
         oracle_seconds: info.oracle_seconds,
         qp_seconds: info.qp_seconds,
-        seconds_to_target,
+        seconds_to_targets,
     })
 }
 
@@ -468,7 +474,7 @@ fn check(program: &Path, dir: &Path, threads: usize) -> bmrm::Result<()> {
     for lambda_sum in [1.0, 0.05] {
         let lambda = lambda_sum / pair.m() as f64;
         let c = 1.0 / lambda;
-        let ours = run_bmrm(&pair, Algorithm::Bmrm, lambda, (1e-9, 0.0), threads, 0.0)?;
+        let ours = run_bmrm(&pair, Algorithm::Bmrm, lambda, (1e-9, 0.0), threads, &[])?;
         let theirs = run_dlib(program, &pair, &file, c, 1e-6, (threads, 1e9), true);
         // A third point far from the optimum, where other labellings win.
         let far: Vec<f64> = ours.w.iter().map(|x| 20.0 * x).collect();
@@ -563,7 +569,7 @@ fn main() -> bmrm::Result<()> {
             lambda,
             (1e-5, 0.0),
             args.threads,
-            0.0,
+            &[],
         )?;
         if lambda_sum == args.lambdas[0] {
             // One pass of each oracle over all examples at bmrm's solution.
@@ -595,9 +601,9 @@ fn main() -> bmrm::Result<()> {
             })
             .collect();
         // dlib's F by bmrm's objective (the same definition). dlib's
-        // threaded risk sums in a varying order, so its runs differ a
-        // little: bmrm's target is the best of them.
-        let mut f_dlib_runs = vec![];
+        // threaded risk sums in a varying order, so its runs end at
+        // different F: each is paired with bmrm's time to its own F.
+        let mut f_dlib = vec![];
         for run in &dlib {
             let f = pair.primal(&run.w, lambda)?;
             // A run stopped by the limit may end on an iteration served
@@ -608,10 +614,9 @@ fn main() -> bmrm::Result<()> {
                 run.primal
             );
             assert!(f >= reference.lower_bound, "bmrm's bound above dlib's F");
-            f_dlib_runs.push(f);
+            f_dlib.push(f);
         }
-        let f_range = spread(f_dlib_runs);
-        let f_dlib = f_range.1;
+        let f_range = spread(f_dlib.clone());
         let it_range = spread(dlib.iter().map(|r| r.iterations as f64).collect());
         let limited = dlib.iter().filter(|r| r.limited).count();
         let limited = if limited > 0 {
@@ -622,31 +627,35 @@ fn main() -> bmrm::Result<()> {
         let dlib_s = spread(dlib.iter().map(|r| r.seconds).collect());
         for &alg in &methods {
             let mut same_eps = vec![];
-            let mut to_target = vec![];
+            // to_dlib[k]: bmrm's seconds to dlib run k's F, one per repeat.
+            let mut to_dlib = vec![vec![]; dlib.len()];
             let mut last = None;
             for _ in 0..args.repeats {
                 // dlib's stopping rule (gap < eps) ...
-                let run = run_bmrm(&pair, alg, lambda, (0.0, eps), args.threads, f_dlib)?;
+                let run = run_bmrm(&pair, alg, lambda, (0.0, eps), args.threads, &f_dlib)?;
                 same_eps.push(run.seconds);
-                // ... and the first iterate as good as dlib's, from a run
-                // whose certified gap guarantees F <= F_dlib.
-                let to = match run.seconds_to_target {
-                    Some(s) => s,
-                    None => {
-                        let tol = (f_dlib - reference.primal).max(1e-3 * eps);
-                        run_bmrm(&pair, alg, lambda, (0.0, tol), args.threads, f_dlib)?
-                            .seconds_to_target
-                            .unwrap_or(f64::NAN)
-                    }
+                // ... and the first iterate as good as each dlib run's, from
+                // a run whose certified gap guarantees F <= every F_dlib
+                // when the same-eps run stopped above one.
+                let times = if run.seconds_to_targets.iter().all(Option::is_some) {
+                    run.seconds_to_targets.clone()
+                } else {
+                    let tol = (f_range.1 - reference.primal).max(1e-3 * eps);
+                    run_bmrm(&pair, alg, lambda, (0.0, tol), args.threads, &f_dlib)?
+                        .seconds_to_targets
                 };
-                to_target.push(to);
+                for (k, t) in times.into_iter().enumerate() {
+                    to_dlib[k].push(t.unwrap_or(f64::NAN));
+                }
                 last = Some(run);
             }
+            let to: Vec<f64> = to_dlib.into_iter().map(|t| spread(t).0).collect();
+            let ratio = spread(dlib.iter().zip(&to).map(|(d, t)| d.seconds / t).collect());
             let run = last.expect("at least one repeat");
-            let (s, to) = (spread(same_eps), spread(to_target));
+            let (s, to) = (spread(same_eps), spread(to));
             println!(
                 "| {lambda_sum} ({c:.4}) | {:.6e} | {:.3} [{:.3}-{:.3}], {}-{}, {:.6e}-{:.6e}{} | {} | {:.3} \
-                 [{:.3}-{:.3}], {}, {:.6e}, {:.0} / {:.0} | {:.3} [{:.3}-{:.3}] | {:.2}x |",
+                 [{:.3}-{:.3}], {}, {:.6e}, {:.0} / {:.0} | {:.3} [{:.3}-{:.3}] | {:.2}x [{:.2}-{:.2}] |",
                 reference.primal,
                 dlib_s.0,
                 dlib_s.1,
@@ -667,7 +676,9 @@ fn main() -> bmrm::Result<()> {
                 to.0,
                 to.1,
                 to.2,
-                dlib_s.0 / to.0
+                ratio.0,
+                ratio.1,
+                ratio.2
             );
         }
     }
