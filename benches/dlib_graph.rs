@@ -327,6 +327,15 @@ fn main() -> bmrm::Result<()> {
         .iter()
         .map(|m| algorithm(m))
         .collect::<bmrm::Result<Vec<_>>>()?;
+    let bad = |what: &str| Err(bmrm::Error::invalid_argument(what.to_string()));
+    if args.repeats == 0 || args.examples == 0 || args.superpixels < 2 || args.features == 0 {
+        return bad("--repeats, --examples and --features must be >= 1, --superpixels >= 2");
+    }
+    if args.lambdas.iter().any(|l| !(*l > 0.0 && l.is_finite()))
+        || !(args.eps_rel > 0.0 && args.dlib_limit > 0.0)
+    {
+        return bad("--lambdas, --eps-rel and --dlib-limit must be positive and finite");
+    }
     let program = match dlib_program() {
         Ok(p) => p,
         Err(why) => {
