@@ -7,10 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
 use crate::models::graph::{
-    EdgeFeatures, Engine, EngineChoice, EngineKind, GraphExamples, GraphLoss, GraphModel,
-    GraphShape, Grid, NodeFeatures, Pairwise, Potentials,
+    sparse_node_rows, EdgeFeatures, Engine, EngineChoice, EngineKind, GraphExamples, GraphLoss,
+    GraphModel, GraphShape, Grid, NodeFeatures, Pairwise, Potentials,
 };
-use crate::models::SparseRows;
 use crate::oracle::MaxOracle;
 
 use super::boundary::{non_null, slice, status};
@@ -416,12 +415,12 @@ unsafe fn examples(g: &bmrm_graph_data) -> Result<(GraphExamples, bool)> {
             let indptr = unsafe { slice(g.node_indptr, n + 1, "node_indptr") }?.to_vec();
             let nnz = *indptr.last().unwrap_or(&0);
             let indices = unsafe { slice(g.node_indices, nnz, "node_indices") }?.to_vec();
-            NodeFeatures::Sparse(if g.node_values.is_null() {
-                SparseRows::indicators(indptr, indices, d)?
+            let values = if g.node_values.is_null() {
+                None
             } else {
-                let values = unsafe { slice(g.node_values, nnz, "node_values") }?.to_vec();
-                SparseRows::new(indptr, indices, values, d)?
-            })
+                Some(unsafe { slice(g.node_values, nnz, "node_values") }?.to_vec())
+            };
+            NodeFeatures::Sparse(sparse_node_rows(&node_start, indptr, indices, values, d)?)
         }
         k => {
             return Err(Error::invalid_argument(format!(
