@@ -318,8 +318,14 @@ impl GraphExamples {
                     }
                     // psi symmetrises a listed feature once per entry: a
                     // repeated index would make psi disagree with the scores.
-                    let mut sorted: Vec<(usize, usize)> =
-                        list.iter().enumerate().map(|(at, &k)| (k, at)).collect();
+                    let mut sorted: Vec<(usize, usize)> = Vec::new();
+                    sorted.try_reserve_exact(list.len()).map_err(|_| {
+                        Error::out_of_memory(format!(
+                            "graph model: cannot sort the {} {name} edge features",
+                            list.len()
+                        ))
+                    })?;
+                    sorted.extend(list.iter().enumerate().map(|(at, &k)| (k, at)));
                     sorted.sort_unstable();
                     if let Some(p) = sorted.windows(2).find(|p| p[0].0 == p[1].0) {
                         return Err(Error::invalid_argument(format!(
