@@ -198,6 +198,7 @@ impl ConstrainedDual {
         Certified {
             value: value - rounding,
             irreducible: rounding,
+            allowance: rounding,
         }
     }
 
