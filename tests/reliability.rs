@@ -614,3 +614,43 @@ fn a_tolerance_below_rounding_ends_the_run_naming_it() {
         assert_ne!(info.exit, Exit::NotRun, "{algorithm:?}: {info:?}");
     }
 }
+
+/// 100 examples whose answer (the truth) takes 200 ms each: a decoder of
+/// seconds per example, answered one example at a time.
+struct SlowDecoder;
+
+impl MaxOracle for SlowDecoder {
+    fn dim(&self) -> usize {
+        3
+    }
+    fn num_examples(&self) -> usize {
+        100
+    }
+    fn max_oracle(&self, _: usize, _: &[f64], _: &mut Corner) -> bmrm::Result<()> {
+        std::thread::sleep(Duration::from_millis(200));
+        Ok(())
+    }
+}
+
+#[test]
+fn the_time_limit_is_checked_between_slow_examples() {
+    // The clock was read between blocks of 48 examples (and every 1024):
+    // a 0.5 s limit over a 200 ms decoder ran 9.6 s. It must stop within
+    // about one decode of the limit; the bound (limit + 1 s) is a
+    // correctness bound, not a speed claim.
+    for algorithm in [Algorithm::Bmrm, Algorithm::ProxPBmrm] {
+        let mut s = Settings::new(algorithm, 0.1);
+        s.time_limit_seconds = 0.5;
+        s.num_threads = 1;
+        if algorithm == Algorithm::ProxPBmrm {
+            s.num_parts = 2;
+        }
+        let mut solver = Solver::new(Problem::from_max_oracle(SlowDecoder), s).unwrap();
+        let mut w = vec![0.0; 3];
+        let started = Instant::now();
+        let info = solver.run(&mut w).unwrap();
+        let took = started.elapsed().as_secs_f64();
+        assert_eq!(info.exit, Exit::TimeLimit, "{algorithm:?}: {info:?}");
+        assert!(took < 1.5, "{algorithm:?}: a 0.5 s limit took {took:.2} s");
+    }
+}

@@ -181,6 +181,11 @@ impl std::fmt::Display for DeadlinePassed {
 
 impl std::error::Error for DeadlinePassed {}
 
+/// The error of a pass giving up at its deadline.
+fn deadline_passed() -> Error {
+    Error::internal(DeadlinePassed.to_string()).with_source(DeadlinePassed)
+}
+
 /// Whether `e` is a pass giving up at its deadline.
 pub(crate) fn is_deadline_passed(e: &Error) -> bool {
     e.source.as_ref().is_some_and(|s| s.is::<DeadlinePassed>())
@@ -343,6 +348,21 @@ pub fn call_max_oracle_block(
     w: &[f64],
     out: &mut [Corner],
 ) -> Result<()> {
+    call_max_oracle_block_until(oracle, first, name, w, out, None)
+}
+
+/// [`call_max_oracle_block`], giving up at `deadline` between two examples
+/// of an oracle answered one example at a time (a slow decoder: a block of
+/// them could run far past the time limit). A block the oracle answers at
+/// once is never cut.
+fn call_max_oracle_block_until(
+    oracle: &dyn MaxOracle,
+    first: usize,
+    name: usize,
+    w: &[f64],
+    out: &mut [Corner],
+    deadline: Option<Instant>,
+) -> Result<()> {
     out.iter_mut().for_each(Corner::clear);
     match oracle.max_oracle_block(first, w, out) {
         Some(Ok(())) => {
@@ -352,7 +372,7 @@ pub fn call_max_oracle_block(
             Ok(())
         }
         Some(Err(block_error)) => {
-            one_by_one(oracle, first, name, w, out)?;
+            one_by_one(oracle, first, name, w, out, None)?;
             // Every single call succeeded: an oracle whose block disagrees
             // with its examples.
             Err(block_error.context(format!(
@@ -360,19 +380,24 @@ pub fn call_max_oracle_block(
                 name + out.len()
             )))
         }
-        None => one_by_one(oracle, first, name, w, out),
+        None => one_by_one(oracle, first, name, w, out, deadline),
     }
 }
 
-/// The examples of a block, one call each.
+/// The examples of a block, one call each; the clock is read before each
+/// example when there is a `deadline`.
 fn one_by_one(
     oracle: &dyn MaxOracle,
     first: usize,
     name: usize,
     w: &[f64],
     out: &mut [Corner],
+    deadline: Option<Instant>,
 ) -> Result<()> {
     for (j, corner) in out.iter_mut().enumerate() {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(deadline_passed());
+        }
         call_max_oracle_named(oracle, first + j, name + j, w, corner)?;
     }
     Ok(())
@@ -472,9 +497,7 @@ impl ExampleParts {
                 let next = done + len;
                 if let Some(d) = deadline {
                     if done / DEADLINE_EVERY < next / DEADLINE_EVERY && Instant::now() >= d {
-                        return Err(
-                            Error::internal(DeadlinePassed.to_string()).with_source(DeadlinePassed)
-                        );
+                        return Err(deadline_passed());
                     }
                 }
                 let answer = if corners_only {
@@ -503,7 +526,7 @@ impl ExampleParts {
                     }
                     None => {
                         let block = &mut corners[..len];
-                        call_max_oracle_block(oracle, i - offset, i, w, block)?;
+                        call_max_oracle_block_until(oracle, i - offset, i, w, block, deadline)?;
                         // The thread's accumulator (taken, so that an error
                         // or a panic drops it rather than leave it dirty).
                         let sums = sums.get_or_insert_with(|| CHUNK_SUMS.with(RefCell::take));
