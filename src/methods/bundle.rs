@@ -212,7 +212,7 @@ fn check_tolerance(bound: Certified, ctx: &Context<'_>, count: u32, t: u64) -> R
     // rounding, and that part exceeds the tolerance.
     let floor = bound.allowance;
     let at_floor = ctx.primal() - bound.value <= 2.0 * floor;
-    if !(target > 0.0) || floor.is_nan() || floor <= target || !at_floor {
+    if target.is_nan() || target <= 0.0 || floor.is_nan() || floor <= target || !at_floor {
         return Ok(0);
     }
     if count + 1 < IMPRECISE_LIMIT {
