@@ -915,3 +915,44 @@ def test_relaxed_on_multilabel_and_binary_models():
     w = rng.randn(4)
     np.testing.assert_array_equal(binary.batch_inference(X, w, relaxed=True),
                                   binary.batch_inference(X, w))
+
+
+def slow_graph_model(m=12, n=20, seed=3):
+    """``m`` complete graphs of ``n`` binary nodes decoded by exhaustive
+    search: 2^n labellings, a long decode per example."""
+    rng = np.random.RandomState(seed)
+    edges = np.array([(u, v) for u in range(n) for v in range(u + 1, n)])
+    model = bmrm.GraphModel(
+        np.full(m, n), np.full(m * n, 2), rng.randint(2, size=m * n), q(rng, m * n, 3),
+        np.full(m, len(edges)), np.tile(edges.ravel(), m), engine="exhaustive")
+    return model, m
+
+
+def test_time_limits_and_interrupts_stop_within_a_decode():
+    import os
+    import signal
+    import threading
+    import time
+    model, m = slow_graph_model()
+    w = np.random.RandomState(0).randn(model.dim)
+    start = time.perf_counter()
+    model.predict(w)
+    decode = (time.perf_counter() - start) / m
+    limit = 0.5
+    solver = bmrm.Solver(model, "bmrm", lambda_=0.1, time_limit_seconds=limit, num_threads=1)
+    start = time.perf_counter()
+    _, info = solver.run()
+    took = time.perf_counter() - start
+    assert info.exit == "time_limit"
+    # One pass is m decodes; the run must stop within a few decodes of the
+    # limit (a correctness bound, not a speed claim).
+    assert took < limit + 3 * decode + 1.0, (took, decode)
+    solver = bmrm.Solver(model, "bmrm", lambda_=0.1, num_threads=1)
+    timer = threading.Timer(limit, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        solver.run()
+    took = time.perf_counter() - start
+    timer.join()
+    assert took < limit + 3 * decode + 1.0, (took, decode)
