@@ -955,6 +955,47 @@ fn graph_file(dir: &Path, m: usize, seed: u64) -> (PathBuf, Vec<GraphEx>) {
     (p, exs)
 }
 
+/// The time limit covers the run and the error pass after it: complete
+/// graphs of 20 binary nodes decoded by exhaustive search (2^20 labellings,
+/// a long decode each; a pass and the error pass each took all of them).
+#[test]
+fn graph_training_and_its_error_pass_stop_at_the_time_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, n) = (6, 20);
+    let mut text = format!(
+        "bmrm-graph 1 examples={m} node-features=2 edges=potts edge-features=1 loss=hamming\n"
+    );
+    for i in 0..m {
+        text += &format!("example {n} {}\n", n * (n - 1) / 2);
+        for v in 0..n {
+            text += &format!("2 {} {} 0.5\n", (i + v) % 2, ((i * n + v) % 7) as f32 / 4.0);
+        }
+        for u in 0..n {
+            for v in u + 1..n {
+                text += &format!("{u} {v} 0.25\n");
+            }
+        }
+    }
+    let data = dir.path().join("complete.txt");
+    std::fs::write(&data, text).unwrap();
+    let out = ok(&[
+        "train",
+        "--graph",
+        s(&data),
+        "--lambda",
+        "0.1",
+        "--engine",
+        "exhaustive",
+        "--time-limit",
+        "0.5",
+    ]);
+    assert!(out.contains(": TimeLimit after"), "{out}");
+    assert!(
+        out.contains("training error not computed (the time limit passed)"),
+        "{out}"
+    );
+}
+
 /// <w, phi(x, y)> of the graph model: unary rows s (2 features + bias),
 /// then the Potts weight, -[a != b] w_p x_e.
 fn graph_score(w: &[f64], ex: &GraphEx, y: &[u32]) -> f64 {
