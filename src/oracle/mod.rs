@@ -12,6 +12,7 @@
 
 pub mod adapters;
 mod answers;
+mod calls;
 pub mod chains;
 pub mod classes;
 mod corner;
