@@ -740,6 +740,77 @@ fn the_model_path_is_checked_before_training() {
     assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
 }
 
+/// `-o` writes a regular file or a new path only: the atomic rename would
+/// replace a device, a FIFO or a link with the model (made here in a
+/// temporary directory, never in /dev).
+#[test]
+fn the_model_path_must_be_a_regular_file_or_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = wide_file(dir.path());
+    let fifo = dir.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let mut special = vec![(fifo.clone(), "a FIFO")];
+    // A character device like /dev/null (1, 3), where the test may make one.
+    let null = dir.path().join("null");
+    let device = Command::new("mknod")
+        .arg(&null)
+        .args(["c", "1", "3"])
+        .status();
+    if device.is_ok_and(|s| s.success()) {
+        special.push((null.clone(), "a character device"));
+    }
+    let link_to_fifo = dir.path().join("link-to-fifo");
+    std::os::unix::fs::symlink(&fifo, &link_to_fifo).unwrap();
+    special.push((link_to_fifo, "a FIFO"));
+    let dangling = dir.path().join("dangling");
+    std::os::unix::fs::symlink(dir.path().join("nothing"), &dangling).unwrap();
+    special.push((dangling, "cannot be resolved"));
+    special.push((dir.path().to_path_buf(), "a directory"));
+    for (path, kind) in &special {
+        let o = bmrm(&[
+            "train",
+            s(&data),
+            "--lambda",
+            "0.1",
+            "--json",
+            "-o",
+            s(path),
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{}: {}",
+            path.display(),
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(s(path)), "{}", stderr(&o));
+        assert!(stderr(&o).contains(kind), "{}", stderr(&o));
+        // Refused before training.
+        assert!(!stdout(&o).contains("\"iteration\""), "{}", stdout(&o));
+        let meta = std::fs::symlink_metadata(path).unwrap();
+        assert!(
+            !meta.file_type().is_file(),
+            "{} was replaced",
+            path.display()
+        );
+    }
+    // A link to a regular file: the link stays, its target gets the model.
+    let model = dir.path().join("model.txt");
+    std::fs::write(&model, "old").unwrap();
+    let link = dir.path().join("link.txt");
+    std::os::unix::fs::symlink(&model, &link).unwrap();
+    ok(&["train", s(&data), "--lambda", "0.1", "-q", "-o", s(&link)]);
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&model)
+        .unwrap()
+        .starts_with("bmrm-model"));
+    ok(&["predict", s(&link), s(&data), "-q"]);
+}
+
 #[test]
 fn a_file_without_line_breaks_is_an_error_in_bounded_memory() {
     // `/dev/zero` as the data or the model could make train and predict
@@ -882,6 +953,47 @@ fn graph_file(dir: &Path, m: usize, seed: u64) -> (PathBuf, Vec<GraphEx>) {
     let p = dir.join("graphs.txt");
     std::fs::write(&p, text).unwrap();
     (p, exs)
+}
+
+/// The time limit covers the run and the error pass after it: complete
+/// graphs of 20 binary nodes decoded by exhaustive search (2^20 labellings,
+/// a long decode each; a pass and the error pass each took all of them).
+#[test]
+fn graph_training_and_its_error_pass_stop_at_the_time_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, n) = (6, 20);
+    let mut text = format!(
+        "bmrm-graph 1 examples={m} node-features=2 edges=potts edge-features=1 loss=hamming\n"
+    );
+    for i in 0..m {
+        text += &format!("example {n} {}\n", n * (n - 1) / 2);
+        for v in 0..n {
+            text += &format!("2 {} {} 0.5\n", (i + v) % 2, ((i * n + v) % 7) as f32 / 4.0);
+        }
+        for u in 0..n {
+            for v in u + 1..n {
+                text += &format!("{u} {v} 0.25\n");
+            }
+        }
+    }
+    let data = dir.path().join("complete.txt");
+    std::fs::write(&data, text).unwrap();
+    let out = ok(&[
+        "train",
+        "--graph",
+        s(&data),
+        "--lambda",
+        "0.1",
+        "--engine",
+        "exhaustive",
+        "--time-limit",
+        "0.5",
+    ]);
+    assert!(out.contains(": TimeLimit after"), "{out}");
+    assert!(
+        out.contains("training error not computed (the time limit passed)"),
+        "{out}"
+    );
 }
 
 /// <w, phi(x, y)> of the graph model: unary rows s (2 features + bias),

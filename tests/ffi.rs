@@ -837,6 +837,26 @@ fn c_models_test_passes() {
     println!("C model checks: {summary}");
 }
 
+/// `graph_test oom`: under a 900 MB address-space limit set in the child
+/// process, graph problems whose copies cannot be held are
+/// BMRM_ERROR_OUT_OF_MEMORY (a valid 480 MB feature array, a node_dim of
+/// 2^40), never an abort.
+#[test]
+fn graph_problems_out_of_memory_are_a_status_not_an_abort() {
+    let out = Command::new(graph_test_program())
+        .arg("oom")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{:?}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.trim_end().ends_with(" passed, 0 failed"), "{stdout}");
+}
+
 /// Every check of tests/c/graph_test.c passes: a C decoder over the
 /// library's potentials gives the built-in engine's solves bit for bit, a
 /// decoder returning non-maximisers keeps the bound below the optimum, and

@@ -609,6 +609,149 @@ fn bad_graphs_get_errors_naming_the_example_and_the_node_or_edge() {
     GraphModel::new(valid(), false, EngineKind::Exhaustive.into()).unwrap();
 }
 
+/// `valid()` with dense edge features (two per edge), the symmetric and
+/// antisymmetric lists given.
+fn with_edge_features(symmetric: Vec<usize>, antisymmetric: Vec<usize>) -> GraphExamples {
+    let mut g = valid();
+    g.edge_features = EdgeFeatures::Dense {
+        values: vec![0.5; 6],
+        f: 2,
+        symmetric,
+        antisymmetric,
+    };
+    g
+}
+
+/// A feature listed twice would enter psi twice but the scores once: the
+/// model is refused, naming the list and the index (no false certificate).
+#[test]
+fn duplicated_edge_features_are_refused_naming_the_list_and_the_index() {
+    for (symmetric, antisymmetric, text) in [
+        (
+            vec![0, 0],
+            vec![],
+            "symmetric edge feature 0 is listed twice",
+        ),
+        (
+            vec![1, 0, 1],
+            vec![],
+            "symmetric edge feature 1 is listed twice",
+        ),
+        (
+            vec![],
+            vec![1, 1],
+            "antisymmetric edge feature 1 is listed twice",
+        ),
+    ] {
+        let g = with_edge_features(symmetric, antisymmetric);
+        let e = GraphModel::new(g, false, EngineKind::Exhaustive.into()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        assert!(e.to_string().contains(text), "'{e}' lacks '{text}'");
+    }
+    GraphModel::new(
+        with_edge_features(vec![0], vec![1]),
+        false,
+        EngineKind::Exhaustive.into(),
+    )
+    .unwrap();
+}
+
+/// A value that is not finite is reported by example and node or edge, not
+/// by its row in the flat array.
+#[test]
+fn non_finite_features_are_named_by_example_and_node_or_edge() {
+    let mut g = valid();
+    // Example 1, node 1 is global node 4.
+    g.node_features = NodeFeatures::Dense {
+        values: (0..10)
+            .map(|k| if k == 9 { f32::NAN } else { 1.0 })
+            .collect(),
+        d: 2,
+    };
+    let e = GraphModel::new(g, false, EngineKind::Exhaustive.into()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("example 1: node 1: node features: value 1 is NaN"),
+        "{e}"
+    );
+    // Example 1, edge 0 is global edge 2.
+    let mut g = with_edge_features(vec![], vec![]);
+    if let EdgeFeatures::Dense { values, .. } = &mut g.edge_features {
+        values[4] = f32::INFINITY;
+    }
+    let e = GraphModel::new(g, false, EngineKind::Exhaustive.into()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("example 1: edge 0: edge features: value 0 is inf"),
+        "{e}"
+    );
+    let mut g = valid();
+    g.edge_features = EdgeFeatures::Potts {
+        values: vec![1.0, 1.0, f32::NEG_INFINITY],
+        f: 1,
+    };
+    let e = GraphModel::new(g, false, EngineKind::Exhaustive.into()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("example 1: edge 0: Potts edge features: value 0 is -inf"),
+        "{e}"
+    );
+    // Sparse rows: example 1, node 0 is global node 3.
+    let node_start = [0, 3, 5];
+    let indptr = vec![0, 1, 2, 3, 4, 5];
+    let e = bmrm::models::graph::sparse_node_rows(
+        &node_start,
+        indptr.clone(),
+        vec![0, 1, 0, 7, 1],
+        None,
+        2,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("example 1: node 0: node_indices entry 3 is 7"),
+        "{e}"
+    );
+    let e = bmrm::models::graph::sparse_node_rows(
+        &node_start,
+        indptr.clone(),
+        vec![0, 1, 0, 1, 1],
+        Some(vec![1.0, 1.0, 1.0, 1.0, f32::NAN]),
+        2,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("example 1: node 1: node_values entry 4"),
+        "{e}"
+    );
+    let e = bmrm::models::graph::sparse_node_rows(
+        &node_start,
+        vec![0, 1, 2, 3, 2, 5],
+        vec![0; 5],
+        None,
+        2,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("example 1: node 0: node_indptr decreases"),
+        "{e}"
+    );
+}
+
+/// The distance transform decodes displacement edges only: table edges are
+/// refused when the model is built, not at the first decoding.
+#[test]
+fn the_distance_transform_refuses_table_edges_when_the_model_is_built() {
+    let e = GraphModel::new(valid(), false, EngineKind::DistanceTransform.into()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(
+        e.to_string().contains("example 0") && e.to_string().contains("displacement"),
+        "{e}"
+    );
+}
+
 /// Auto's engines (tree max-sum, distance transform, graph cut) give the
 /// hinge of exhaustive search on graphs too large for Auto to enumerate.
 #[test]

@@ -524,3 +524,133 @@ fn the_time_limit_ends_every_phase_that_can_run_long() {
         assert!(info.lower_bound <= info.primal, "{what}: {info:?}");
     }
 }
+
+/// The oracle of `small_multiclass` failing from call `fail_at` on.
+struct FailsLater {
+    model: Multiclass,
+    calls: AtomicUsize,
+    fail_at: usize,
+}
+
+impl MaxOracle for FailsLater {
+    fn dim(&self) -> usize {
+        self.model.dim()
+    }
+    fn num_examples(&self) -> usize {
+        self.model.num_examples()
+    }
+    fn max_oracle(&self, i: usize, w: &[f64], out: &mut Corner) -> bmrm::Result<()> {
+        if self.calls.fetch_add(1, Ordering::SeqCst) >= self.fail_at {
+            return Err(Error::oracle("the decoder failed"));
+        }
+        self.model.max_oracle(i, w, out)
+    }
+}
+
+#[test]
+fn a_failed_run_is_not_certified_under_every_algorithm() {
+    use Algorithm::*;
+    for algorithm in [Bmrm, ProxBmrm, PBmrm, ProxPBmrm, Bcfw, Sgd, CuttingPlane] {
+        // At the first call, and after some iterations of exact answers.
+        for fail_at in [0, 40] {
+            let oracle = FailsLater {
+                model: small_multiclass(),
+                calls: AtomicUsize::new(0),
+                fail_at,
+            };
+            let mut s = Settings::new(algorithm, 0.1);
+            s.tol_rel = 1e-12;
+            s.num_threads = 1;
+            let mut solver = Solver::new(Problem::from_max_oracle(oracle), s).unwrap();
+            let mut w = vec![0.0; solver.dim()];
+            let what = format!("{algorithm:?}, failing at call {fail_at}");
+            solver.run(&mut w).expect_err(&what);
+            let info = solver.info();
+            assert_eq!(info.exit, Exit::NotRun, "{what}");
+            assert!(!info.certified, "{what}: {info:?}");
+        }
+    }
+}
+
+#[test]
+fn a_tolerance_below_rounding_ends_the_run_naming_it() {
+    // tol_abs far below what f64 can certify at the problem's scale: the
+    // gap stalls at its rounding floor; the run must say so long before
+    // max_iterations instead of running to it.
+    for algorithm in [Algorithm::Bmrm, Algorithm::ProxPBmrm] {
+        let mut s = Settings::new(algorithm, 1e-3);
+        s.tol_rel = 0.0;
+        s.tol_abs = 1e-300;
+        s.max_iterations = 1000;
+        if algorithm == Algorithm::ProxPBmrm {
+            s.num_parts = 2;
+        }
+        let iterations = Arc::new(AtomicUsize::new(0));
+        let seen = iterations.clone();
+        let mut solver = Solver::new(Problem::from_max_oracle(medium_multiclass()), s).unwrap();
+        solver.set_observer(move |_| {
+            seen.fetch_add(1, Ordering::Relaxed);
+            std::ops::ControlFlow::Continue(())
+        });
+        let mut w = vec![0.0; solver.dim()];
+        let e = match solver.run(&mut w) {
+            Ok(info) => panic!("{algorithm:?}: {info:?}"),
+            Err(e) => e,
+        };
+        assert!(e.to_string().contains("tol_abs = 1.000e-300"), "{e}");
+        assert!(e.to_string().contains("precision lost"), "{e}");
+        let t = iterations.load(Ordering::Relaxed);
+        assert!(t < 1000, "{algorithm:?}: {t} iterations");
+        // A tolerance of 0 is off: the run goes on to its iteration limit.
+        let mut s = Settings::new(algorithm, 1e-3);
+        s.tol_rel = 0.0;
+        s.max_iterations = t as u64 + 20;
+        if algorithm == Algorithm::ProxPBmrm {
+            s.num_parts = 2;
+        }
+        let mut solver = Solver::new(Problem::from_max_oracle(medium_multiclass()), s).unwrap();
+        let mut w = vec![0.0; solver.dim()];
+        let info = solver.run(&mut w).unwrap();
+        assert_ne!(info.exit, Exit::NotRun, "{algorithm:?}: {info:?}");
+    }
+}
+
+/// 100 examples whose answer (the truth) takes 200 ms each: a decoder of
+/// seconds per example, answered one example at a time.
+struct SlowDecoder;
+
+impl MaxOracle for SlowDecoder {
+    fn dim(&self) -> usize {
+        3
+    }
+    fn num_examples(&self) -> usize {
+        100
+    }
+    fn max_oracle(&self, _: usize, _: &[f64], _: &mut Corner) -> bmrm::Result<()> {
+        std::thread::sleep(Duration::from_millis(200));
+        Ok(())
+    }
+}
+
+#[test]
+fn the_time_limit_is_checked_between_slow_examples() {
+    // The clock was read between blocks of 48 examples (and every 1024):
+    // a 0.5 s limit over a 200 ms decoder ran 9.6 s. It must stop within
+    // about one decode of the limit; the bound (limit + 1 s) is a
+    // correctness bound, not a speed claim.
+    for algorithm in [Algorithm::Bmrm, Algorithm::ProxPBmrm] {
+        let mut s = Settings::new(algorithm, 0.1);
+        s.time_limit_seconds = 0.5;
+        s.num_threads = 1;
+        if algorithm == Algorithm::ProxPBmrm {
+            s.num_parts = 2;
+        }
+        let mut solver = Solver::new(Problem::from_max_oracle(SlowDecoder), s).unwrap();
+        let mut w = vec![0.0; 3];
+        let started = Instant::now();
+        let info = solver.run(&mut w).unwrap();
+        let took = started.elapsed().as_secs_f64();
+        assert_eq!(info.exit, Exit::TimeLimit, "{algorithm:?}: {info:?}");
+        assert!(took < 1.5, "{algorithm:?}: a 0.5 s limit took {took:.2} s");
+    }
+}

@@ -176,6 +176,17 @@ impl Bundle {
                 + eta[p] * (offsets[p].abs() + sum_err)
                 + (1.0 + eta[p]) * (errs_offset[p] + errs_slope[p] * ball);
         }
+        // The quadratic as computed, without the allowances.
+        let quad = match bounds {
+            None => norm_v * norm_v / (2.0 * lambda),
+            Some((lo, hi)) => (0..n)
+                .map(|j| {
+                    let x = -v[j] / lambda;
+                    let c = x.max(lo[j]).min(hi[j]);
+                    lambda * (c * x - 0.5 * c * c)
+                })
+                .sum(),
+        };
         let value = linear - quad_up;
         let slack = error * (1.0 + gamma(parts + 4)) + gamma(parts + 4) * (linear.abs() + quad_up);
         let bound = value - slack;
@@ -187,6 +198,7 @@ impl Bundle {
                 // What rounding costs even where `v` vanishes: the planes'
                 // and offsets' errors, and `v`'s own error squared.
                 irreducible: error + delta * delta / (2.0 * lambda),
+                allowance: (linear - quad) - bound,
             }
         }
     }
@@ -202,6 +214,9 @@ pub struct Certified {
     /// too): when it exceeds `F` itself, the data's scale is beyond what
     /// `f64` can certify.
     pub irreducible: f64,
+    /// All that rounding took off the bound: with a stopping tolerance
+    /// below it, the gap stalls at the rounding floor.
+    pub allowance: f64,
 }
 
 impl Certified {
@@ -209,6 +224,7 @@ impl Certified {
     pub const NOTHING: Certified = Certified {
         value: f64::NEG_INFINITY,
         irreducible: f64::INFINITY,
+        allowance: f64::INFINITY,
     };
 }
 

@@ -100,6 +100,8 @@ pub fn execute(
     let (mut info, best) = ctx.into_parts();
     w.copy_from_slice(&best);
     info.exit = *outcome.as_ref().unwrap_or(&Exit::NotRun);
+    // A failed run certifies nothing, whatever its answers were until then.
+    info.certified &= outcome.is_ok();
     info.gap = info.primal - info.lower_bound;
     info.elapsed_seconds = elapsed;
     (info, outcome)

@@ -167,6 +167,33 @@ pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Resu
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
+/// Copies `len` items at `ptr` into a vector the library owns, as
+/// [`slice`] checks them; the memory is reserved first, so a size the
+/// process cannot hold is `OutOfMemory` naming `what` (never an abort), and
+/// nothing is read then.
+///
+/// # Safety
+/// As [`slice`].
+pub(crate) unsafe fn copy<T: Copy>(ptr: *const T, len: usize, what: &str) -> Result<Vec<T>> {
+    let mut out = reserve(len, what)?;
+    // SAFETY: forwarded from this function's contract.
+    out.extend_from_slice(unsafe { slice(ptr, len, what) }?);
+    Ok(out)
+}
+
+/// An empty vector with room for `len` items, or `OutOfMemory` naming
+/// `what`: for the copies whose size the caller chose.
+pub(crate) fn reserve<T>(len: usize, what: &str) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(len).map_err(|_| {
+        Error::out_of_memory(format!(
+            "{what}: cannot allocate room for {len} items of {} bytes",
+            std::mem::size_of::<T>()
+        ))
+    })?;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use std::ffi::CStr;

@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
 use crate::models::graph::{
-    EdgeFeatures, Engine, EngineChoice, EngineKind, GraphExamples, GraphLoss, GraphModel,
-    GraphShape, Grid, NodeFeatures, Pairwise, Potentials,
+    sparse_node_rows, EdgeFeatures, Engine, EngineChoice, EngineKind, GraphExamples, GraphLoss,
+    GraphModel, GraphShape, Grid, NodeFeatures, Pairwise, Potentials,
 };
-use crate::models::{with_scratch, SparseRows};
+use crate::models::with_scratch;
 use crate::oracle::MaxOracle;
 
-use super::boundary::{non_null, slice, status};
+use super::boundary::{copy, non_null, reserve, slice, status};
 use super::callbacks::UserPtr;
 use super::problem::{bmrm_problem, Builtin};
 use super::types::bmrm_status;
@@ -393,14 +393,14 @@ unsafe fn examples(g: &bmrm_graph_data) -> Result<(GraphExamples, bool)> {
     let m1 = m + 1;
     // SAFETY (every `slice` below): forwarded from this function's contract;
     // the lengths are those the fields' documentation states.
-    let node_start = unsafe { slice(g.node_start, m1, "node_start") }?.to_vec();
+    let node_start = unsafe { copy(g.node_start, m1, "node_start") }?;
     let n = *node_start.last().unwrap_or(&0);
-    let states = unsafe { slice(g.states, n, "states") }?.to_vec();
-    let labels = unsafe { slice(g.labels, n, "labels") }?.to_vec();
+    let states = unsafe { copy(g.states, n, "states") }?;
+    let labels = unsafe { copy(g.labels, n, "labels") }?;
     let node_types = if g.node_types.is_null() {
         vec![]
     } else {
-        unsafe { slice(g.node_types, n, "node_types") }?.to_vec()
+        unsafe { copy(g.node_types, n, "node_types") }?
     };
     let state_rows = states
         .iter()
@@ -431,7 +431,7 @@ unsafe fn examples(g: &bmrm_graph_data) -> Result<(GraphExamples, bool)> {
             unused(!g.node_indptr.is_null(), "node_indptr", kind)?;
             unused(!g.node_indices.is_null(), "node_indices", kind)?;
             let count = if g.node_features == 0 { n } else { state_rows };
-            let values = unsafe { slice(g.node_values, rows(count)?, "node_values") }?.to_vec();
+            let values = unsafe { copy(g.node_values, rows(count)?, "node_values") }?;
             if g.node_features == 0 {
                 NodeFeatures::Dense { values, d }
             } else {
@@ -439,15 +439,15 @@ unsafe fn examples(g: &bmrm_graph_data) -> Result<(GraphExamples, bool)> {
             }
         }
         1 => {
-            let indptr = unsafe { slice(g.node_indptr, n + 1, "node_indptr") }?.to_vec();
+            let indptr = unsafe { copy(g.node_indptr, n + 1, "node_indptr") }?;
             let nnz = *indptr.last().unwrap_or(&0);
-            let indices = unsafe { slice(g.node_indices, nnz, "node_indices") }?.to_vec();
-            NodeFeatures::Sparse(if g.node_values.is_null() {
-                SparseRows::indicators(indptr, indices, d)?
+            let indices = unsafe { copy(g.node_indices, nnz, "node_indices") }?;
+            let values = if g.node_values.is_null() {
+                None
             } else {
-                let values = unsafe { slice(g.node_values, nnz, "node_values") }?.to_vec();
-                SparseRows::new(indptr, indices, values, d)?
-            })
+                Some(unsafe { copy(g.node_values, nnz, "node_values") }?)
+            };
+            NodeFeatures::Sparse(sparse_node_rows(&node_start, indptr, indices, values, d)?)
         }
         k => {
             return Err(Error::invalid_argument(format!(
@@ -455,14 +455,15 @@ unsafe fn examples(g: &bmrm_graph_data) -> Result<(GraphExamples, bool)> {
             )))
         }
     };
-    let edge_start = unsafe { slice(g.edge_start, m1, "edge_start") }?.to_vec();
+    let edge_start = unsafe { copy(g.edge_start, m1, "edge_start") }?;
     let num_edges = *edge_start.last().unwrap_or(&0);
     let flat = unsafe { slice(g.edges, num_edges.saturating_mul(2), "edges") }?;
-    let edges: Vec<[u32; 2]> = flat.chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+    let mut edges: Vec<[u32; 2]> = reserve(num_edges, "edges")?;
+    edges.extend(flat.chunks_exact(2).map(|p| [p[0], p[1]]));
     let edge_types = if g.edge_types.is_null() {
         vec![]
     } else {
-        unsafe { slice(g.edge_types, num_edges, "edge_types") }?.to_vec()
+        unsafe { copy(g.edge_types, num_edges, "edge_types") }?
     };
     let no_dense_edges = |kind: &str| -> Result<()> {
         unused(!g.edge_values.is_null(), "edge_values", kind)?;
@@ -481,28 +482,24 @@ unsafe fn examples(g: &bmrm_graph_data) -> Result<(GraphExamples, bool)> {
                 .checked_mul(g.edge_dim)
                 .ok_or_else(|| Error::invalid_argument("edge features: the size overflows"))?;
             EdgeFeatures::Dense {
-                values: unsafe { slice(g.edge_values, len, "edge_values") }?.to_vec(),
+                values: unsafe { copy(g.edge_values, len, "edge_values") }?,
                 f: g.edge_dim,
-                symmetric: unsafe { slice(g.symmetric, g.num_symmetric, "symmetric") }?.to_vec(),
+                symmetric: unsafe { copy(g.symmetric, g.num_symmetric, "symmetric") }?,
                 antisymmetric: unsafe {
-                    slice(g.antisymmetric, g.num_antisymmetric, "antisymmetric")
-                }?
-                .to_vec(),
+                    copy(g.antisymmetric, g.num_antisymmetric, "antisymmetric")
+                }?,
             }
         }
         2 => {
             no_dense_edges("DISPLACEMENT edge features")?;
-            let grids = unsafe { slice(g.grids, n, "grids") }?;
-            EdgeFeatures::Displacement {
-                grids: grids
-                    .iter()
-                    .map(|g| Grid {
-                        origin: [g.origin_x, g.origin_y],
-                        width: g.width,
-                        height: g.height,
-                    })
-                    .collect(),
-            }
+            let raw = unsafe { slice(g.grids, n, "grids") }?;
+            let mut grids = reserve(n, "grids")?;
+            grids.extend(raw.iter().map(|g| Grid {
+                origin: [g.origin_x, g.origin_y],
+                width: g.width,
+                height: g.height,
+            }));
+            EdgeFeatures::Displacement { grids }
         }
         3 => {
             unused(!g.grids.is_null(), "grids", "POTTS edge features")?;
@@ -516,7 +513,7 @@ unsafe fn examples(g: &bmrm_graph_data) -> Result<(GraphExamples, bool)> {
                 .checked_mul(g.edge_dim)
                 .ok_or_else(|| Error::invalid_argument("edge features: the size overflows"))?;
             EdgeFeatures::Potts {
-                values: unsafe { slice(g.edge_values, len, "edge_values") }?.to_vec(),
+                values: unsafe { copy(g.edge_values, len, "edge_values") }?,
                 f: g.edge_dim,
             }
         }
@@ -530,10 +527,7 @@ unsafe fn examples(g: &bmrm_graph_data) -> Result<(GraphExamples, bool)> {
         0 => {
             unused(!g.loss_table.is_null(), "loss_table", "the HAMMING loss")?;
             GraphLoss::Hamming {
-                class_weight: unsafe {
-                    slice(g.class_weight, g.num_class_weights, "class_weight")
-                }?
-                .to_vec(),
+                class_weight: unsafe { copy(g.class_weight, g.num_class_weights, "class_weight") }?,
                 normalise: g.normalise,
             }
         }
@@ -544,7 +538,7 @@ unsafe fn examples(g: &bmrm_graph_data) -> Result<(GraphExamples, bool)> {
                     "normalise is set but the TABLE loss does not read it (fold it into the table)",
                 ));
             }
-            GraphLoss::Table(unsafe { slice(g.loss_table, state_rows, "loss_table") }?.to_vec())
+            GraphLoss::Table(unsafe { copy(g.loss_table, state_rows, "loss_table") }?)
         }
         k => {
             return Err(Error::invalid_argument(format!(

@@ -31,6 +31,9 @@ pub struct BundleMethod {
     sgd_bounds: Option<Bounds>,
     /// Consecutive iterations whose bound lost more than `F` to rounding.
     imprecise: u32,
+    /// Consecutive iterations whose bound lost more than the tolerance to
+    /// rounding.
+    below_rounding: u32,
 }
 
 /// Iterations in a row whose bound's rounding exceeds `F` before the run
@@ -52,6 +55,7 @@ impl BundleMethod {
             rule,
             centre: Vec::new(),
             imprecise: 0,
+            below_rounding: 0,
             constrained,
             sgd_bounds,
         }
@@ -121,6 +125,7 @@ impl Method for BundleMethod {
                 .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
             let bound = cd.certified_lower(bundle, lambda, ctx.primal(), lower.value, &lower.w);
             self.imprecise = check_precision(bound, ctx, self.imprecise, t)?;
+            self.below_rounding = check_tolerance(bound, ctx, self.below_rounding, t)?;
             let w_new = if alpha == 0.0 {
                 bundle.beta_prox.clone_from(&bundle.beta);
                 lower.w
@@ -163,6 +168,7 @@ impl Method for BundleMethod {
         // is recomputed from the planes with its rounding taken off.
         let bound = bundle.certified_dual(&bundle.beta, lambda, ctx.primal());
         self.imprecise = check_precision(bound, ctx, self.imprecise, t)?;
+        self.below_rounding = check_tolerance(bound, ctx, self.below_rounding, t)?;
         let w_new = match prox {
             None => {
                 bundle.beta_prox.clone_from(&bundle.beta);
@@ -197,6 +203,40 @@ fn check_precision(bound: Certified, ctx: &mut Context<'_>, count: u32, t: u64) 
          (features many orders of magnitude apart, or iterates far out): rescale the features",
         bound.irreducible,
         ctx.primal()
+    )))
+}
+
+/// Ends the run when the stopping tolerance is below what rounding lets
+/// the bound certify: in [`IMPRECISE_LIMIT`] iterations in a row what
+/// rounding took off the bound was at least half of the gap and more than
+/// `max(tol_abs, tol_rel |F|)`, so the gap stalls above the tolerance (a
+/// tolerance of 0 is off and never fires).
+/// Returns the new count.
+fn check_tolerance(bound: Certified, ctx: &Context<'_>, count: u32, t: u64) -> Result<u32> {
+    let s = ctx.settings;
+    let target = s.tol_abs.max(s.tol_rel * ctx.primal().abs());
+    // At the rounding floor: more than half of this iteration's gap is
+    // rounding, and that part exceeds the tolerance.
+    let floor = bound.allowance;
+    let at_floor = ctx.primal() - bound.value <= 2.0 * floor;
+    if target.is_nan() || target <= 0.0 || floor.is_nan() || floor <= target || !at_floor {
+        return Ok(0);
+    }
+    if count + 1 < IMPRECISE_LIMIT {
+        return Ok(count + 1);
+    }
+    let which = if s.tol_abs >= s.tol_rel * ctx.primal().abs() {
+        format!("tol_abs = {:.3e}", s.tol_abs)
+    } else {
+        format!("tol_rel = {:.3e} (a gap of {target:.3e})", s.tol_rel)
+    };
+    Err(Error::invalid_argument(format!(
+        "precision lost at iteration {t}: {which} is below the rounding error bound of the \
+         lower bound, {:.3e} (F(w) = {:.6e}, gap {:.3e}), so the gap can never reach it in f64: \
+         raise the tolerance",
+        bound.allowance,
+        ctx.primal(),
+        ctx.primal() - bound.value
     )))
 }
 

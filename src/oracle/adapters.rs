@@ -10,6 +10,11 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::answers::{screen_answer, AnswerLog};
+pub(crate) use super::calls::is_deadline_passed;
+pub use super::calls::{
+    call_max_oracle, call_max_oracle_block, call_max_oracle_named, ORACLE_BLOCK,
+};
+use super::calls::{call_max_oracle_block_until, deadline_passed};
 use super::sparse::{merge, CornerScratch, SparseVec};
 use super::{Corner, FullRisk, MaxOracle, PartValues, PartitionedRisk, Subgradient};
 use crate::error::{Error, Result};
@@ -168,24 +173,6 @@ impl PassDeadline {
     }
 }
 
-/// The source of the error of a pass that gave up at its deadline: the
-/// executor ends the run with `Exit::TimeLimit` on it.
-#[derive(Debug)]
-pub(crate) struct DeadlinePassed;
-
-impl std::fmt::Display for DeadlinePassed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the time limit passed during a pass over the examples")
-    }
-}
-
-impl std::error::Error for DeadlinePassed {}
-
-/// Whether `e` is a pass giving up at its deadline.
-pub(crate) fn is_deadline_passed(e: &Error) -> bool {
-    e.source.as_ref().is_some_and(|s| s.is::<DeadlinePassed>())
-}
-
 /// Examples between two readings of the clock in a pass.
 const DEADLINE_EVERY: usize = 1024;
 
@@ -300,96 +287,6 @@ impl ExampleParts {
     }
 }
 
-/// Calls the oracle for `example` into `corner` and checks its output.
-pub fn call_max_oracle(
-    oracle: &dyn MaxOracle,
-    example: usize,
-    w: &[f64],
-    corner: &mut Corner,
-) -> Result<()> {
-    call_max_oracle_named(oracle, example, example, w, corner)
-}
-
-/// [`call_max_oracle`] for the oracle's example `example`, named `name` in
-/// errors (its index in the whole problem, for an oracle holding a shard).
-pub fn call_max_oracle_named(
-    oracle: &dyn MaxOracle,
-    example: usize,
-    name: usize,
-    w: &[f64],
-    corner: &mut Corner,
-) -> Result<()> {
-    corner.clear();
-    oracle
-        .max_oracle(example, w, corner)
-        .map_err(|e| e.context(format!("(example {name})")))?;
-    check_corner(corner, name)
-}
-
-/// Examples the passes ask the oracle for at once
-/// ([`MaxOracle::max_oracle_block`]); a multiple of the multiclass kernel's
-/// register tile (3 rows), small enough that the corners stay in cache.
-pub const ORACLE_BLOCK: usize = 48;
-
-/// [`call_max_oracle_named`] for the oracle's examples `first..first +
-/// out.len()`, named from `name` on: one [`MaxOracle::max_oracle_block`]
-/// call when the oracle answers blocks, else one call per example. When a
-/// block fails, its examples are asked one by one, so the error names the
-/// first example that fails, as a single call would.
-pub fn call_max_oracle_block(
-    oracle: &dyn MaxOracle,
-    first: usize,
-    name: usize,
-    w: &[f64],
-    out: &mut [Corner],
-) -> Result<()> {
-    out.iter_mut().for_each(Corner::clear);
-    match oracle.max_oracle_block(first, w, out) {
-        Some(Ok(())) => {
-            for (j, corner) in out.iter().enumerate() {
-                check_corner(corner, name + j)?;
-            }
-            Ok(())
-        }
-        Some(Err(block_error)) => {
-            one_by_one(oracle, first, name, w, out)?;
-            // Every single call succeeded: an oracle whose block disagrees
-            // with its examples.
-            Err(block_error.context(format!(
-                "(examples {name}..{}; each alone succeeds)",
-                name + out.len()
-            )))
-        }
-        None => one_by_one(oracle, first, name, w, out),
-    }
-}
-
-/// The examples of a block, one call each.
-fn one_by_one(
-    oracle: &dyn MaxOracle,
-    first: usize,
-    name: usize,
-    w: &[f64],
-    out: &mut [Corner],
-) -> Result<()> {
-    for (j, corner) in out.iter_mut().enumerate() {
-        call_max_oracle_named(oracle, first + j, name + j, w, corner)?;
-    }
-    Ok(())
-}
-
-/// A non-finite loss or psi entry as an error naming example `name`.
-fn check_corner(corner: &Corner, name: usize) -> Result<()> {
-    corner.check_finite().map_err(|e| match e {
-        Error {
-            kind: crate::ErrorKind::NonFinite,
-            message: m,
-            ..
-        } => Error::non_finite(format!("max-oracle {m} for example {name}")),
-        other => other,
-    })
-}
-
 /// A chunk's sum of `-psi` over its examples: dense when the oracle adds
 /// its blocks into a gradient (`block_risk`), else its corners summed into
 /// a sparse vector (a chain model's corner touches a few hundred of 1.7
@@ -472,9 +369,7 @@ impl ExampleParts {
                 let next = done + len;
                 if let Some(d) = deadline {
                     if done / DEADLINE_EVERY < next / DEADLINE_EVERY && Instant::now() >= d {
-                        return Err(
-                            Error::internal(DeadlinePassed.to_string()).with_source(DeadlinePassed)
-                        );
+                        return Err(deadline_passed());
                     }
                 }
                 let answer = if corners_only {
@@ -503,7 +398,7 @@ impl ExampleParts {
                     }
                     None => {
                         let block = &mut corners[..len];
-                        call_max_oracle_block(oracle, i - offset, i, w, block)?;
+                        call_max_oracle_block_until(oracle, i - offset, i, w, block, deadline)?;
                         // The thread's accumulator (taken, so that an error
                         // or a panic drops it rather than leave it dirty).
                         let sums = sums.get_or_insert_with(|| CHUNK_SUMS.with(RefCell::take));

@@ -13,6 +13,7 @@
 pub mod adapters;
 mod answers;
 mod bounds;
+mod calls;
 pub mod chains;
 pub mod classes;
 mod corner;

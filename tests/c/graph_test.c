@@ -8,6 +8,8 @@
  * tests/ffi.rs, under valgrind and under the sanitizers.
  * Exits 0 when every check passed.
  */
+#include <sys/resource.h>
+
 #include "common.h"
 
 #define M 6
@@ -253,6 +255,45 @@ static void test_bad_graphs(void) {
     b.num_examples = 0;
     expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "num_examples must be positive");
 
+    /* Dense edge features: a feature listed twice would enter psi twice
+     * but the scores once (a false certificate). */
+    float ex[64];
+    for (size_t k = 0; k < 64; k++)
+        ex[k] = 0.25f * (float)(k % 5);
+    size_t twice[2] = {0, 0}, one[1] = {1};
+    b = g;
+    b.edge_features = BMRM_EDGE_FEATURES_DENSE;
+    b.edge_dim = 2;
+    b.edge_values = ex;
+    b.symmetric = twice;
+    b.num_symmetric = 2;
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "symmetric edge feature 0 is listed twice");
+    b.symmetric = one;
+    b.num_symmetric = 1;
+    b.antisymmetric = twice;
+    b.num_antisymmetric = 2;
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "antisymmetric edge feature 0 is listed twice");
+
+    /* A bad value is named by its example and node or edge. */
+    bad = c;
+    bad.x[(c.node_start[1] + 1) * D + 1] = NAN;
+    b = graph_data(&bad, BMRM_ENGINE_AUTO);
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "example 1: node 1: node features: value 1 is NaN");
+    b = g;
+    b.edge_features = BMRM_EDGE_FEATURES_POTTS;
+    b.edge_dim = 1;
+    float potts[64];
+    for (size_t k = 0; k < 64; k++)
+        potts[k] = 1.0f;
+    potts[c.edge_start[2] + 1] = INFINITY;
+    b.edge_values = potts;
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "example 2: edge 1: Potts edge features: value 0 is inf");
+
+    /* The distance transform needs displacement edges: refused when built. */
+    b = g;
+    b.engine = BMRM_ENGINE_DISTANCE_TRANSFORM;
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "example 0: the distance transform");
+
     bmrm_problem *out = SENTINEL;
     CHECK_STATUS(bmrm_problem_new_graph(NULL, &out), BMRM_ERROR_NULL_ARGUMENT);
     CHECK_STATUS(bmrm_problem_new_graph(&g, NULL), BMRM_ERROR_NULL_ARGUMENT);
@@ -315,7 +356,40 @@ static void test_positivity_coordinates(void) {
     bmrm_problem_free(constant);
 }
 
-int main(void) {
+/* Run as `graph_test oom` (by tests/ffi.rs, never under a sanitizer):
+ * under a 900 MB address-space limit, a valid 480 MB feature array and a
+ * node_dim of 2^40 are BMRM_ERROR_OUT_OF_MEMORY, not an abort; the library
+ * works afterwards. */
+static void test_out_of_memory(void) {
+    struct rlimit limit = {900000u * 1024u, 900000u * 1024u};
+    CHECK(setrlimit(RLIMIT_AS, &limit) == 0, "setrlimit failed");
+    chains c = make_chains();
+    bmrm_graph_data g = graph_data(&c, BMRM_ENGINE_AUTO);
+    size_t n = c.node_start[M];
+    size_t d = (480u << 20) / sizeof(float) / n;
+    float *big = calloc(n * d, sizeof(float));
+    CHECK(big != NULL, "cannot allocate the 480 MB input");
+    if (big != NULL) {
+        bmrm_graph_data b = g;
+        b.node_dim = d;
+        b.node_values = big;
+        expect_bad(&b, BMRM_ERROR_OUT_OF_MEMORY, "node_values");
+        free(big);
+    }
+    bmrm_graph_data b = g;
+    b.node_dim = (size_t)1 << 40;
+    expect_bad(&b, BMRM_ERROR_OUT_OF_MEMORY, "node_values");
+    bmrm_problem *p = NULL;
+    CHECK_STATUS(bmrm_problem_new_graph(&g, &p), BMRM_OK);
+    bmrm_problem_free(p);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "oom") == 0) {
+        test_out_of_memory();
+        printf("%d passed, %d failed\n", checks_passed, checks_failed);
+        return checks_failed == 0 ? 0 : 1;
+    }
     /* common.h helpers this program does not need. */
     (void)l1_risk;
     (void)l1_part;

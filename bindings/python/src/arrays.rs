@@ -2,7 +2,7 @@
 //! else is a `TypeError` or `ValueError` that names the argument.
 
 use numpy::{PyArray1, PyArrayMethods, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 /// `obj` as a numpy array of `ndim` dimensions converted to `dtype`
@@ -39,11 +39,24 @@ fn as_contiguous<'py>(
 /// `obj` as a 1-D `f64` vector, converted and copied (no value checks).
 fn read_f64(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<f64>> {
     let arr = as_contiguous(py, obj, name, 1, "float64")?;
-    let v = arr
-        .downcast::<PyArray1<f64>>()?
-        .readonly()
-        .as_slice()?
-        .to_vec();
+    let v = copy_of(
+        arr.downcast::<PyArray1<f64>>()?.readonly().as_slice()?,
+        name,
+    )?;
+    Ok(v)
+}
+
+/// A copy of `values` the library owns, its memory reserved first: a size
+/// the process cannot hold is a `MemoryError` naming `name`, not an abort.
+fn copy_of<T: Copy>(values: &[T], name: &str) -> PyResult<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(values.len()).map_err(|_| {
+        PyMemoryError::new_err(format!(
+            "{name}: cannot allocate a copy of {} values",
+            values.len()
+        ))
+    })?;
+    v.extend_from_slice(values);
     Ok(v)
 }
 
@@ -107,7 +120,7 @@ pub fn matrix_f32(
     let arr = as_contiguous(py, obj, name, 2, "float32")?;
     let a = arr.downcast::<numpy::PyArray2<f32>>()?;
     let shape = a.shape().to_vec();
-    let v = a.readonly().as_slice()?.to_vec();
+    let v = copy_of(a.readonly().as_slice()?, name)?;
     if let Some(p) = v.iter().position(|x| !x.is_finite()) {
         return Err(PyValueError::new_err(format!(
             "{name}: element ({}, {}) is not finite",

@@ -56,6 +56,32 @@ impl Shared {
     }
 }
 
+/// A built-in model the engine asks one example at a time (a graph model,
+/// whose engine may take seconds per example): the stop a KeyboardInterrupt
+/// asks for is seen before every example, not at the end of the pass.
+pub struct Interruptible<M> {
+    pub inner: std::sync::Arc<M>,
+    pub shared: std::sync::Arc<Shared>,
+}
+
+impl<M: MaxOracle> MaxOracle for Interruptible<M> {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn num_examples(&self) -> usize {
+        self.inner.num_examples()
+    }
+    fn thread_safe(&self) -> bool {
+        self.inner.thread_safe()
+    }
+    fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> bmrm::Result<()> {
+        if self.shared.stopped() {
+            return Err(Shared::interrupted());
+        }
+        self.inner.max_oracle(example, w, out)
+    }
+}
+
 /// Reads a `(value, vector)` answer of a risk callback.
 fn risk_answer(
     py: Python<'_>,

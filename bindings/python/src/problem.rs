@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::arrays::{matrix_f32, to_numpy, vec_f64, vec_index};
-use crate::oracles::{PyFullRisk, PyMaxOracle, PyPartitionedRisk, Shared};
+use crate::oracles::{Interruptible, PyFullRisk, PyMaxOracle, PyPartitionedRisk, Shared};
 use crate::to_pyerr;
 
 /// The full-risk level: `func(w) -> (risk, subgradient)`.
@@ -306,7 +306,10 @@ pub fn problem_of(obj: &Bound<'_, PyAny>, shared: &Arc<Shared>) -> PyResult<Prob
         return Ok(Problem::Examples(m.get().inner.clone()));
     }
     if let Ok(m) = obj.downcast::<crate::graph::PyGraphModel>() {
-        return Ok(Problem::Examples(m.get().inner.clone()));
+        return Ok(Problem::Examples(Arc::new(Interruptible {
+            inner: m.get().inner.clone(),
+            shared: shared.clone(),
+        })));
     }
     if let Ok(d) = obj.downcast::<FullRiskDef>() {
         let d = d.get();

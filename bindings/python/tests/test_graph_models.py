@@ -681,6 +681,81 @@ def test_wrong_shapes_name_the_argument():
         EdgeFeatureGraphCRF(symmetric_edge_features=[0], antisymmetric_edge_features=[0])
 
 
+def test_duplicated_edge_features_are_refused_naming_the_list():
+    # A feature listed twice entered psi twice but the scores once: a false
+    # certificate (certified_ with a primal far below the true objective).
+    with pytest.raises(ValueError, match=r"symmetric_edge_features lists edge feature 0 twice"):
+        EdgeFeatureGraphCRF(symmetric_edge_features=[0, 0])
+    with pytest.raises(ValueError, match=r"antisymmetric_edge_features lists edge feature 1 twice"):
+        EdgeFeatureGraphCRF(antisymmetric_edge_features=[1, 0, 1])
+    # The native model refuses it too.
+    Xe, Y = graph_data(f=2)
+    n = [len(x[0]) for x in Xe]
+    e = [len(x[1]) for x in Xe]
+    args = (np.array(n), np.full(sum(n), 3), np.concatenate(Y), np.concatenate([x[0] for x in Xe]),
+            np.array(e), np.concatenate([np.asarray(x[1]).reshape(-1, 2) for x in Xe]).ravel())
+    with pytest.raises(ValueError, match="symmetric edge feature 0 is listed twice"):
+        bmrm.GraphModel(*args, edge_features=np.concatenate([x[2] for x in Xe]),
+                        symmetric=[0, 0])
+
+
+def test_features_must_be_real_dense_arrays():
+    X, Y = graph_data()
+    for bad, kind in [(X[0][0] + 1j, "complex"), (X[0][0].astype(str), "<U"),
+                      (np.array([X[0][0][0], [1.0]], dtype=object), "object")]:
+        Xb = list(X)
+        Xb[0] = (bad, X[0][1])
+        with pytest.raises(TypeError, match=rf"X\[0\]\[0\] \(features\) must hold real numbers, got dtype {kind}"):
+            GraphCRF()._native(Xb, Y)
+    sp = pytest.importorskip("scipy.sparse")
+    Xb = list(X)
+    Xb[0] = (sp.csr_matrix(X[0][0]), X[0][1])
+    with pytest.raises(TypeError, match=r"X\[0\]\[0\] \(features\) must be a dense array, got a sparse"):
+        GraphCRF()._native(Xb, Y)
+    Xg, Yg = grid_data()
+    with pytest.raises(TypeError, match=r"X\[0\] must hold real numbers, got dtype complex"):
+        GridCRF(n_states=2)._native([Xg[0] + 1j], [Yg[0]])
+
+
+def test_grid_labels_must_have_the_image_shape():
+    rng = np.random.RandomState(0)
+    x = rng.randn(3, 4, 2)
+    y = rng.randint(2, size=(3, 4))
+    GridCRF(n_states=2)._native([x], [y])
+    for bad in [y.T, y.ravel()]:
+        with pytest.raises(ValueError, match=r"Y\[0\] must have shape \(3, 4\)"):
+            GridCRF(n_states=2)._native([x], [bad])
+        with pytest.raises(ValueError, match=r"Y\[0\] must have shape \(3, 4\)"):
+            GridCRF(n_states=2, n_features=2).joint_feature(x, bad)
+
+
+def test_a_graph_model_too_big_for_memory_is_a_memory_error():
+    # Under an address-space limit set in a child process, the copy of a
+    # valid feature array that cannot be held twice is a MemoryError, not
+    # an abort of the interpreter.
+    import subprocess
+    import sys
+    code = """
+import resource
+import numpy as np
+import bmrm
+n, d = 4, 30_000_000  # 480 MB of float32
+x = np.zeros((n, d), dtype=np.float32)
+x[:, 0] = 1.0  # touched: the array is really there
+size = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmSize"))
+limit = size + 300 * 2**20  # room for anything but a second copy
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    bmrm.GraphModel(np.array([n]), np.full(n, 2), np.zeros(n, dtype=np.int64), x,
+                    np.array([0]), np.zeros(0, dtype=np.int64))
+except MemoryError as e:
+    print("MemoryError:", e)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "MemoryError: node_features" in out.stdout, out.stdout + out.stderr
+
+
 def test_every_edge_type_must_occur_in_training_and_inference_pads_the_layout():
     rng = np.random.RandomState(13)
     X = [q(rng, 1, 3, 2) for _ in range(4)]  # one-row images: no 'down' edges
@@ -840,3 +915,45 @@ def test_relaxed_on_multilabel_and_binary_models():
     w = rng.randn(4)
     np.testing.assert_array_equal(binary.batch_inference(X, w, relaxed=True),
                                   binary.batch_inference(X, w))
+
+
+def slow_graph_model(m=12, n=20, seed=3):
+    """``m`` complete graphs of ``n`` binary nodes decoded by exhaustive
+    search: 2^n labellings, a long decode per example."""
+    rng = np.random.RandomState(seed)
+    edges = np.array([(u, v) for u in range(n) for v in range(u + 1, n)])
+    model = bmrm.GraphModel(
+        np.full(m, n), np.full(m * n, 2), rng.randint(2, size=m * n), q(rng, m * n, 3),
+        np.full(m, len(edges)), np.tile(edges.ravel(), m), engine="exhaustive")
+    return model, m
+
+
+def test_time_limits_and_interrupts_stop_within_a_decode():
+    import os
+    import signal
+    import threading
+    import time
+    model, m = slow_graph_model()
+    one, _ = slow_graph_model(m=1)
+    start = time.perf_counter()
+    one.predict(np.random.RandomState(0).randn(one.dim))
+    decode = time.perf_counter() - start
+    limit = 0.5
+    solver = bmrm.Solver(model, "bmrm", lambda_=0.1, time_limit_seconds=limit, num_threads=1)
+    start = time.perf_counter()
+    _, info = solver.run()
+    took = time.perf_counter() - start
+    assert info.exit == "time_limit"
+    # One pass is m = 12 decodes (before, the run finished it: 20 s for a
+    # 0.5 s limit at 1.7 s a decode); the run must stop within a few decodes
+    # of the limit (a correctness bound, not a speed claim).
+    assert took < limit + 3 * decode + 1.0, (took, decode)
+    solver = bmrm.Solver(model, "bmrm", lambda_=0.1, num_threads=1)
+    timer = threading.Timer(limit, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        solver.run()
+    took = time.perf_counter() - start
+    timer.join()
+    assert took < limit + 3 * decode + 1.0, (took, decode)

@@ -88,6 +88,7 @@ impl ModelFile {
     /// truncated model.
     pub fn write(&self, path: &Path) -> Result<(), String> {
         let e = |err: std::io::Error| format!("model file {}: cannot write: {err}", path.display());
+        let path = &target(path)?;
         let (tmp, file) = create_temporary(path)?;
         let written = (|| -> std::io::Result<()> {
             let mut out = BufWriter::new(file);
@@ -223,6 +224,67 @@ impl ModelFile {
     }
 }
 
+/// The path the model replaces: `path` itself when it is a regular file or
+/// does not exist, the file a symbolic link names (so the link is kept and
+/// its target written). Anything else (a directory, a device such as
+/// /dev/null, a FIFO, a socket, a link to one of them or to nothing) is
+/// refused: the rename would replace the special file itself.
+fn target(path: &Path) -> Result<PathBuf, String> {
+    let name = path.display();
+    let meta = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(path.to_path_buf()),
+        Err(e) => return Err(format!("model file {name}: cannot inspect: {e}")),
+        Ok(m) => m,
+    };
+    let (resolved, meta) = if meta.file_type().is_symlink() {
+        let resolved = std::fs::canonicalize(path).map_err(|e| {
+            format!("model file {name}: a symbolic link whose target cannot be resolved: {e}")
+        })?;
+        let meta = std::fs::metadata(&resolved)
+            .map_err(|e| format!("model file {name}: cannot inspect: {e}"))?;
+        (resolved, meta)
+    } else {
+        (path.to_path_buf(), meta)
+    };
+    if !meta.file_type().is_file() {
+        let kind = kind_of(&meta.file_type());
+        let via = if resolved.as_path() == path {
+            String::new()
+        } else {
+            format!(" (the link's target {})", resolved.display())
+        };
+        return Err(format!(
+            "model file {name}{via}: is {kind}, not a regular file; give a new path or a regular file"
+        ));
+    }
+    Ok(resolved)
+}
+
+/// What a file that is not a regular file is, for messages.
+fn kind_of(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
+    }
+}
+
 /// Creates a new temporary file beside `path` (same directory, so the
 /// rename is atomic): `.NAME.PID.K.tmp`.
 fn create_temporary(path: &Path) -> Result<(PathBuf, std::fs::File), String> {
@@ -269,10 +331,7 @@ fn create_temporary(path: &Path) -> Result<(PathBuf, std::fs::File), String> {
 /// Checks before training that the model can be written to `path`: its
 /// directory exists and takes a new file, and `path` is not a directory.
 pub fn check_writable(path: &Path) -> Result<(), String> {
-    if path.is_dir() {
-        return Err(format!("model file {}: is a directory", path.display()));
-    }
-    let (tmp, _file) = create_temporary(path)?;
+    let (tmp, _file) = create_temporary(&target(path)?)?;
     std::fs::remove_file(&tmp).map_err(|e| {
         format!(
             "model file {}: cannot remove the test file {}: {e}",

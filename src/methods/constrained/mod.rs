@@ -208,6 +208,7 @@ impl ConstrainedDual {
         Certified {
             value: value - rounding,
             irreducible: rounding,
+            allowance: rounding,
         }
     }
 

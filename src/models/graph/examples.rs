@@ -268,13 +268,37 @@ impl GraphExamples {
                 }
             }
         }
+        let node = |row: usize| {
+            let (i, local) = self.locate_node(row);
+            format!("example {i}: node {local}")
+        };
+        let edge = |row: usize| {
+            let (i, local) = self.locate_edge(row);
+            format!("example {i}: edge {local}")
+        };
         match &self.node_features {
-            NodeFeatures::Dense { values, d } => rows("node features", values, *d, n)?,
+            NodeFeatures::Dense { values, d } => rows("node features", values, *d, n, &node)?,
             NodeFeatures::Sparse(r) => {
                 same_len("sparse node feature rows", r.num_rows(), "nodes", n)?
             }
             NodeFeatures::PerState { values, d } => {
-                rows("per-state node features", values, *d, state_rows)?
+                let state_start: Vec<usize> = std::iter::once(0)
+                    .chain(self.states.iter().scan(0usize, |at, &s| {
+                        *at += s as usize;
+                        Some(*at)
+                    }))
+                    .collect();
+                let node_state = |row: usize| {
+                    let global = state_start.partition_point(|&b| b <= row) - 1;
+                    format!("{} state {}", node(global), row - state_start[global])
+                };
+                rows(
+                    "per-state node features",
+                    values,
+                    *d,
+                    state_rows,
+                    &node_state,
+                )?
             }
         }
         match &self.edge_features {
@@ -285,11 +309,28 @@ impl GraphExamples {
                 symmetric,
                 antisymmetric,
             } => {
-                rows("edge features", values, *f, self.edges.len())?;
+                rows("edge features", values, *f, self.edges.len(), &edge)?;
                 for (name, list) in [("symmetric", symmetric), ("antisymmetric", antisymmetric)] {
                     if let Some(&k) = list.iter().find(|&&k| k >= *f) {
                         return Err(Error::invalid_argument(format!(
                             "graph model: {name} edge feature {k} is out of range (there are {f})"
+                        )));
+                    }
+                    // psi symmetrises a listed feature once per entry: a
+                    // repeated index would make psi disagree with the scores.
+                    let mut sorted: Vec<(usize, usize)> = Vec::new();
+                    sorted.try_reserve_exact(list.len()).map_err(|_| {
+                        Error::out_of_memory(format!(
+                            "graph model: cannot sort the {} {name} edge features",
+                            list.len()
+                        ))
+                    })?;
+                    sorted.extend(list.iter().enumerate().map(|(at, &k)| (k, at)));
+                    sorted.sort_unstable();
+                    if let Some(p) = sorted.windows(2).find(|p| p[0].0 == p[1].0) {
+                        return Err(Error::invalid_argument(format!(
+                            "graph model: {name} edge feature {} is listed twice (entries {} and {})",
+                            p[0].0, p[0].1, p[1].1
                         )));
                     }
                 }
@@ -300,7 +341,7 @@ impl GraphExamples {
                 }
             }
             EdgeFeatures::Potts { values, f } => {
-                rows("Potts edge features", values, *f, self.edges.len())?
+                rows("Potts edge features", values, *f, self.edges.len(), &edge)?
             }
             EdgeFeatures::Displacement { grids } => {
                 same_len("grids", grids.len(), "nodes", n)?;
@@ -379,6 +420,59 @@ impl GraphExamples {
     }
 }
 
+/// Sparse node features as CSR rows, one per node (`values` None:
+/// indicators), checked so that a message names the example and the node:
+/// a decreasing `indptr`, an index out of `0..d`, a value not finite.
+pub fn sparse_node_rows(
+    node_start: &[usize],
+    indptr: Vec<usize>,
+    indices: Vec<u32>,
+    values: Option<Vec<f32>>,
+    d: usize,
+) -> Result<SparseRows> {
+    let n = node_start.last().copied().unwrap_or(0);
+    offsets("node_start", node_start, n)?;
+    let node = |row: usize| {
+        let i = node_start.partition_point(|&s| s <= row).saturating_sub(1);
+        format!("graph model: example {i}: node {}", row - node_start[i])
+    };
+    if indptr.len() == n + 1 && indptr.first() == Some(&0) {
+        if let Some(r) = indptr.windows(2).position(|p| p[1] < p[0]) {
+            return Err(Error::invalid_argument(format!(
+                "{}: node_indptr decreases ({} then {})",
+                node(r),
+                indptr[r],
+                indptr[r + 1]
+            )));
+        }
+        if indptr[n] == indices.len() {
+            let row_of = |k: usize| indptr.partition_point(|&s| s <= k) - 1;
+            if let Some(k) = indices.iter().position(|&j| j as usize >= d) {
+                return Err(Error::invalid_argument(format!(
+                    "{}: node_indices entry {k} is {}, out of range 0..{d}",
+                    node(row_of(k)),
+                    indices[k]
+                )));
+            }
+            if let Some(k) = values
+                .as_ref()
+                .and_then(|v| v.iter().position(|x| !x.is_finite()))
+            {
+                return Err(Error::invalid_argument(format!(
+                    "{}: node_values entry {k} (column {}) is {}",
+                    node(row_of(k)),
+                    indices[k],
+                    values.as_ref().map_or(0.0, |v| v[k])
+                )));
+            }
+        }
+    }
+    match values {
+        Some(values) => SparseRows::new(indptr, indices, values, d),
+        None => SparseRows::indicators(indptr, indices, d),
+    }
+}
+
 /// `e` with its message prefixed by the example it is about.
 pub(crate) fn in_example(e: Error, i: usize) -> Error {
     let message = format!("graph model: example {i}: {}", e.message);
@@ -418,8 +512,15 @@ fn same_len(what: &str, got: usize, per: &str, want: usize) -> Result<()> {
     Ok(())
 }
 
-/// `values` holds `count` rows of `d` finite numbers.
-fn rows(what: &str, values: &[f32], d: usize, count: usize) -> Result<()> {
+/// `values` holds `count` rows of `d` finite numbers; `row_name` says
+/// which example and node or edge a row is.
+fn rows(
+    what: &str,
+    values: &[f32],
+    d: usize,
+    count: usize,
+    row_name: &dyn Fn(usize) -> String,
+) -> Result<()> {
     if d == 0 {
         return Err(Error::invalid_argument(format!(
             "graph model: {what} must have at least one feature per row"
@@ -436,9 +537,9 @@ fn rows(what: &str, values: &[f32], d: usize, count: usize) -> Result<()> {
     }
     if let Some(k) = values.iter().position(|v| !v.is_finite()) {
         return Err(Error::invalid_argument(format!(
-            "graph model: {what}: value {} of row {} is {}",
+            "graph model: {}: {what}: value {} is {}",
+            row_name(k / d),
             k % d,
-            k / d,
             values[k]
         )));
     }

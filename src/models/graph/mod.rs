@@ -77,7 +77,7 @@ mod select;
 pub mod synthetic;
 
 pub use engine::{Engine, EngineKind};
-pub use examples::{EdgeFeatures, GraphExamples, GraphLoss, NodeFeatures};
+pub use examples::{sparse_node_rows, EdgeFeatures, GraphExamples, GraphLoss, NodeFeatures};
 pub use model::GraphModel;
 pub use potentials::{GraphShape, Grid, Pairwise, Potentials};
 pub use select::EngineChoice;

@@ -76,6 +76,16 @@ impl Engines {
                 }
             };
             let engine = &list[at].1;
+            if kind == Some(EngineKind::DistanceTransform) && !displacement {
+                return Err(in_example(
+                    Error::invalid_argument(format!(
+                        "the {} engine needs displacement edge features (grids), not tables \
+                         (use tree max-sum)",
+                        engine.name()
+                    )),
+                    i,
+                ));
+            }
             engine
                 .check_shape(&shape)
                 .map_err(|e| in_example(e, i).context(format!("({})", engine.name())))?;

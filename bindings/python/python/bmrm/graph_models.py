@@ -78,6 +78,18 @@ def engine_for(model: str, inference_method: Any) -> str:
     return engine
 
 
+def _feature_list(model: str, ks: Any, what: str) -> List[int]:
+    """The edge features listed in ``what`` (``symmetric_edge_features``...),
+    refused when one is listed twice: psi would symmetrise it twice and no
+    longer match the scores."""
+    out = [] if ks is None else [int(k) for k in ks]
+    for j, k in enumerate(out):
+        if k in out[:j]:
+            raise ValueError(f"{model}: {what} lists edge feature {k} twice (entries "
+                             f"{out.index(k)} and {j})")
+    return out
+
+
 def _ints(model: str, y: Any, what: str) -> np.ndarray:
     """``y`` as int64, refused (naming ``what``) unless it holds whole numbers."""
     a = np.asarray(y)
@@ -121,6 +133,15 @@ class _GraphBase:
     def _unflat(self, y: np.ndarray, x: Any) -> Any:
         return y
 
+    def _labels_of(self, p: dict, y: Any, i: int) -> np.ndarray:
+        """Example ``i``'s labels for its parts ``p``: of the parts' label
+        shape when they have one (an image's height x width), checked."""
+        shape = p.get("label_shape")
+        if shape is not None and np.shape(y) != shape:
+            raise ValueError(f"{type(self).__name__}: Y[{i}] must have shape {shape} (the "
+                             f"image's height and width), got {np.shape(y)}")
+        return self._flat_labels(y, i, len(p["states"]))
+
     def _size(self) -> Optional[int]:
         raise NotImplementedError
 
@@ -159,7 +180,7 @@ class _GraphBase:
             p = self._parts(x, i)
             n = len(p["states"])
             e = p["edges"]
-            y = np.zeros(n, dtype=np.int64) if Y is None else self._flat_labels(Y[i], i, n)
+            y = np.zeros(n, dtype=np.int64) if Y is None else self._labels_of(p, Y[i], i)
             bad = np.flatnonzero((y < 0) | (y >= p["states"]))
             if len(bad):
                 j = int(bad[0])
@@ -317,15 +338,32 @@ class _GraphBase:
         return float(len(y)) if cw is None else float(np.sum(cw[self._states_of(y)]))
 
 
+def _real(model: str, a: Any, what: str) -> np.ndarray:
+    """``a`` as a float64 array, refused (a TypeError naming ``what``) unless
+    it holds real numbers: complex, string and object arrays and sparse
+    matrices are not converted."""
+    if hasattr(a, "toarray") and hasattr(a, "nnz"):
+        raise TypeError(f"{model}: {what} must be a dense array, got a sparse matrix "
+                        f"({type(a).__name__}); convert it with .toarray()")
+    try:
+        arr = np.asarray(a)
+    except ValueError as e:
+        raise TypeError(f"{model}: {what} cannot be read as an array ({e})") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{model}: {what} must hold real numbers, got dtype {arr.dtype}")
+    return arr.astype(np.float64, copy=False)
+
+
 def _matrix(model: str, a: Any, what: str, cols: Optional[int], cols_name: str) -> np.ndarray:
     """``a`` as a float64 matrix with ``cols`` columns (when given), or an
     error naming ``what`` and the expected shape."""
+    a = _real(model, a, what)
     shape = np.shape(a)
     if len(shape) != 2 or (cols is not None and shape[1] != cols):
         want = f"(n, {cols})" if cols is not None else "(n, m)"
         raise ValueError(f"{model}: {what} must have shape {want.replace('n,', cols_name + ',', 1)}"
                          f", got {shape}")
-    return np.asarray(a, dtype=np.float64)
+    return a
 
 
 class GraphCRF(_GraphBase):
@@ -467,7 +505,7 @@ class GraphCRF(_GraphBase):
 
     def joint_feature(self, x: Any, y: Any) -> np.ndarray:
         p = self._parts(x, 0)
-        y = self._flat_labels(y, 0, len(p["states"]))
+        y = self._labels_of(p, y, 0)
         return np.concatenate([self._unary_psi(p["features"], y), self._pair_psi(p, y)])
 
 
@@ -488,10 +526,10 @@ class EdgeFeatureGraphCRF(GraphCRF):
                  class_weight: Any = None, symmetric_edge_features: Any = None,
                  antisymmetric_edge_features: Any = None) -> None:
         self.n_edge_features = n_edge_features
-        self.symmetric_edge_features = [] if symmetric_edge_features is None else \
-            [int(k) for k in symmetric_edge_features]
-        self.antisymmetric_edge_features = [] if antisymmetric_edge_features is None else \
-            [int(k) for k in antisymmetric_edge_features]
+        self.symmetric_edge_features = _feature_list(
+            "EdgeFeatureGraphCRF", symmetric_edge_features, "symmetric_edge_features")
+        self.antisymmetric_edge_features = _feature_list(
+            "EdgeFeatureGraphCRF", antisymmetric_edge_features, "antisymmetric_edge_features")
         both = set(self.symmetric_edge_features) & set(self.antisymmetric_edge_features)
         if both:
             raise ValueError(f"EdgeFeatureGraphCRF: edge feature {min(both)} is listed as both "
@@ -584,6 +622,7 @@ class GridCRF(GraphCRF):
         super().__init__(n_states, n_features, inference_method, class_weight, directed=False)
 
     def _grid(self, x: Any, i: int) -> np.ndarray:
+        x = _real(type(self).__name__, x, f"X[{i}]")
         shape = np.shape(x)
         want = self.n_features if self.n_features is not None else "n_features"
         if len(shape) != 3 or (self.n_features is not None and shape[2] != self.n_features):
@@ -591,7 +630,7 @@ class GridCRF(GraphCRF):
                              f"{want}), got {shape}")
         if shape[0] * shape[1] == 0:
             raise ValueError(f"{type(self).__name__}: X[{i}] has no pixels (shape {shape})")
-        return np.asarray(x, dtype=np.float64)
+        return x
 
     def _parts(self, x: Any, i: int) -> dict:
         g = self._grid(x, i)
@@ -599,7 +638,7 @@ class GridCRF(GraphCRF):
         return dict(features=g.reshape(h * w, d),
                     edges=np.concatenate(make_grid_edges(h, w, self.neighborhood)),
                     edge_features=np.ones((self._n_edges(h, w), 1)),
-                    states=np.full(h * w, self._k()))
+                    states=np.full(h * w, self._k()), label_shape=(h, w))
 
     def _n_edges(self, h: int, w: int) -> int:
         return sum(len(e) for e in make_grid_edges(h, w, self.neighborhood))
@@ -640,7 +679,7 @@ class DirectionalGridCRF(GridCRF):
         dirs = make_grid_edges(h, w, self.neighborhood)
         return dict(features=g.reshape(h * w, d), edges=np.concatenate(dirs),
                     edge_types=np.concatenate([np.full(len(e), r) for r, e in enumerate(dirs)]),
-                    states=np.full(h * w, self._k()))
+                    states=np.full(h * w, self._k()), label_shape=(h, w))
 
     def _anchor(self) -> Optional[dict]:
         if self.n_features is None:

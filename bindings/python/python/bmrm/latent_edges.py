@@ -10,7 +10,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .graph_models import EdgeFeatureGraphCRF, _matrix
+from .graph_models import EdgeFeatureGraphCRF, _feature_list, _matrix
 from .latent import LatentNodeCRF
 
 
@@ -39,10 +39,10 @@ class EdgeFeatureLatentNodeCRF(LatentNodeCRF):
                  latent_node_features: bool = False) -> None:
         name = "EdgeFeatureLatentNodeCRF"
         self.n_edge_features = n_edge_features
-        self.symmetric_edge_features = [] if symmetric_edge_features is None else \
-            [int(k) for k in symmetric_edge_features]
-        self.antisymmetric_edge_features = [] if antisymmetric_edge_features is None else \
-            [int(k) for k in antisymmetric_edge_features]
+        self.symmetric_edge_features = _feature_list(
+            name, symmetric_edge_features, "symmetric_edge_features")
+        self.antisymmetric_edge_features = _feature_list(
+            name, antisymmetric_edge_features, "antisymmetric_edge_features")
         both = set(self.symmetric_edge_features) & set(self.antisymmetric_edge_features)
         if both:
             raise ValueError(f"{name}: edge feature {min(both)} is listed as both symmetric "
