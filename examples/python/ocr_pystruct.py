@@ -9,9 +9,10 @@ Two problems:
 
 - pystruct's ChainCRF: unary ``n_states x n_features`` and a directed
   ``n_states x n_states`` transition table, unnormalised Hamming loss.
-  bmrm solves the same problem with ``bmrm.graph_models.GraphCRF(
-  directed=True)`` on chain edges (the Rust graph model, tree max-sum).
-- bmrm's native ``ChainCRF``: start and end weights, Hamming loss divided by
+  bmrm's ``ChainCRF`` is the same problem (the Rust graph model on the
+  chain's edges, tree max-sum).
+- bmrm's native chain, ``ChainCRF(start_end=True, normalized_loss=True)``:
+  start and end weights, Hamming loss divided by
   the word length (another problem; its rows are not comparable with
   pystruct's objective, only with each other).
 
@@ -46,12 +47,6 @@ K = 26
 PYSTRUCT_TOL = 1e-3  # pystruct's OneSlackSSVM default
 
 
-def chain_edges(x):
-    """pystruct's chain edges of a word: (t, t+1)."""
-    n = len(x)
-    return np.c_[np.arange(n - 1), np.arange(1, n)].astype(np.int64)
-
-
 def objective(w, X, Y, C, ends, normalised):
     """``|w|^2/2 + C sum_i max_y [loss_i(y) + <w, phi(x_i, y) - phi(x_i, y_i)>]``
     by exact Viterbi. Layout: unary ``K x d`` (label-major), transitions
@@ -78,7 +73,6 @@ def objective(w, X, Y, C, ends, normalised):
 def fit(name, path, C, out):
     X, Y = read_ocr(path, folds={1})
     n = len(X)
-    graph_x = [(x, chain_edges(x)) for x in X]
     if name.startswith("pystruct"):
         from pystruct.learners import FrankWolfeSSVM as PFW
         from pystruct.learners import OneSlackSSVM as POS
@@ -87,12 +81,12 @@ def fit(name, path, C, out):
                else PFW(PChain(), C=C, max_iter=11))
         data = X
     else:
-        from bmrm.graph_models import GraphCRF
         from bmrm.learners import FrankWolfeSSVM, OneSlackSSVM
         from bmrm.models import ChainCRF
         native = "native" in name
-        model = ChainCRF(n_states=K) if native else GraphCRF(directed=True)
-        data = X if native else graph_x
+        model = (ChainCRF(n_states=K, start_end=True, normalized_loss=True) if native
+                 else ChainCRF(n_states=K))
+        data = X
         if "FrankWolfe" in name:
             est = FrankWolfeSSVM(model, C=C, max_iter=11)
         else:

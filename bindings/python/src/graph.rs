@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bmrm::models::graph::{
     EdgeFeatures, Engine, EngineChoice, EngineKind, GraphExamples, GraphLoss, GraphModel,
-    GraphShape, NodeFeatures, Potentials,
+    GraphShape, NodeFeatures, Potentials, TableForm,
 };
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
@@ -76,6 +76,25 @@ impl Engine for UnaryArgmax {
     }
 }
 
+/// The table forms the constructor takes (`table_form`).
+const TABLE_FORMS: &[(&str, TableForm)] = &[
+    ("state-major", TableForm::StateMajor),
+    ("feature-major", TableForm::FeatureMajor),
+    ("lower-triangle", TableForm::LowerTriangle),
+];
+
+fn table_form(name: &str) -> PyResult<TableForm> {
+    match TABLE_FORMS.iter().find(|(n, _)| *n == name) {
+        Some((_, form)) => Ok(*form),
+        None => {
+            let names: Vec<&str> = TABLE_FORMS.iter().map(|(n, _)| *n).collect();
+            Err(PyValueError::new_err(format!(
+                "table_form={name:?} is not a table form; expected one of {names:?}"
+            )))
+        }
+    }
+}
+
 /// Offsets from per-example counts, named in messages.
 fn offsets(counts: Vec<usize>) -> Vec<usize> {
     let mut start = Vec::with_capacity(counts.len() + 1);
@@ -129,12 +148,17 @@ impl PyGraphModel {
     /// replaces the Hamming loss; `allowed` (one flag per node state)
     /// restricts every decoding to the flagged states (exactly: the core
     /// penalises the others by more than any labelling's spread).
+    /// `table_form` says how `w` stores the pairwise tables: `"state-major"`
+    /// (feature innermost), `"feature-major"` (dense edge features, feature
+    /// outermost) or `"lower-triangle"` (constant edge features: one weight
+    /// per unordered state pair).
     #[new]
     #[pyo3(signature = (node_counts, states, labels, node_features, edge_counts, edges,
                         node_types = None, edge_types = None, edge_features = None,
                         symmetric = None, antisymmetric = None, per_state = false,
                         class_weight = None, normalise = false, engine = "auto",
-                        bias = false, loss_table = None, allowed = None))]
+                        bias = false, loss_table = None, allowed = None,
+                        table_form = "state-major"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -156,8 +180,10 @@ impl PyGraphModel {
         bias: bool,
         loss_table: Option<&Bound<'_, PyAny>>,
         allowed: Option<&Bound<'_, PyAny>>,
+        table_form: &str,
     ) -> PyResult<Self> {
         let choice = engine_choice(engine)?;
+        let form = self::table_form(table_form)?;
         let node_start = offsets(vec_index(py, node_counts, "node_counts")?);
         let edge_start = offsets(vec_index(py, edge_counts, "edge_counts")?);
         let states = to_u32(vec_index(py, states, "states")?, "states")?;
@@ -245,7 +271,7 @@ impl PyGraphModel {
         };
         let model = py
             .allow_threads(move || {
-                let model = GraphModel::new(examples, bias, choice)?;
+                let model = GraphModel::new(examples, bias, choice)?.with_table_form(form)?;
                 match allowed {
                     Some(a) => model.with_allowed_states(a),
                     None => Ok(model),

