@@ -257,3 +257,60 @@ fn forms_the_edge_features_do_not_allow_are_errors() {
     let err = build(&dense, TableForm::LowerTriangle).unwrap_err();
     assert!(err.to_string().contains("constant edge features"), "{err}");
 }
+
+#[test]
+fn edge_types_without_edges_keep_their_tables() {
+    let mut rng = ChaCha8Rng::seed_from_u64(49);
+    let mut ex = examples(&mut rng, 4, 0);
+    let k = K as usize;
+    let unary = k * D;
+    // The same graphs without edges: no table unless the caller asks.
+    ex.edges.clear();
+    ex.edge_start.iter_mut().for_each(|e| *e = 0);
+    let bare = GraphModel::new(
+        ex.clone(),
+        false,
+        EngineChoice::Kind(EngineKind::Exhaustive),
+    )
+    .unwrap();
+    assert_eq!(bare.dim(), unary);
+    let build = |states: &[[u32; 2]], form| {
+        GraphModel::new(
+            ex.clone(),
+            false,
+            EngineChoice::Kind(EngineKind::Exhaustive),
+        )
+        .unwrap()
+        .with_edge_type_states(states)
+        .and_then(|m| m.with_table_form(form))
+    };
+    let full = build(&[[K, K]], TableForm::StateMajor).unwrap();
+    let triangle = build(&[[K, K]], TableForm::LowerTriangle).unwrap();
+    assert_eq!(full.dim(), unary + k * k);
+    assert_eq!(triangle.dim(), unary + k * (k + 1) / 2);
+    let w: Vec<f64> = (0..triangle.dim())
+        .map(|_| rng.gen_range(-8..=8) as f64 * 0.25)
+        .collect();
+    for i in 0..bare.num_examples() {
+        let (psi_t, loss_t, _) = corner(&triangle, i, &w);
+        let (psi_b, loss_b, _) = corner(&bare, i, &w[..unary]);
+        assert_eq!(loss_t, loss_b);
+        assert_eq!(psi_t[..unary], psi_b[..]);
+        assert!(psi_t[unary..].iter().all(|&v| v == 0.0));
+    }
+    // A type whose edges join other state counts is an error naming it.
+    let with_edges = examples(&mut rng, 4, 0);
+    let err = GraphModel::new(
+        with_edges,
+        false,
+        EngineChoice::Kind(EngineKind::Exhaustive),
+    )
+    .unwrap()
+    .with_edge_type_states(&[[2, 2]])
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("edge type 0 is given 2 x 2 states"),
+        "{err}"
+    );
+}

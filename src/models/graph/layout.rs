@@ -203,27 +203,72 @@ impl Layout {
                     "graph model: the lower-triangle table form needs constant edge features",
                 ))
             }
-            TableForm::LowerTriangle => {
-                if let Some((r, ends)) = self
-                    .pair_states
-                    .iter()
-                    .enumerate()
-                    .find(|(_, e)| e[0] != e[1])
-                {
-                    return Err(Error::invalid_argument(format!(
-                        "graph model: edge type {r} joins nodes with {} and {} states; the \
-                         lower-triangle table form needs square tables",
-                        ends[0], ends[1]
-                    )));
-                }
-            }
+            TableForm::LowerTriangle => self.check_square()?,
             TableForm::FeatureMajor => {}
         }
+        self.form = form;
+        self.place_weights();
+        Ok(self)
+    }
+
+    /// The layout with a table for each edge type `r < states.len()` of
+    /// `states[r]` (its ends' state counts), also where no edge of the type
+    /// occurs in the examples (their psi is 0 there, and so is the optimum's
+    /// block): a caller's layout that does not depend on which types a
+    /// batch of examples uses. Tables only (constant or dense edge
+    /// features); the form is kept. Errors: a type whose edges join other
+    /// state counts.
+    pub(crate) fn with_edge_type_states(
+        mut self,
+        states: &[[u32; 2]],
+        tables: bool,
+    ) -> Result<Self> {
+        if states.is_empty() {
+            return Ok(self);
+        }
+        if !tables {
+            return Err(Error::invalid_argument(
+                "graph model: edge type state counts apply to table edge features (constant or \
+                 dense), not Potts or displacement blocks",
+            ));
+        }
+        if self.pair_states.len() < states.len() {
+            self.pair_states.resize(states.len(), [0, 0]);
+        }
+        for (r, (have, want)) in self.pair_states.iter_mut().zip(states).enumerate() {
+            if *have == [0, 0] {
+                *have = *want;
+            } else if have != want {
+                return Err(Error::invalid_argument(format!(
+                    "graph model: edge type {r} is given {} x {} states, but its edges join nodes \
+                     with {} and {}",
+                    want[0], want[1], have[0], have[1]
+                )));
+            }
+        }
+        let start = self.pair_offset[0];
+        let mut pair_offset = vec![start];
+        for ends in &self.pair_states {
+            let len = mul(mul(ends[0] as usize, ends[1] as usize)?, self.pair_width)?;
+            pair_offset.push(add(*pair_offset.last().unwrap_or(&start), len)?);
+        }
+        self.table_end = *pair_offset.last().unwrap_or(&start);
+        self.pair_offset = pair_offset;
+        if self.form == TableForm::LowerTriangle {
+            self.check_square()?;
+        }
+        self.place_weights();
+        Ok(self)
+    }
+
+    /// Where each edge type's block starts in `w`, and `w`'s length, for
+    /// the tables and the form.
+    fn place_weights(&mut self) {
         let start = self.pair_offset[0];
         let mut weight_offset = vec![start];
         for ends in &self.pair_states {
             let (ka, kb) = (ends[0] as usize, ends[1] as usize);
-            let len = match form {
+            let len = match self.form {
                 TableForm::LowerTriangle => ka * (ka + 1) / 2,
                 _ => ka * kb * self.pair_width,
             };
@@ -231,8 +276,23 @@ impl Layout {
         }
         self.dim = *weight_offset.last().unwrap_or(&start);
         self.weight_offset = weight_offset;
-        self.form = form;
-        Ok(self)
+    }
+
+    /// Errors unless every table is square (the lower triangle's need).
+    fn check_square(&self) -> Result<()> {
+        match self
+            .pair_states
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e[0] != e[1])
+        {
+            Some((r, ends)) => Err(Error::invalid_argument(format!(
+                "graph model: edge type {r} joins nodes with {} and {} states; the \
+                 lower-triangle table form needs square tables",
+                ends[0], ends[1]
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Where `w` holds feature `k`'s weight of state pair `(a, b)` of edge

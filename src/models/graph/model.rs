@@ -119,6 +119,21 @@ impl GraphModel {
         Ok(self)
     }
 
+    /// The model with a table for every edge type `r < states.len()`
+    /// (`states[r]`: its ends' state counts), also for a type no example's
+    /// edge has (that block's psi is 0): a layout fixed by the caller, not
+    /// by the types these examples happen to use (graphs without edges, a
+    /// grid direction no image has). Errors: Potts or displacement edges, a
+    /// type whose edges join other state counts.
+    pub fn with_edge_type_states(mut self, states: &[[u32; 2]]) -> Result<Self> {
+        let tables = matches!(
+            self.ex.edge_features,
+            EdgeFeatures::Constant | EdgeFeatures::Dense { .. }
+        );
+        self.layout = self.layout.with_edge_type_states(states, tables)?;
+        Ok(self)
+    }
+
     /// How `w` stores the pairwise tables.
     pub fn table_form(&self) -> TableForm {
         self.layout.form
@@ -549,35 +564,6 @@ impl GraphModel {
         }
         Ok(())
     }
-
-    /// The loss of `labels` against example `i`'s truth.
-    fn loss(&self, i: usize, labels: &[u32]) -> f64 {
-        let first = self.ex.node_start[i];
-        let truth = &self.ex.labels[first..self.ex.node_start[i + 1]];
-        match &self.ex.loss {
-            GraphLoss::Hamming {
-                class_weight,
-                normalise,
-            } => {
-                let mut l = 0.0;
-                for (&y, &t) in labels.iter().zip(truth) {
-                    if y != t {
-                        l += class_weight.get(t as usize).copied().unwrap_or(1.0);
-                    }
-                }
-                if *normalise {
-                    l / truth.len() as f64
-                } else {
-                    l
-                }
-            }
-            GraphLoss::Table(table) => labels
-                .iter()
-                .enumerate()
-                .map(|(local, &y)| table[self.state_start[first + local] + y as usize])
-                .sum(),
-        }
-    }
 }
 
 impl MaxOracle for GraphModel {
@@ -617,7 +603,10 @@ impl MaxOracle for GraphModel {
                 out.set_label(sequence_id(self.max_states as usize, truth));
                 return Ok(());
             }
-            out.set_loss(self.loss(example, &s.labels));
+            out.set_loss(
+                self.ex
+                    .labelling_loss(example, &s.labels, &self.state_start),
+            );
             out.set_label(sequence_id(self.max_states as usize, &s.labels));
             let labels = std::mem::take(&mut s.labels);
             let r = self

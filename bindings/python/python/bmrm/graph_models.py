@@ -206,14 +206,12 @@ class _GraphBase:
             symmetric=self._symmetric(), antisymmetric=self._antisymmetric(),
             per_state=self._per_state, class_weight=self._class_weight(),
             normalise=self._normalise(), engine=engine, bias=False,
-            table_form=self._table_form())
+            table_form=self._table_form(), edge_type_states=self._edge_type_states())
         size = getattr(self, "size_joint_feature", None)
         if size is not None and native.dim != size:
             raise ValueError(
                 f"{name}: the examples give {native.dim} weights but size_joint_feature is "
-                f"{size}: bmrm's layout has a block per node and edge type the examples use, so "
-                "every edge type must occur in the training examples (a graph model trained on "
-                "graphs without edges, or a grid direction that no training image has, is refused)")
+                f"{size} (n_states, n_features or the edges' features differ from the model's)")
         return native
 
     def _anchor(self) -> Optional[dict]:
@@ -234,6 +232,12 @@ class _GraphBase:
     def _normalise(self) -> bool:
         """Whether the Hamming loss is divided by the number of nodes."""
         return False
+
+    def _edge_type_states(self) -> Optional[np.ndarray]:
+        """Each edge type's table shape, flat ``(states_u, states_v)`` pairs
+        (None: the types the examples use): the model's layout whatever
+        edges the examples have (graphs without edges included)."""
+        return None
 
     def _native(self, X: Sequence[Any], Y: Sequence[Any]) -> GraphModel:
         """The model over ``(X, Y)`` whose oracle runs in Rust (the learners
@@ -375,6 +379,13 @@ class GraphCRF(_GraphBase):
         self.full_pairwise = bool(full_pairwise)
         self._setup(inference_method, class_weight)
         self._set_size()
+
+    def _edge_type_states(self) -> Optional[np.ndarray]:
+        k = self._k()
+        return np.array([k, k] * self._n_edge_types(), dtype=np.int64)
+
+    def _n_edge_types(self) -> int:
+        return 1
 
     def _triangle(self) -> bool:
         """Whether the pairwise weights are a symmetric table's lower
@@ -681,6 +692,9 @@ class DirectionalGridCRF(GridCRF):
     def _n_pair(self) -> int:
         return (self.neighborhood // 2) * self.n_states ** 2
 
+    def _n_edge_types(self) -> int:
+        return self.neighborhood // 2
+
     def _symmetric(self) -> Optional[List[int]]:
         return None
 
@@ -794,6 +808,9 @@ class MultiLabelClf(_GraphBase):
         if isinstance(self.edges, str) and self.edges == "tree" and not hasattr(self, "_tree"):
             return None
         return self.n_labels * self.n_features + 4 * len(self._label_edges())
+
+    def _edge_type_states(self) -> Optional[np.ndarray]:
+        return np.full(2 * len(self._label_edges()), 2, dtype=np.int64)
 
     def _label_edges(self) -> np.ndarray:
         if isinstance(self.edges, str) and self.edges == "tree":
