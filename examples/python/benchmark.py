@@ -132,7 +132,7 @@ def ocr_section(ocr, cli):
             m, C=C, tol=gap * C * n)),
     ]:
         times = {}
-        for kind, model in [("native ChainCRF", ChainCRF(n_states=26)),
+        for kind, model in [("native ChainCRF", ChainCRF(n_states=26, start_end=True, normalized_loss=True)),
                             ("pure-Python chain model", PythonChain())]:
             est = make(model)
             start = time.time()

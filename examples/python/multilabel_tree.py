@@ -39,8 +39,9 @@ def data(n, labels, d=6, seed=0):
 
 
 class NumpyMultiLabel:
-    """MultiLabelClf's model and layout (label l's d weights at l d, then a
-    2 x 2 table per edge) with inference by enumerating every labelling."""
+    """MultiLabelClf's model and layout (label l's d weights at l d, scoring
+    (2 y_l - 1) <w_l, x>, then a 2 x 2 table per edge) with inference by
+    enumerating every labelling."""
 
     def __init__(self, edges):
         self.edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
@@ -56,11 +57,11 @@ class NumpyMultiLabel:
         y = np.asarray(y)
         t = np.zeros((len(self.edges), 4))
         t[np.arange(len(self.edges)), 2 * y[self.edges[:, 0]] + y[self.edges[:, 1]]] = 1.0
-        return np.concatenate([np.outer(y, x).ravel(), t.ravel()])
+        return np.concatenate([np.outer(2 * y - 1, x).ravel(), t.ravel()])
 
     def _best(self, x, w, y=None):
         L, d = self.L, self.d
-        score = self.all @ (w[:L * d].reshape(L, d) @ x)
+        score = (2 * self.all - 1) @ (w[:L * d].reshape(L, d) @ x)
         tables = w[L * d:].reshape(-1, 4)
         score = score + tables[np.arange(len(self.edges)), self.pair_index].sum(axis=1)
         if y is not None:

@@ -30,7 +30,7 @@ from bmrm.models import ChainCRF  # noqa: E402
 
 def fit(kind, path, C, tol, out):
     X, Y = read_ocr(path, folds={1})
-    model = ChainCRF(n_states=26) if kind == "native" else PythonChain()
+    model = ChainCRF(n_states=26, start_end=True, normalized_loss=True) if kind == "native" else PythonChain()
     est = OneSlackSSVM(model, C=C, tol=tol, max_iter=100000)
     start = time.time()
     est.fit(X, Y)

@@ -9,9 +9,10 @@ Two problems:
 
 - pystruct's ChainCRF: unary ``n_states x n_features`` and a directed
   ``n_states x n_states`` transition table, unnormalised Hamming loss.
-  bmrm solves the same problem with ``bmrm.graph_models.GraphCRF(
-  directed=True)`` on chain edges (the Rust graph model, tree max-sum).
-- bmrm's native ``ChainCRF``: start and end weights, Hamming loss divided by
+  bmrm's ``ChainCRF`` is the same problem (the Rust graph model on the
+  chain's edges, tree max-sum).
+- bmrm's native chain, ``ChainCRF(start_end=True, normalized_loss=True)``:
+  start and end weights, Hamming loss divided by
   the word length (another problem; its rows are not comparable with
   pystruct's objective, only with each other).
 
@@ -46,12 +47,6 @@ K = 26
 PYSTRUCT_TOL = 1e-3  # pystruct's OneSlackSSVM default
 
 
-def chain_edges(x):
-    """pystruct's chain edges of a word: (t, t+1)."""
-    n = len(x)
-    return np.c_[np.arange(n - 1), np.arange(1, n)].astype(np.int64)
-
-
 def objective(w, X, Y, C, ends, normalised):
     """``|w|^2/2 + C sum_i max_y [loss_i(y) + <w, phi(x_i, y) - phi(x_i, y_i)>]``
     by exact Viterbi. Layout: unary ``K x d`` (label-major), transitions
@@ -78,7 +73,6 @@ def objective(w, X, Y, C, ends, normalised):
 def fit(name, path, C, out):
     X, Y = read_ocr(path, folds={1})
     n = len(X)
-    graph_x = [(x, chain_edges(x)) for x in X]
     if name.startswith("pystruct"):
         from pystruct.learners import FrankWolfeSSVM as PFW
         from pystruct.learners import OneSlackSSVM as POS
@@ -87,12 +81,12 @@ def fit(name, path, C, out):
                else PFW(PChain(), C=C, max_iter=11))
         data = X
     else:
-        from bmrm.graph_models import GraphCRF
         from bmrm.learners import FrankWolfeSSVM, OneSlackSSVM
         from bmrm.models import ChainCRF
-        native = "native" in name
-        model = ChainCRF(n_states=K) if native else GraphCRF(directed=True)
-        data = X if native else graph_x
+        native = "StartEnd" in name
+        model = (ChainCRF(n_states=K, start_end=True, normalized_loss=True) if native
+                 else ChainCRF(n_states=K))
+        data = X
         if "FrankWolfe" in name:
             est = FrankWolfeSSVM(model, C=C, max_iter=11)
         else:
@@ -114,12 +108,12 @@ def fit(name, path, C, out):
 RUNS = [
     # (name, problem): "pystruct" = pystruct's ChainCRF problem
     ("pystruct OneSlackSSVM defaults (tol 1e-3)", "pystruct"),
-    ("bmrm OneSlackSSVM GraphCRF, pystruct's stop", "pystruct"),
-    ("bmrm OneSlackSSVM GraphCRF, tol 1e-3", "pystruct"),
+    ("bmrm OneSlackSSVM ChainCRF, pystruct's stop", "pystruct"),
+    ("bmrm OneSlackSSVM ChainCRF, tol 1e-3", "pystruct"),
     ("pystruct FrankWolfeSSVM max_iter=11 (plot_letters)", "pystruct"),
-    ("bmrm FrankWolfeSSVM GraphCRF max_iter=11", "pystruct"),
-    ("bmrm OneSlackSSVM native ChainCRF, pystruct's stop", "native"),
-    ("bmrm OneSlackSSVM native ChainCRF, tol 1e-3", "native"),
+    ("bmrm FrankWolfeSSVM ChainCRF max_iter=11", "pystruct"),
+    ("bmrm OneSlackSSVM StartEndChainCRF, pystruct's stop", "native"),
+    ("bmrm OneSlackSSVM StartEndChainCRF, tol 1e-3", "native"),
 ]
 
 
@@ -130,11 +124,14 @@ def main():
     ap.add_argument("--limit", type=float, default=1200.0, help="wall seconds per fit")
     ap.add_argument("--only", nargs="*", help="run only the rows whose name contains one of these")
     args = ap.parse_args()
-    try:
-        import pystruct  # noqa: F401
-    except ImportError:
-        sys.exit("ocr_pystruct.py: pystruct is not importable here "
-                 "(docs/python.md says how it was built)")
+    rows = [(name, problem) for name, problem in RUNS
+            if not args.only or any(s in name for s in args.only)]
+    if any(name.startswith("pystruct") for name, _ in rows):
+        try:
+            import pystruct  # noqa: F401
+        except ImportError:
+            sys.exit("ocr_pystruct.py: pystruct is not importable here (docs/python.md says "
+                     "how it was built); --only bmrm runs bmrm's rows alone")
     X, Y = read_ocr(args.ocr, folds={1})
     n, C = len(X), args.C
     print(f"OCR fold 1: {n} words, {sum(len(y) for y in Y)} letters, C={C}; "
@@ -142,9 +139,7 @@ def main():
     print(f"{'run':52s} {'iter':>6s} {'wall s':>8s} {'CPU s':>8s} {'objective':>12s} "
           f"{'reported primal, lower':>24s}")
     results = {}
-    for name, problem in RUNS:
-        if args.only and not any(s in name for s in args.only):
-            continue
+    for name, problem in rows:
         out = mp.Queue()
         proc = mp.Process(target=fit, args=(name, args.ocr, C, out))
         proc.start()
@@ -168,10 +163,10 @@ def main():
         print(f"{name:52s} {iters:6d} {wall:8.2f} {cpu:8.2f} {obj:12.6f} "
               f"{rep[0]:11.5g}, {rep[1]:11.5g}", flush=True)
     one_slack = "pystruct OneSlackSSVM defaults (tol 1e-3)"
-    pairs = [(one_slack, "bmrm OneSlackSSVM GraphCRF, pystruct's stop"),
-             (one_slack, "bmrm OneSlackSSVM GraphCRF, tol 1e-3"),
+    pairs = [(one_slack, "bmrm OneSlackSSVM ChainCRF, pystruct's stop"),
+             (one_slack, "bmrm OneSlackSSVM ChainCRF, tol 1e-3"),
              ("pystruct FrankWolfeSSVM max_iter=11 (plot_letters)",
-              "bmrm FrankWolfeSSVM GraphCRF max_iter=11")]
+              "bmrm FrankWolfeSSVM ChainCRF max_iter=11")]
     for a, b in pairs:
         if a in results and b in results:
             ra, rb = results[a], results[b]

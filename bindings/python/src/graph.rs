@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bmrm::models::graph::{
     EdgeFeatures, Engine, EngineChoice, EngineKind, GraphExamples, GraphLoss, GraphModel,
-    GraphShape, NodeFeatures, Potentials,
+    GraphShape, NodeFeatures, Potentials, TableForm,
 };
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
@@ -76,6 +76,25 @@ impl Engine for UnaryArgmax {
     }
 }
 
+/// The table forms the constructor takes (`table_form`).
+const TABLE_FORMS: &[(&str, TableForm)] = &[
+    ("state-major", TableForm::StateMajor),
+    ("feature-major", TableForm::FeatureMajor),
+    ("lower-triangle", TableForm::LowerTriangle),
+];
+
+fn table_form(name: &str) -> PyResult<TableForm> {
+    match TABLE_FORMS.iter().find(|(n, _)| *n == name) {
+        Some((_, form)) => Ok(*form),
+        None => {
+            let names: Vec<&str> = TABLE_FORMS.iter().map(|(n, _)| *n).collect();
+            Err(PyValueError::new_err(format!(
+                "table_form={name:?} is not a table form; expected one of {names:?}"
+            )))
+        }
+    }
+}
+
 /// Offsets from per-example counts, named in messages.
 fn offsets(counts: Vec<usize>) -> Vec<usize> {
     let mut start = Vec::with_capacity(counts.len() + 1);
@@ -131,12 +150,19 @@ impl PyGraphModel {
     /// penalises the others by more than any labelling's spread). With
     /// `potts` the edge features score disagreement (`-[y_u != y_v] <w_r,
     /// x_e>`, one weight per feature and edge type) instead of full tables.
+    /// `table_form` says how `w` stores the pairwise tables: `"state-major"`
+    /// (feature innermost), `"feature-major"` (dense edge features, feature
+    /// outermost) or `"lower-triangle"` (constant edge features: one weight
+    /// per unordered state pair). `edge_type_states` (two state counts per
+    /// edge type, flat) gives every edge type its table even where no
+    /// example has an edge of it.
     #[new]
     #[pyo3(signature = (node_counts, states, labels, node_features, edge_counts, edges,
                         node_types = None, edge_types = None, edge_features = None,
                         symmetric = None, antisymmetric = None, per_state = false,
                         class_weight = None, normalise = false, engine = "auto",
-                        bias = false, loss_table = None, allowed = None, potts = false))]
+                        bias = false, loss_table = None, allowed = None, potts = false,
+                        table_form = "state-major", edge_type_states = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -159,8 +185,24 @@ impl PyGraphModel {
         loss_table: Option<&Bound<'_, PyAny>>,
         allowed: Option<&Bound<'_, PyAny>>,
         potts: bool,
+        table_form: &str,
+        edge_type_states: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let choice = engine_choice(engine)?;
+        let form = self::table_form(table_form)?;
+        let type_states: Vec<[u32; 2]> = match edge_type_states {
+            Some(o) if !o.is_none() => {
+                let flat = to_u32(vec_index(py, o, "edge_type_states")?, "edge_type_states")?;
+                if flat.len() % 2 != 0 {
+                    return Err(PyValueError::new_err(format!(
+                        "edge_type_states: {} state counts given, expected two per edge type",
+                        flat.len()
+                    )));
+                }
+                flat.chunks_exact(2).map(|c| [c[0], c[1]]).collect()
+            }
+            _ => Vec::new(),
+        };
         let node_start = offsets(vec_index(py, node_counts, "node_counts")?);
         let edge_start = offsets(vec_index(py, edge_counts, "edge_counts")?);
         let states = to_u32(vec_index(py, states, "states")?, "states")?;
@@ -264,7 +306,9 @@ impl PyGraphModel {
         };
         let model = py
             .allow_threads(move || {
-                let model = GraphModel::new(examples, bias, choice)?;
+                let model = GraphModel::new(examples, bias, choice)?
+                    .with_edge_type_states(&type_states)?
+                    .with_table_form(form)?;
                 match allowed {
                     Some(a) => model.with_allowed_states(a),
                     None => Ok(model),

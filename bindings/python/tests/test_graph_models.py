@@ -112,13 +112,28 @@ class EnumRef:
         return labs[int(np.argmax(phis @ w))]
 
 
+def tri(a, b):
+    """pystruct's undirected weight of the state pair {a, b}: the lower
+    triangle row after row, (0,0), (1,0), (1,1), (2,0), ..."""
+    hi, lo = max(a, b), min(a, b)
+    return hi * (hi + 1) // 2 + lo
+
+
 class GraphRef(EnumRef):
-    def __init__(self, k, d, directed=False, f=0, symmetric=(), antisymmetric=(), class_weight=None):
-        self.k, self.d, self.directed, self.f = k, d, directed, f
+    """pystruct's GraphCRF / EdgeFeatureGraphCRF, written with loops: the
+    unary block state-major; undirected, one weight per unordered state pair
+    (``tri``); directed, the full table; edge features, feature outermost.
+    ``full`` is bmrm's ``full_pairwise=True``: the full table, psi halved
+    onto (a, b) and (b, a)."""
+
+    def __init__(self, k, d, directed=False, f=0, symmetric=(), antisymmetric=(), class_weight=None,
+                 full=False):
+        self.k, self.d, self.directed, self.f, self.full = k, d, directed, f, full
         self.sym, self.anti = list(symmetric), list(antisymmetric)
         self.states = range(k)
         self.class_weight = None if class_weight is None else np.asarray(class_weight)
-        self.size_joint_feature = k * d + k * k * max(f, 1)
+        triangle = f == 0 and not directed and not full
+        self.size_joint_feature = k * d + (k * (k + 1) // 2 if triangle else k * k * max(f, 1))
 
     def initialize(self, X, Y):
         pass
@@ -137,13 +152,15 @@ class GraphRef(EnumRef):
             if self.f == 0:
                 if self.directed:
                     out[k * d + a * k + b] += 1.0
-                else:
+                elif self.full:
                     out[k * d + a * k + b] += 0.5
                     out[k * d + b * k + a] += 0.5
+                else:
+                    out[k * d + tri(a, b)] += 1.0
                 continue
             for j in range(self.f):
                 g = x[2][e][j]
-                ab, ba = k * d + (a * k + b) * self.f + j, k * d + (b * k + a) * self.f + j
+                ab, ba = k * d + j * k * k + a * k + b, k * d + j * k * k + b * k + a
                 if j in self.sym:
                     out[ab] += 0.5 * g
                     out[ba] += 0.5 * g
@@ -170,8 +187,8 @@ class GridRef(EnumRef):
     def __init__(self, k, d, neighborhood=4, directional=False):
         self.k, self.d, self.nb, self.directional = k, d, neighborhood, directional
         self.states = range(k)
-        ntab = neighborhood // 2 if directional else 1
-        self.size_joint_feature = k * d + ntab * k * k
+        pair = (neighborhood // 2) * k * k if directional else k * (k + 1) // 2
+        self.size_joint_feature = k * d + pair
 
     def initialize(self, X, Y):
         pass
@@ -194,14 +211,16 @@ class GridRef(EnumRef):
                 if self.directional:
                     out[k * d + t * k * k + a * k + b] += 1.0
                 else:
-                    out[k * d + a * k + b] += 0.5
-                    out[k * d + b * k + a] += 0.5
+                    out[k * d + tri(a, b)] += 1.0
         return out
 
 
 class MultiLabelRef(EnumRef):
-    def __init__(self, labels, d, edges):
-        self.L, self.d, self.edges = labels, d, edges
+    """pystruct's MultiLabelClf: label l scores (2 y_l - 1) <w_l, x>;
+    ``signed=False`` is bmrm's ``y_l <w_l, x>``."""
+
+    def __init__(self, labels, d, edges, signed=True):
+        self.L, self.d, self.edges, self.signed = labels, d, edges, signed
         self.states = range(2)
         self.size_joint_feature = labels * d + 4 * len(edges)
 
@@ -216,6 +235,8 @@ class MultiLabelRef(EnumRef):
         for lab, s in enumerate(y):
             if s == 1:
                 out[lab * self.d:(lab + 1) * self.d] += x
+            elif self.signed:
+                out[lab * self.d:(lab + 1) * self.d] -= x
         for e, (u, v) in enumerate(self.edges):
             out[self.L * self.d + 4 * e + 2 * y[u] + y[v]] += 1.0
         return out
@@ -243,6 +264,8 @@ class BinaryRef(EnumRef):
 # -- the cases: (native model factory, reference factory, data) -------------------
 CASES = {
     "graph-undirected": (lambda: GraphCRF(), lambda: GraphRef(3, 3), lambda: graph_data()),
+    "graph-undirected-full-pairwise": (lambda: GraphCRF(full_pairwise=True),
+                                       lambda: GraphRef(3, 3, full=True), lambda: graph_data()),
     "graph-directed-weighted": (
         lambda: GraphCRF(directed=True, class_weight=[1.0, 2.0, 0.5]),
         lambda: GraphRef(3, 3, directed=True, class_weight=[1.0, 2.0, 0.5]),
@@ -259,6 +282,9 @@ CASES = {
                         lambda: multilabel_data()),
     "multilabel-independent-unary": (lambda: MultiLabelClf(inference_method="unary"),
                                      lambda: MultiLabelRef(4, 3, []), lambda: multilabel_data()),
+    "multilabel-unsigned-tree": (lambda: MultiLabelClf(edges=[[0, 1], [1, 3]], signed=False),
+                                 lambda: MultiLabelRef(4, 3, [(0, 1), (1, 3)], signed=False),
+                                 lambda: multilabel_data(seed=5)),
     "binary": (lambda: BinaryClf(), lambda: BinaryRef(3), lambda: binary_data()),
 }
 
@@ -349,6 +375,8 @@ def test_learners_reach_the_certified_optimum_native_and_reference(case, learner
 TINY = {
     "graph-undirected": (lambda: GraphCRF(), lambda: GraphRef(2, 2),
                          lambda: graph_data(n=3, k=2, d=2, seed=8)),
+    "graph-undirected-3-states": (lambda: GraphCRF(), lambda: GraphRef(3, 2),
+                                  lambda: graph_data(n=3, k=3, d=2, seed=18)),
     "edge-features": (lambda: EdgeFeatureGraphCRF(antisymmetric_edge_features=[0]),
                       lambda: GraphRef(2, 2, f=2, antisymmetric=[0]),
                       lambda: graph_data(n=3, k=2, d=2, f=2, seed=9)),
@@ -756,14 +784,15 @@ except MemoryError as e:
     assert "MemoryError: node_features" in out.stdout, out.stdout + out.stderr
 
 
-def test_every_edge_type_must_occur_in_training_and_inference_pads_the_layout():
+def test_edge_types_the_examples_lack_keep_their_tables():
+    """Training on one-row images (no 'down' edges) keeps the 'down' table
+    (its psi 0); new examples lacking an edge type decode as the reference."""
     rng = np.random.RandomState(13)
     X = [q(rng, 1, 3, 2) for _ in range(4)]  # one-row images: no 'down' edges
     Y = [rng.randint(2, size=(1, 3)) for _ in range(4)]
     m = DirectionalGridCRF()
     m.initialize(X, Y)
-    with pytest.raises(ValueError, match="every edge type must occur in the training examples"):
-        m._native(X, Y)
+    assert m._native(X, Y).dim == m.size_joint_feature == 2 * 2 + 2 * 4
     Xg, Yg = grid_data(seed=6)
     est = OneSlackSSVM(DirectionalGridCRF(), C=C, tol=1e-6).fit(Xg, Yg)
     ref = GridRef(2, 2, 4, directional=True)
@@ -833,7 +862,7 @@ def _triangle():
     1 when its ends differ. MAP 2; the LP's optimum 3, every marginal 1/2."""
     X = [(np.zeros((3, 1)), np.array([[0, 1], [1, 2], [2, 0]]))]
     Y = [np.array([0, 1, 0])]
-    w = np.concatenate([np.zeros(2), [0.0, 1.0, 1.0, 0.0]])
+    w = np.concatenate([np.zeros(2), [0.0, 1.0, 0.0]])  # the pairs {0,0}, {0,1}, {1,1}
     return X, Y, w
 
 
@@ -882,7 +911,7 @@ def test_relaxed_loss_augmented_inference_adds_the_loss():
     X, Y, _ = _triangle()
     model = GraphCRF(inference_method="ad3")
     model.initialize(X, Y)
-    y = model.loss_augmented_inference(X[0], Y[0], np.zeros(6), relaxed=True)
+    y = model.loss_augmented_inference(X[0], Y[0], np.zeros(5), relaxed=True)
     np.testing.assert_array_equal(np.asarray(y), [1, 0, 1])
 
 

@@ -63,7 +63,7 @@ def test_chain_crf_refuses_sparse_words_by_name():
     X[2] = sp.csr_matrix(X[2])
     with pytest.raises(ValueError, match=r"ChainCRF: X\[2\] is a scipy.sparse matrix; ChainCRF "
                                          r"takes dense"):
-        OneSlackSSVM(ChainCRF()).fit(X, Y)
+        OneSlackSSVM(ChainCRF(start_end=True, normalized_loss=True)).fit(X, Y)
 
 
 def test_chain_model_lays_sparse_tokens_out_feature_major():
@@ -95,13 +95,13 @@ def test_chain_crf_refuses_swapped_word_lengths():
     msg = f"word {i} has {len(X[i])} tokens in X\\[{i}\\] but {len(Y[i + 1])} labels in Y\\[{i}\\]"
     for learner in LEARNERS.values():
         with pytest.raises(ValueError, match=msg):
-            learner(ChainCRF()).fit(X, Y_bad)
+            learner(ChainCRF(start_end=True, normalized_loss=True)).fit(X, Y_bad)
     # Also when the sizes were given and initialize is skipped.
-    model = ChainCRF(n_states=3, n_features=X[0].shape[1])
+    model = ChainCRF(n_states=3, n_features=X[0].shape[1], start_end=True, normalized_loss=True)
     with pytest.raises(ValueError, match=msg):
         OneSlackSSVM(model).fit(X, Y_bad, initialize=False)
     with pytest.raises(ValueError, match="X has 16 words but Y has 15"):
-        OneSlackSSVM(ChainCRF()).fit(X, Y[:-1])
+        OneSlackSSVM(ChainCRF(start_end=True, normalized_loss=True)).fit(X, Y[:-1])
 
 
 def test_non_integral_labels_are_refused_not_truncated():
@@ -110,15 +110,15 @@ def test_non_integral_labels_are_refused_not_truncated():
     Y_float[2] = Y_float[2] + np.where(np.arange(len(Y[2])) == 1, 0.5, 0.0)
     with pytest.raises(ValueError, match=f"Y\\[2\\] element 1 is {Y[2][1] + 0.5}, expected a "
                                          "non-negative integer"):
-        OneSlackSSVM(ChainCRF()).fit(X, Y_float)
+        OneSlackSSVM(ChainCRF(start_end=True, normalized_loss=True)).fit(X, Y_float)
     for bad in (-1.0, np.nan):
         Y_neg = [y.astype(float) for y in Y]
         Y_neg[0][0] = bad
         with pytest.raises(ValueError, match="Y\\[0\\] element 0 is"):
-            OneSlackSSVM(ChainCRF()).fit(X, Y_neg)
+            OneSlackSSVM(ChainCRF(start_end=True, normalized_loss=True)).fit(X, Y_neg)
     # Whole numbers stored as floats are labels like any other.
-    a = OneSlackSSVM(ChainCRF(), C=C).fit(X, [y.astype(float) for y in Y])
-    b = OneSlackSSVM(ChainCRF(), C=C).fit(X, Y)
+    a = OneSlackSSVM(ChainCRF(start_end=True, normalized_loss=True), C=C).fit(X, [y.astype(float) for y in Y])
+    b = OneSlackSSVM(ChainCRF(start_end=True, normalized_loss=True), C=C).fit(X, Y)
     np.testing.assert_array_equal(a.w, b.w)
     Xm, ym = multiclass_data()
     with pytest.raises(ValueError, match="MultiClassClf: Y element 3 is 0.5"):
@@ -172,11 +172,11 @@ def test_empty_inputs_name_the_argument_and_shape():
         OneSlackSSVM(MultiClassClf()).fit(np.ones((5, 4)), np.zeros(0))
     with pytest.raises(ValueError, match=r"ChainCRF: X is empty; expected a list of "
                                          r"\(n_tokens, n_features\) arrays"):
-        FrankWolfeSSVM(ChainCRF()).fit([], [])
+        FrankWolfeSSVM(ChainCRF(start_end=True, normalized_loss=True)).fit([], [])
     X, Y = chain_data()
     X[3], Y[3] = np.zeros((0, X[0].shape[1])), np.zeros(0, dtype=int)
     with pytest.raises(ValueError, match=r"ChainCRF: X\[3\] has no tokens; expected shape "
                                          r"\(n_tokens, n_features\)"):
-        OneSlackSSVM(ChainCRF()).fit(X, Y)
+        OneSlackSSVM(ChainCRF(start_end=True, normalized_loss=True)).fit(X, Y)
     with pytest.raises(ValueError, match=r"0 sample\(s\) \(shape=\(0, 4\)\)"):
         LinearSSVMClassifier().fit(np.zeros((0, 4)), np.zeros(0))

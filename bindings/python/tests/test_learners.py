@@ -6,7 +6,7 @@ import pytest
 
 import bmrm
 from bmrm.learners import FrankWolfeSSVM, NSlackSSVM, OneSlackSSVM, SubgradientSSVM
-from bmrm.models import ChainCRF, MultiClassClf
+from bmrm.models import ChainCRF, MultiClassClf, StartEndChainCRF
 from conftest import PyChain, PyMultiClass, chain_data, multiclass_data
 
 C = 0.1
@@ -39,7 +39,7 @@ def objective(native_problem, w, n):
 CASES = {
     "multiclass-native": (MultiClassClf, multiclass_data, True),
     "multiclass-python": (PyMultiClass, multiclass_data, False),
-    "chain-native": (ChainCRF, chain_data, True),
+    "chain-native": (StartEndChainCRF, chain_data, True),
     "chain-python": (PyChain, chain_data, False),
 }
 
@@ -50,7 +50,7 @@ def test_every_learner_reaches_the_certified_optimum(case, learner):
     model_cls, data, fast = CASES[case]
     X, Y = data()
     n = len(X)
-    native = MultiClassClf() if model_cls in (MultiClassClf, PyMultiClass) else ChainCRF()
+    native = MultiClassClf() if model_cls in (MultiClassClf, PyMultiClass) else ChainCRF(start_end=True, normalized_loss=True)
     native.initialize(X, Y)
     truth = native._native(X, Y)
     best, bound = reference(truth, n)
@@ -75,7 +75,7 @@ def test_every_learner_reaches_the_certified_optimum(case, learner):
 
 def test_predict_and_score_follow_the_model():
     X, Y = chain_data()
-    est = FrankWolfeSSVM(ChainCRF(), C=C, max_iter=200).fit(X, Y)
+    est = FrankWolfeSSVM(ChainCRF(start_end=True, normalized_loss=True), C=C, max_iter=200).fit(X, Y)
     pred = est.predict(X)
     assert [len(p) for p in pred] == [len(y) for y in Y]
     ref = PyChain()
@@ -91,7 +91,7 @@ def test_predict_and_score_follow_the_model():
 
 def test_native_chain_protocol_methods_match_the_python_model():
     X, Y = chain_data()
-    a, b = ChainCRF(), PyChain()
+    a, b = ChainCRF(start_end=True, normalized_loss=True), PyChain()
     a.initialize(X, Y)
     b.initialize(X, Y)
     w = np.random.RandomState(3).randn(a.size_joint_feature)
@@ -115,7 +115,7 @@ def test_warm_start_and_unsupported_options():
     with pytest.raises(ValueError, match="momentum"):
         SubgradientSSVM(MultiClassClf(), momentum=1.5)
     with pytest.raises(ValueError, match="inference_method='lp'"):
-        ChainCRF(inference_method="lp")
+        ChainCRF(inference_method="lp", start_end=True, normalized_loss=True)
     with pytest.raises(ValueError, match="constraints"):
         OneSlackSSVM(MultiClassClf()).fit(X, Y, constraints=[[]])
 

@@ -120,9 +120,9 @@ def test_switch_to_refuses_unknown_methods_and_inexact_chain_methods():
         OneSlackSSVM(GraphCRF(), switch_to=("max-product", {"damping": 0.5})).fit(X, Y)
     Xc, Yc = chain_data()
     with pytest.raises(ValueError, match="decodes exactly with 'max-product' only"):
-        OneSlackSSVM(ChainCRF(), switch_to="ad3").fit(Xc, Yc)
+        OneSlackSSVM(ChainCRF(start_end=True, normalized_loss=True), switch_to="ad3").fit(Xc, Yc)
     # The chain's one exact method: a second (same) run.
-    est = OneSlackSSVM(ChainCRF(), C=C, switch_to="max-product").fit(Xc, Yc)
+    est = OneSlackSSVM(ChainCRF(start_end=True, normalized_loss=True), C=C, switch_to="max-product").fit(Xc, Yc)
     assert est.model.inference_method == "max-product" and est.certified_
 
 

@@ -545,3 +545,35 @@ fn rows(
     }
     Ok(())
 }
+
+impl GraphExamples {
+    /// The loss of `labels` against example `i`'s truth (`state_start`:
+    /// where each node's states start in the flat per-state arrays).
+    pub(crate) fn labelling_loss(&self, i: usize, labels: &[u32], state_start: &[usize]) -> f64 {
+        let first = self.node_start[i];
+        let truth = &self.labels[first..self.node_start[i + 1]];
+        match &self.loss {
+            GraphLoss::Hamming {
+                class_weight,
+                normalise,
+            } => {
+                let mut l = 0.0;
+                for (&y, &t) in labels.iter().zip(truth) {
+                    if y != t {
+                        l += class_weight.get(t as usize).copied().unwrap_or(1.0);
+                    }
+                }
+                if *normalise {
+                    l / truth.len() as f64
+                } else {
+                    l
+                }
+            }
+            GraphLoss::Table(table) => labels
+                .iter()
+                .enumerate()
+                .map(|(local, &y)| table[state_start[first + local] + y as usize])
+                .sum(),
+        }
+    }
+}

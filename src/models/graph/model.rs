@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use super::allowed::AllowedStates;
 use super::engines::{Ad3, Relaxation};
 use super::examples::{in_example, EdgeFeatures, GraphExamples, GraphLoss, NodeFeatures};
-use super::layout::Layout;
+use super::layout::{Layout, TableForm};
 use super::potentials::{Pairwise, Potentials};
 use super::select::{EngineChoice, Engines};
 use super::Engine;
@@ -106,6 +106,39 @@ impl GraphModel {
         Ok(self)
     }
 
+    /// The model with `w`'s pairwise tables stored in `form` (the scores
+    /// and psi are the same functions of the labelling; only where each
+    /// weight sits, and for [`TableForm::LowerTriangle`] the number of
+    /// weights, change). Errors: a form the edge features do not allow
+    /// (feature-major needs dense edge features, the lower triangle
+    /// constant ones and square tables).
+    pub fn with_table_form(mut self, form: TableForm) -> Result<Self> {
+        let constant = matches!(self.ex.edge_features, EdgeFeatures::Constant);
+        let dense = matches!(self.ex.edge_features, EdgeFeatures::Dense { .. });
+        self.layout = self.layout.with_form(form, constant, dense)?;
+        Ok(self)
+    }
+
+    /// The model with a table for every edge type `r < states.len()`
+    /// (`states[r]`: its ends' state counts), also for a type no example's
+    /// edge has (that block's psi is 0): a layout fixed by the caller, not
+    /// by the types these examples happen to use (graphs without edges, a
+    /// grid direction no image has). Errors: Potts or displacement edges, a
+    /// type whose edges join other state counts.
+    pub fn with_edge_type_states(mut self, states: &[[u32; 2]]) -> Result<Self> {
+        let tables = matches!(
+            self.ex.edge_features,
+            EdgeFeatures::Constant | EdgeFeatures::Dense { .. }
+        );
+        self.layout = self.layout.with_edge_type_states(states, tables)?;
+        Ok(self)
+    }
+
+    /// How `w` stores the pairwise tables.
+    pub fn table_form(&self) -> TableForm {
+        self.layout.form
+    }
+
     /// The examples.
     pub fn examples(&self) -> &GraphExamples {
         &self.ex
@@ -118,7 +151,7 @@ impl GraphModel {
 
     /// The first weight of edge type `r`'s pairwise block.
     pub fn pairwise_offset(&self, edge_type: usize) -> usize {
-        self.layout.pair_offset[edge_type]
+        self.layout.weight_offset[edge_type]
     }
 
     /// The coordinates whose non-negativity keeps the exact engines exact
@@ -376,37 +409,6 @@ impl GraphModel {
         }
     }
 
-    /// The effective weight of state pair entry `at` (symmetrised), from
-    /// `w`: `pair_w` holds it after `effective_pair_weights`.
-    fn effective_pair_weights(&self, w: &[f64], s: &mut Scratch) {
-        let base = self.layout.pair_offset[0];
-        s.pair_w.clear();
-        s.pair_w.extend_from_slice(&w[base..self.layout.dim]);
-        let EdgeFeatures::Dense {
-            symmetric,
-            antisymmetric,
-            ..
-        } = &self.ex.edge_features
-        else {
-            return;
-        };
-        for (r, ends) in self.layout.pair_states.iter().enumerate() {
-            let k = ends[0];
-            for a in 0..k {
-                for b in 0..k {
-                    let ab = self.layout.pair_entry(r, a, b);
-                    let ba = self.layout.pair_entry(r, b, a);
-                    for &f in symmetric {
-                        s.pair_w[ab + f - base] = 0.5 * (w[ab + f] + w[ba + f]);
-                    }
-                    for &f in antisymmetric {
-                        s.pair_w[ab + f - base] = 0.5 * (w[ab + f] - w[ba + f]);
-                    }
-                }
-            }
-        }
-    }
-
     fn fill_pairwise(&self, w: &[f64], i: usize, s: &mut Scratch) {
         let (first, last) = (self.ex.edge_start[i], self.ex.edge_start[i + 1]);
         s.tables.clear();
@@ -440,7 +442,8 @@ impl GraphModel {
             s.table_start.push(s.tables.len());
             return;
         }
-        self.effective_pair_weights(w, s);
+        self.layout
+            .effective_pair_weights(w, &self.ex.edge_features, &mut s.pair_w);
         let width = self.layout.pair_width;
         for e in first..last {
             s.table_start.push(s.tables.len());
@@ -513,7 +516,7 @@ impl GraphModel {
             }
             let r = self.ex.edge_type(e);
             match &self.ex.edge_features {
-                EdgeFeatures::Constant => out.add(self.layout.pair_entry(r, a, b), sign)?,
+                EdgeFeatures::Constant => out.add(self.layout.pair_weight(r, a, b, 0), sign)?,
                 EdgeFeatures::Dense {
                     values,
                     f,
@@ -521,22 +524,25 @@ impl GraphModel {
                     antisymmetric,
                 } => {
                     let x = &values[e * f..(e + 1) * f];
-                    let ab = self.layout.pair_entry(r, a, b);
-                    out.add_row(ab, x, sign)?;
-                    if !symmetric.is_empty() || !antisymmetric.is_empty() {
-                        // The symmetric part moves half of the entry to (b, a),
-                        // the antisymmetric part half of its opposite.
-                        let ba = self.layout.pair_entry(r, b, a);
-                        for &k in symmetric {
-                            let h = 0.5 * sign * f64::from(x[k]);
-                            out.add(ab + k, -h)?;
-                            out.add(ba + k, h)?;
+                    let at = |p: u32, q: u32, k: usize| self.layout.pair_weight(r, p, q, k);
+                    if self.layout.form == TableForm::StateMajor {
+                        out.add_row(at(a, b, 0), x, sign)?;
+                    } else {
+                        for (k, &v) in x.iter().enumerate() {
+                            out.add(at(a, b, k), sign * f64::from(v))?;
                         }
-                        for &k in antisymmetric {
-                            let h = 0.5 * sign * f64::from(x[k]);
-                            out.add(ab + k, -h)?;
-                            out.add(ba + k, -h)?;
-                        }
+                    }
+                    // The symmetric part moves half of the entry to (b, a),
+                    // the antisymmetric part half of its opposite.
+                    for &k in symmetric {
+                        let h = 0.5 * sign * f64::from(x[k]);
+                        out.add(at(a, b, k), -h)?;
+                        out.add(at(b, a, k), h)?;
+                    }
+                    for &k in antisymmetric {
+                        let h = 0.5 * sign * f64::from(x[k]);
+                        out.add(at(a, b, k), -h)?;
+                        out.add(at(b, a, k), -h)?;
                     }
                 }
                 EdgeFeatures::Potts { values, f } => {
@@ -557,35 +563,6 @@ impl GraphModel {
             }
         }
         Ok(())
-    }
-
-    /// The loss of `labels` against example `i`'s truth.
-    fn loss(&self, i: usize, labels: &[u32]) -> f64 {
-        let first = self.ex.node_start[i];
-        let truth = &self.ex.labels[first..self.ex.node_start[i + 1]];
-        match &self.ex.loss {
-            GraphLoss::Hamming {
-                class_weight,
-                normalise,
-            } => {
-                let mut l = 0.0;
-                for (&y, &t) in labels.iter().zip(truth) {
-                    if y != t {
-                        l += class_weight.get(t as usize).copied().unwrap_or(1.0);
-                    }
-                }
-                if *normalise {
-                    l / truth.len() as f64
-                } else {
-                    l
-                }
-            }
-            GraphLoss::Table(table) => labels
-                .iter()
-                .enumerate()
-                .map(|(local, &y)| table[self.state_start[first + local] + y as usize])
-                .sum(),
-        }
     }
 }
 
@@ -626,7 +603,10 @@ impl MaxOracle for GraphModel {
                 out.set_label(sequence_id(self.max_states as usize, truth));
                 return Ok(());
             }
-            out.set_loss(self.loss(example, &s.labels));
+            out.set_loss(
+                self.ex
+                    .labelling_loss(example, &s.labels, &self.state_start),
+            );
             out.set_label(sequence_id(self.max_states as usize, &s.labels));
             let labels = std::mem::take(&mut s.labels);
             let r = self

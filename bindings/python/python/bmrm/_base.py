@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import time
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -119,6 +120,28 @@ def exact_risk(model: Any, X: Sequence[Any], Y: Sequence[Any], w: np.ndarray) ->
     if not native.exact and not native.loss_augmented(w)[1]:
         return None
     return float(native.risk(w)[0])
+
+
+class InexactInferenceWarning(UserWarning):
+    """A fit whose default inference was not exact on some example: its
+    optimum is not certified."""
+
+
+def _warn_inexact_default(learner: str, model: Any) -> None:
+    """Warns (once per fit) when a native graph model's default inference
+    (``inference_method=None``: the core's best exact engine per graph)
+    answered some example inexactly: alpha-expansion on a graph with cycles
+    and more than two states where no exact engine is affordable, or graph
+    cut's fallback where an edge is not submodular. The fit still returns
+    (``certified_`` False); the warning says what decodes exactly."""
+    if not hasattr(model, "_build") or getattr(model, "inference_method", "") is not None:
+        return
+    warnings.warn(
+        f"{learner}: {type(model).__name__}(inference_method=None) decoded some examples with an "
+        "inexact engine (alpha-expansion on graphs with cycles and more than two states, or "
+        "graph cut's fallback on a non-submodular edge): the optimum is not certified "
+        "(certified_ is False). Pass inference_method=('ad3', {'branch_and_bound': True}) for "
+        "exact inference", InexactInferenceWarning, stacklevel=4)
 
 
 class BaseSSVM:
@@ -305,6 +328,8 @@ class BaseSSVM:
         self.w = w
         self.info_ = self._honest(FitInfo.of(info), X, Y, w, n, risk)
         self.certified_ = self.info_.certified
+        if not self.certified_:
+            _warn_inexact_default(type(self).__name__, self.model)
         self.history_ = h
         self.primal_objective_curve_ += list(h["primal"] * scale)
         self.objective_curve_ += list(h["lower_bound"] * scale)

@@ -101,7 +101,8 @@ class _TabledGraph(_GraphBase):
             edge_features=cat(cols["edge_features"]) if cols["edge_features"] else None,
             symmetric=self._symmetric(), antisymmetric=self._antisymmetric(),
             engine=engine, loss_table=cat(losses),
-            allowed=None if all_masks.all() else all_masks.astype(np.int64))
+            allowed=None if all_masks.all() else all_masks.astype(np.int64),
+            table_form=self._table_form())
         size = getattr(self, "size_joint_feature", None)
         if size is not None and native.dim != size:
             raise ValueError(

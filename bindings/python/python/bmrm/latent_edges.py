@@ -118,4 +118,4 @@ class EdgeFeatureLatentNodeCRF(LatentNodeCRF):
     def _pair_psi(self, p: dict, y: np.ndarray) -> np.ndarray:
         # EdgeFeatureGraphCRF's table (it reads only the state count and the
         # (anti)symmetric lists).
-        return EdgeFeatureGraphCRF._pair_psi(self, p, y)  # type: ignore[arg-type]
+        return EdgeFeatureGraphCRF._edge_tables(self, p, y).ravel()  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._base import BaseSSVM, FitInfo, _indices, _threads
+from ._base import BaseSSVM, FitInfo, _indices, _threads, _warn_inexact_default
 from ._bmrm import Solver
 from ._cache import CheckedOracle, InferenceCache
 from ._protocol import num_examples, problem_for
@@ -270,6 +270,8 @@ class OneSlackSSVM(BaseSSVM):
                        qp_seconds=0.0, certified=cache.clipped == 0)
         self.info_ = self._honest(info, X, Y, best_w, n)
         self.certified_ = self.info_.certified
+        if not self.certified_:
+            _warn_inexact_default(type(self).__name__, self.model)
 
 
 class NSlackSSVM(BaseSSVM):

