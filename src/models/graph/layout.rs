@@ -34,14 +34,19 @@ impl Layout {
         let (row_len, per_state) = match &ex.node_features {
             NodeFeatures::Dense { d, .. } => (d + usize::from(bias), false),
             NodeFeatures::Sparse(r) => (r.num_cols() + usize::from(bias), false),
-            NodeFeatures::PerState { d, .. } => {
+            NodeFeatures::PerState { .. } | NodeFeatures::PerStateSparse(_) => {
+                let d = match &ex.node_features {
+                    NodeFeatures::PerStateSparse(r) => r.num_cols(),
+                    NodeFeatures::PerState { d, .. } => *d,
+                    _ => 0,
+                };
                 if bias {
                     return Err(Error::invalid_argument(
                         "graph model: a bias feature is meaningless with per-state node features \
                          (it would add the same score to every state)",
                     ));
                 }
-                (*d, true)
+                (d, true)
             }
         };
         let mut type_states = vec![0u32; types];
