@@ -135,16 +135,16 @@ impl LbpLandmarks {
         let order = tree.placement_order();
         for _ in 0..m {
             let (shift, pos) = place_parts(&tree, &order, 1.5, &mut rng);
-            for p in 0..parts {
-                let (g, truth) = window(&tree, p, shift, pos[p], c.side, &mut rng);
+            for (p, &at) in pos.iter().enumerate() {
+                let (g, truth) = window(&tree, p, shift, at, c.side, &mut rng);
                 // How clearly this part shows in this image (occlusion,
                 // lighting): 0 to 2 times the signal.
                 let visible = c.signal * rng.gen_range(0.0..2.0);
                 for s in 0..states as u32 {
                     let q = g.position(s);
                     let (dx, dy) = (
-                        (q[0] - i64::from(pos[p][0])) as f64,
-                        (q[1] - i64::from(pos[p][1])) as f64,
+                        (q[0] - i64::from(at[0])) as f64,
+                        (q[1] - i64::from(at[1])) as f64,
                     );
                     let dist2 = dx * dx + dy * dy;
                     let own = (visible * (-dist2 / 4.5).exp()).min(1.0);
