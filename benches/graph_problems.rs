@@ -163,7 +163,7 @@ fn build(name: &str, m: usize, m_test: usize, papers: bool, seed: u64) -> bmrm::
                     side: 7,
                     blocks: 24,
                     bins: 16,
-                    signal: 0.3,
+                    signal: 0.1,
                 }
             };
             let describe = format!(
