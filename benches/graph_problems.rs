@@ -1,18 +1,28 @@
 //! The papers' graph problems on data generated in code (fixed seeds,
 //! `bmrm::models::graph::synthetic`), each with the shape of the Prox-BMRM
-//! report's Table 2 (BMRM, Prox-BMRM and Prox-P-BMRM iterations, seconds
-//! and speed-up over BMRM at four lambdas) and the gap-BCFW paper's
-//! certified gap of BCFW variants against effective passes:
+//! report's Table 2 (BMRM, Prox-BMRM and Prox-P-BMRM iterations, seconds,
+//! speed-up over BMRM, certified gap and test error at four lambdas, SGD
+//! and REUSE starts, with positivity and without), each run's QP seconds
+//! per iteration and planes (with positivity against without, side by
+//! side), and the gap-BCFW paper's certified gap of BCFW variants against
+//! effective passes:
 //!
-//! - `landmarks`: 8 facial landmarks on a tree, candidate positions on a
-//!   grid, displacement costs, the normalised mean distance as the loss
-//!   (the distance transform; positivity of the quadratic weights);
+//! - `landmarks`: 8 facial landmarks on a tree, sparse binary LBP-like
+//!   descriptors per candidate position (`synthetic::LbpLandmarks`; at
+//!   `--scale papers` the report's n = 232,476), displacement costs, the
+//!   normalised mean distance as the loss (the distance transform;
+//!   positivity of the quadratic weights);
 //! - `pose`: 10 body parts on a tree, as an LSP-like problem (the distance
-//!   transform under positivity);
-//! - `horseseg`: binary segmentation of loopy superpixel graphs with Potts
-//!   edges (graph cut; positivity keeps every iterate submodular).
+//!   transform);
+//! - `horseseg`: binary segmentation of loopy superpixel graphs with
+//!   visual-word histograms and Potts edges, the class-weighted Hamming
+//!   loss (`synthetic::horseseg`; graph cut under positivity, `Auto`
+//!   without, whose alpha-expansion is not certified).
+//!
+//! The peak resident memory (VmHWM) is printed after each problem is built.
 //!
 //!     cargo bench --bench graph_problems -- --help
+//!     cargo bench --bench graph_problems -- --scale papers
 
 #[path = "common/structured.rs"]
 mod structured;
@@ -27,70 +37,91 @@ use bmrm::ffi::{
     bmrm_solver_free, bmrm_solver_new, bmrm_solver_run, bmrm_status,
 };
 use bmrm::models::graph::engines::TreeMaxSum;
+use bmrm::models::graph::synthetic::{self, LandmarkConfig, LbpLandmarks, SuperpixelConfig};
 use bmrm::models::graph::{
-    synthetic, EdgeFeatures, Engine, EngineKind, GraphExamples, GraphLoss, GraphModel, GraphShape,
+    EdgeFeatures, Engine, EngineKind, GraphExamples, GraphLoss, GraphModel, GraphShape,
     NodeFeatures, Pairwise, Potentials,
 };
-use bmrm::{Algorithm, Corner, MaxOracle, Problem, Settings, Solver};
+use bmrm::{Algorithm, MaxOracle, Problem, Settings, Solver};
 use clap::Parser;
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-use structured::{bcfw_table, bundle_table, TableSettings};
+use structured::{bcfw_table, bundle_table, qp_comparison, TableSettings};
+
+/// The problems' sizes: a quick check, or the papers'.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Scale {
+    /// Small problems that run in minutes on 2 cores.
+    Quick,
+    /// The papers' sizes: landmarks m = 2,000, n = 232,476 (LBP-like
+    /// descriptors, 9 x 9 windows); pose m = 1,000; HorseSeg-like m = 200
+    /// (12 x 12 superpixels, 300 visual words); 10 SGD passes.
+    Papers,
+}
 
 #[derive(Parser)]
 #[command(about = "Bundle methods and BCFW on the papers' graph problems, generated in code")]
 struct Args {
+    /// Problem sizes and defaults: quick (the default) or papers (the
+    /// report's sizes; hours on 2 cores).
+    #[arg(long, value_enum, default_value = "quick")]
+    scale: Scale,
     /// Which problems: landmarks, pose, horseseg.
     #[arg(long, value_delimiter = ',', default_value = "landmarks,pose,horseseg")]
     problems: Vec<String>,
-    /// Training examples per problem (test examples: as many).
-    #[arg(long, default_value_t = 300)]
-    examples: usize,
-    /// Candidate positions per side of a part's grid (landmarks, pose).
-    #[arg(long, default_value_t = 9)]
-    side: u32,
-    /// Appearance features per position or superpixel.
-    #[arg(long, default_value_t = 8)]
-    features: usize,
-    /// Superpixels per side of a segmentation lattice.
-    #[arg(long, default_value_t = 10)]
-    superpixels: u32,
-    /// Summed-risk lambdas as in the report (mean-risk lambda = summed / m), decreasing.
-    #[arg(long, value_delimiter = ',', default_value = "100,10,1,0.1")]
-    lambdas: Vec<f64>,
+    /// Training examples per problem (default: the scale's: quick 40 / 40
+    /// / 30, papers 2,000 / 1,000 / 200).
+    #[arg(long)]
+    examples: Option<usize>,
+    /// Test examples per problem (default: a quarter of the training ones,
+    /// at least 20).
+    #[arg(long)]
+    test_examples: Option<usize>,
+    /// Summed-risk lambdas as in the report (mean-risk lambda = summed / m),
+    /// decreasing (default: landmarks 1e4,1e3,1e2,10 (the report's);
+    /// pose and horseseg 100,10,1,0.1).
+    #[arg(long, value_delimiter = ',')]
+    lambdas: Option<Vec<f64>>,
+    /// Runs with positivity of the weights that keep the engines exact
+    /// ("on") and without ("off").
+    #[arg(long, value_delimiter = ',', default_value = "on,off")]
+    positivity: Vec<String>,
+    /// Starts: "reuse" (each lambda from the previous solution) and "sgd".
+    #[arg(long, value_delimiter = ',', default_value = "sgd,reuse")]
+    starts: Vec<String>,
+    /// Whose SGD start: "auto" (the library's; under positivity, where the
+    /// library refuses it, the bench's projected SGD), "library", "bench".
+    #[arg(long, default_value = "auto")]
+    sgd_start: String,
+    /// SGD passes of the SGD start (default: quick 2, papers 10 as the
+    /// report).
+    #[arg(long)]
+    sgd_passes: Option<u32>,
     /// Relative tolerance (the report's eps).
     #[arg(long, default_value_t = 0.01)]
     tol_rel: f64,
     /// Parts of Prox-P-BMRM.
     #[arg(long, default_value_t = 16)]
     parts: usize,
-    /// "reuse" or "sgd" (under the positivity constraints: projected SGD,
-    /// `sgd_bundle_table`).
-    #[arg(long, default_value = "reuse")]
-    start: String,
-    /// SGD passes of the SGD start.
-    #[arg(long, default_value_t = 2)]
-    sgd_passes: u32,
     /// Summed-risk lambda of the BCFW runs.
     #[arg(long, default_value_t = 1.0)]
     bcfw_lambda: f64,
-    /// Passes of every BCFW run (0: no BCFW table).
-    #[arg(long, default_value_t = 20)]
-    bcfw_passes: u64,
+    /// Passes of every BCFW run (0: no BCFW table; default: quick 20,
+    /// papers 0).
+    #[arg(long)]
+    bcfw_passes: Option<u64>,
     /// Threads (0 = all cores).
     #[arg(long, default_value_t = 0)]
     threads: usize,
     #[arg(long, default_value_t = 27)]
     seed: u64,
-    /// Iteration cap per lambda.
-    #[arg(long, default_value_t = 3_000)]
-    max_iterations: u64,
+    /// Iteration cap per lambda (default: quick 500, papers 3,000).
+    #[arg(long)]
+    max_iterations: Option<u64>,
     /// Examples of the speed comparisons (multiclass as a one-node graph
     /// against the built-in multiclass model; a decoder behind the C ABI
-    /// against the built-in engine); 0 skips them.
-    #[arg(long, default_value_t = 5_000)]
-    speed_examples: usize,
+    /// against the built-in engine); 0 skips them (default: quick 5,000,
+    /// papers 0).
+    #[arg(long)]
+    speed_examples: Option<usize>,
     /// Repeats of each speed comparison (the median and the spread are printed).
     #[arg(long, default_value_t = 3)]
     repeats: usize,
@@ -99,239 +130,230 @@ struct Args {
     bench: bool,
 }
 
+/// The peak resident memory of this process so far, in MB (Linux's VmHWM;
+/// NaN elsewhere).
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// A problem's training and test sets and its engines with positivity and
+/// without.
+struct Built {
+    train: GraphExamples,
+    test: GraphExamples,
+    engine_on: EngineKind,
+    engine_off: EngineKind,
+    describe: String,
+}
+
+fn build(name: &str, m: usize, m_test: usize, papers: bool, seed: u64) -> bmrm::Result<Built> {
+    Ok(match name {
+        "landmarks" => {
+            let config = if papers {
+                LandmarkConfig::papers()
+            } else {
+                LandmarkConfig {
+                    side: 7,
+                    blocks: 24,
+                    bins: 16,
+                    signal: 0.1,
+                }
+            };
+            let describe = format!(
+                "{0} x {0} windows, {1} cells x {2} codes ({1} non-zeros of {3} per position)",
+                config.side,
+                config.blocks,
+                config.bins,
+                config.blocks * config.bins
+            );
+            let gen = LbpLandmarks::new(config, seed)?;
+            Built {
+                train: gen.examples(m, 0)?,
+                test: gen.examples(m_test, 1)?,
+                engine_on: EngineKind::DistanceTransform,
+                engine_off: EngineKind::DistanceTransform,
+                describe,
+            }
+        }
+        "pose" => {
+            let (side, d) = if papers { (9, 32) } else { (7, 8) };
+            let all = synthetic::pose(m + m_test, side, d, seed);
+            Built {
+                train: all.select(0..m),
+                test: all.select(m..m + m_test),
+                engine_on: EngineKind::DistanceTransform,
+                engine_off: EngineKind::DistanceTransform,
+                describe: format!("{side} x {side} windows, {d} dense features per position"),
+            }
+        }
+        "horseseg" => {
+            let config = if papers {
+                SuperpixelConfig::default()
+            } else {
+                SuperpixelConfig {
+                    side: 8,
+                    words: 60,
+                    pixels: 30,
+                    purity: 0.35,
+                }
+            };
+            let describe = format!(
+                "{0} x {0} superpixels, {1} visual words, {2} pixels each, class-weighted Hamming",
+                config.side, config.words, config.pixels
+            );
+            let all = synthetic::horseseg(m + m_test, &config, seed)?;
+            Built {
+                train: all.select(0..m),
+                test: all.select(m..m + m_test),
+                engine_on: EngineKind::GraphCut,
+                engine_off: EngineKind::Auto,
+                describe,
+            }
+        }
+        other => {
+            return Err(bmrm::Error::invalid_argument(format!(
+                "--problems: unknown problem {other} (landmarks, pose, horseseg)"
+            )))
+        }
+    })
+}
+
 fn main() -> bmrm::Result<()> {
     let args = Args::parse();
-    let t = |non_negative: Vec<usize>| TableSettings {
-        lambdas: args.lambdas.clone(),
-        tol_rel: args.tol_rel,
-        parts: args.parts,
-        threads: args.threads,
-        max_iterations: args.max_iterations,
-        start: args.start.clone(),
-        sgd_passes: args.sgd_passes,
-        bcfw_lambda: args.bcfw_lambda,
-        bcfw_passes: args.bcfw_passes,
-        seed: args.seed,
-        non_negative,
-    };
-    let m = args.examples;
-    if args.speed_examples > 0 {
-        speed(&args)?;
+    let papers = args.scale == Scale::Papers;
+    for p in &args.positivity {
+        if p != "on" && p != "off" {
+            return Err(bmrm::Error::invalid_argument(format!(
+                "--positivity: {p} is neither on nor off"
+            )));
+        }
+    }
+    for s in &args.starts {
+        if s != "sgd" && s != "reuse" {
+            return Err(bmrm::Error::invalid_argument(format!(
+                "--starts: {s} is neither sgd nor reuse"
+            )));
+        }
+    }
+    if !["auto", "library", "bench"].contains(&args.sgd_start.as_str()) {
+        return Err(bmrm::Error::invalid_argument(format!(
+            "--sgd-start: {} is not auto, library or bench",
+            args.sgd_start
+        )));
+    }
+    let speed_examples = args
+        .speed_examples
+        .unwrap_or(if papers { 0 } else { 5_000 });
+    if speed_examples > 0 {
+        speed(&args, speed_examples)?;
     }
     for name in args.problems.iter().filter(|p| !p.is_empty()) {
-        let (all, engine) = match name.as_str() {
-            "landmarks" => (
-                synthetic::landmarks(2 * m, args.side, args.features, args.seed),
-                EngineKind::DistanceTransform,
-            ),
-            "pose" => (
-                synthetic::pose(2 * m, args.side, args.features, args.seed),
-                EngineKind::DistanceTransform,
-            ),
-            "horseseg" => (
-                synthetic::segmentation(2 * m, args.superpixels, args.features, args.seed),
-                EngineKind::GraphCut,
-            ),
-            other => {
-                return Err(bmrm::Error::invalid_argument(format!(
-                    "unknown problem {other} (landmarks, pose, horseseg)"
-                )))
+        let m = args.examples.unwrap_or(match (name.as_str(), papers) {
+            ("landmarks", true) => 2_000,
+            ("pose", true) => 1_000,
+            ("horseseg", true) => 200,
+            ("horseseg", false) => 30,
+            _ => 40,
+        });
+        let m_test = args.test_examples.unwrap_or((m / 4).max(20));
+        let lambdas = args.lambdas.clone().unwrap_or(match name.as_str() {
+            "landmarks" => vec![1e4, 1e3, 1e2, 10.0],
+            _ => vec![100.0, 10.0, 1.0, 0.1],
+        });
+        let started = Instant::now();
+        let built = build(name, m, m_test, papers, args.seed)?;
+        let generated = started.elapsed().as_secs_f64();
+        let nodes = built.train.states.len();
+        let edges = built.train.edges.len();
+        let nnz = match &built.train.node_features {
+            NodeFeatures::PerStateSparse(r) | NodeFeatures::Sparse(r) => r.nnz(),
+            NodeFeatures::PerState { values, .. } | NodeFeatures::Dense { values, .. } => {
+                values.len()
             }
         };
-        let (train, test) = (all.select(0..m), all.select(m..2 * m));
-        let nodes = train.states.len();
-        let edges = train.edges.len();
-        let model = Arc::new(GraphModel::new(train, false, engine.into())?);
-        let test = GraphModel::new(test, false, engine.into())?;
-        let positive = model.positivity_coordinates();
-        println!(
-            "\n## {name}: m = {m} ({nodes} nodes, {edges} edges), n = {}, engine {engine:?}, \
-             {} weights kept >= 0, tol_rel = {}, P = {}",
-            model.dim(),
-            positive.len(),
-            args.tol_rel,
-            args.parts
-        );
-        let problem = Problem::Examples(model.clone());
-        let settings = t(positive);
-        if settings.start == "sgd" && !settings.non_negative.is_empty() {
-            // The library refuses its SGD start under constraints (SGD's
-            // iterates would leave the box): a projected SGD start here.
-            sgd_bundle_table(&model, &settings, &|w| test.hamming_error(w))?;
-        } else {
-            bundle_table(&problem, m, &settings, &|w| test.hamming_error(w))?;
-        }
-        if args.bcfw_passes > 0 {
-            bcfw_table(&problem, m, &settings)?;
-        }
-    }
-    Ok(())
-}
-
-/// `F(w)` on `model` (the mean hinge of the loss-augmented argmaxes).
-fn primal(model: &GraphModel, w: &[f64], lambda: f64, examples: &[usize]) -> bmrm::Result<f64> {
-    let mut corner = Corner::new(w.len());
-    let mut risk = 0.0;
-    for &i in examples {
-        corner.clear();
-        model.max_oracle(i, w, &mut corner)?;
-        risk += corner.hinge(w).max(0.0);
-    }
-    let norm2: f64 = w.iter().map(|x| x * x).sum();
-    Ok(0.5 * lambda * norm2 + risk / examples.len() as f64)
-}
-
-/// Projected SGD passes over `order` from `w`, continuing the step count
-/// `t`: `w <- clip(w - eta_t (lambda w - psi_i(y^)))`, `eta_t = 1 /
-/// (lambda (t0 + t))`, clipping the coordinates in `positive` at 0.
-fn sgd_pass(
-    model: &GraphModel,
-    lambda: f64,
-    t0: f64,
-    t: &mut u64,
-    order: &[usize],
-    positive: &[usize],
-    w: &mut [f64],
-) -> bmrm::Result<()> {
-    let mut corner = Corner::new(w.len());
-    for &i in order {
-        corner.clear();
-        model.max_oracle(i, w, &mut corner)?;
-        *t += 1;
-        let eta = 1.0 / (lambda * (t0 + *t as f64));
-        w.iter_mut().for_each(|x| *x *= 1.0 - eta * lambda);
-        if corner.hinge(w) > 0.0 {
-            corner.add_to(eta, w);
-        }
-        positive.iter().for_each(|&j| w[j] = w[j].max(0.0));
-    }
-    Ok(())
-}
-
-/// The SGD start of the P-BMRM paper (eq. 4-6) kept inside the box `w_j >=
-/// 0` (j in `positive`) by projecting every step: `t0` among `10^0 ..
-/// 10^6` by one pass over the first 10 % of the examples (the smallest `F`
-/// on them), then `passes` passes over all in seeded orders, keeping the
-/// best `w` by `F`. Feasible, so the bundle method starts from it as is.
-fn projected_sgd(
-    model: &GraphModel,
-    lambda: f64,
-    positive: &[usize],
-    passes: u32,
-    seed: u64,
-) -> bmrm::Result<Vec<f64>> {
-    let m = MaxOracle::num_examples(model);
-    let dim = model.dim();
-    let sample: Vec<usize> = (0..m.div_ceil(10)).collect();
-    let mut best_t0 = (f64::INFINITY, 1.0);
-    for k in 0..=6 {
-        let t0 = 10f64.powi(k);
-        let mut w = vec![0.0; dim];
-        sgd_pass(model, lambda, t0, &mut 0, &sample, positive, &mut w)?;
-        let f = primal(model, &w, lambda, &sample)?;
-        if f < best_t0.0 {
-            best_t0 = (f, t0);
-        }
-    }
-    let all: Vec<usize> = (0..m).collect();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut w = vec![0.0; dim];
-    let mut best = (primal(model, &w, lambda, &all)?, w.clone());
-    let mut t = 0;
-    for _ in 0..passes {
-        let mut order = all.clone();
-        order.shuffle(&mut rng);
-        sgd_pass(model, lambda, best_t0.1, &mut t, &order, positive, &mut w)?;
-        let f = primal(model, &w, lambda, &all)?;
-        if f < best.0 {
-            best = (f, w.clone());
-        }
-    }
-    Ok(best.1)
-}
-
-/// The report's Table 2 shape with the SGD start under the positivity
-/// constraints: for each method and lambda, projected SGD from 0
-/// (`projected_sgd`), then the bundle method in the box from its result;
-/// the seconds include the SGD passes.
-fn sgd_bundle_table(
-    model: &Arc<GraphModel>,
-    t: &TableSettings,
-    test_error: &dyn Fn(&[f64]) -> bmrm::Result<f64>,
-) -> bmrm::Result<()> {
-    let m = MaxOracle::num_examples(&**model);
-    let dim = model.dim();
-    let algs = [Algorithm::Bmrm, Algorithm::ProxBmrm, Algorithm::ProxPBmrm];
-    let mut table: Vec<Vec<(u64, f64, f64, f64)>> = vec![];
-    for alg in algs {
-        let mut row = vec![];
-        for &lambda_sum in &t.lambdas {
-            let lambda = lambda_sum / m as f64;
-            let started = Instant::now();
-            let mut w = projected_sgd(model, lambda, &t.non_negative, t.sgd_passes, t.seed)?;
-            let sgd_seconds = started.elapsed().as_secs_f64();
-            let mut s = Settings::new(alg, lambda);
-            s.tol_rel = t.tol_rel;
-            if alg.is_partitioned() {
-                s.num_parts = t.parts;
+        let mut cells = vec![];
+        let (mut train, mut test_set) = (Some(built.train), Some(built.test));
+        for (k, positivity) in args.positivity.iter().enumerate() {
+            let on = positivity == "on";
+            let engine = if on {
+                built.engine_on
+            } else {
+                built.engine_off
+            };
+            // The last run takes the examples, the others copy them.
+            let last = k + 1 == args.positivity.len();
+            let take = |set: &mut Option<GraphExamples>| -> GraphExamples {
+                if last {
+                    set.take().expect("taken once")
+                } else {
+                    set.clone().expect("kept until the last run")
+                }
+            };
+            let model = Arc::new(GraphModel::new(take(&mut train), false, engine.into())?);
+            let test = GraphModel::new(take(&mut test_set), false, engine.into())?;
+            let positive = if on {
+                model.positivity_coordinates()
+            } else {
+                vec![]
+            };
+            println!(
+                "\n## {name}: m = {m} ({nodes} nodes, {edges} edges), {m_test} test examples, \
+                 n = {}, {}; {nnz} stored node-feature values; engine {engine:?}; positivity \
+                 {positivity} ({} weights kept >= 0); tol_rel = {}, P = {}; generated in {:.1} s, \
+                 peak RSS {:.0} MB",
+                model.dim(),
+                built.describe,
+                positive.len(),
+                args.tol_rel,
+                args.parts,
+                generated,
+                peak_rss_mb()
+            );
+            let problem = Problem::Examples(model.clone());
+            for start in &args.starts {
+                let settings = TableSettings {
+                    lambdas: lambdas.clone(),
+                    tol_rel: args.tol_rel,
+                    parts: args.parts,
+                    threads: args.threads,
+                    max_iterations: args
+                        .max_iterations
+                        .unwrap_or(if papers { 3_000 } else { 500 }),
+                    start: start.clone(),
+                    sgd_passes: args.sgd_passes.unwrap_or(if papers { 10 } else { 2 }),
+                    sgd_start: args.sgd_start.clone(),
+                    bcfw_lambda: args.bcfw_lambda,
+                    bcfw_passes: 0,
+                    seed: args.seed,
+                    non_negative: positive.clone(),
+                };
+                let table = bundle_table(&problem, m, &settings, &|w| test.hamming_error(w))?;
+                cells.push((on, start.clone(), table, settings));
             }
-            s.num_threads = t.threads;
-            s.max_iterations = t.max_iterations;
-            let mut solver = Solver::new(Problem::Examples(model.clone()), s)?;
-            let mut lo = vec![f64::NEG_INFINITY; dim];
-            t.non_negative.iter().for_each(|&j| lo[j] = 0.0);
-            solver.set_bounds(lo, vec![f64::INFINITY; dim])?;
-            let info = solver.run(&mut w)?;
-            let seconds = sgd_seconds + info.elapsed_seconds;
-            let rel_gap = info.gap / info.primal.abs();
-            let error = test_error(&w)?;
-            eprintln!(
-                "{:<12} lambda_sum {:>8}: {:>5} iterations {:>7.2} s (SGD {:.2} s, {:.1} % in the \
-                 oracle), F = {:.6}, gap/F = {:.2e}, {:?}, test error {:.4}",
-                alg.name(),
-                lambda_sum,
-                info.iterations,
-                seconds,
-                sgd_seconds,
-                100.0 * info.oracle_seconds / info.elapsed_seconds.max(1e-12),
-                info.primal,
-                rel_gap,
-                info.exit,
-                error
-            );
-            row.push((info.iterations, seconds, rel_gap, error));
+            let bcfw_passes = args.bcfw_passes.unwrap_or(if papers { 0 } else { 20 });
+            if bcfw_passes > 0 && on {
+                let settings = TableSettings {
+                    bcfw_passes,
+                    ..cells.last().map(|c| c.3.clone()).expect("a start ran")
+                };
+                bcfw_table(&problem, m, &settings)?;
+            }
+            println!("peak RSS after the runs: {:.0} MB", peak_rss_mb());
         }
-        table.push(row);
-    }
-    println!(
-        "\nIterations, seconds (speed-up over BMRM = BMRM's seconds / these), certified gap / F \
-         reached, test error; SGD start ({} projected SGD passes, their time included)",
-        t.sgd_passes
-    );
-    print!("| lambda_sum |");
-    for l in &t.lambdas {
-        print!(" {l} |");
-    }
-    println!();
-    println!("|---|{}", "---|".repeat(t.lambdas.len()));
-    for (alg, row) in algs.iter().zip(&table) {
-        let name = if alg.is_partitioned() {
-            format!("{} (P={})", alg.name(), t.parts)
-        } else {
-            alg.name().to_string()
-        };
-        print!("| {name} |");
-        for (c, base) in row.iter().zip(&table[0]) {
-            print!(
-                " {}, {:.2} s ({:.2}x), {:.1e}, {:.3} |",
-                c.0,
-                c.1,
-                base.1 / c.1,
-                c.2,
-                c.3
-            );
+        for start in &args.starts {
+            let find = |on: bool| cells.iter().find(|c| c.0 == on && &c.1 == start);
+            if let (Some(a), Some(b)) = (find(true), find(false)) {
+                println!("\n### {name}, {} start", start.to_uppercase());
+                qp_comparison(&a.2, &b.2, &a.3);
+            }
         }
-        println!();
     }
     Ok(())
 }
@@ -413,8 +435,8 @@ unsafe extern "C" fn tree_decoder(
 /// The speed targets: multiclass as a one-node graph against the built-in
 /// multiclass model, and a C decoder over the library's potentials against
 /// the built-in engine, each to the same tolerance, side by side.
-fn speed(args: &Args) -> bmrm::Result<()> {
-    let (m, d, k) = (args.speed_examples, 64, 10);
+fn speed(args: &Args, examples: usize) -> bmrm::Result<()> {
+    let (m, d, k) = (examples, 64, 10);
     let (x, y) = bmrm::models::synthetic::gaussian_multiclass(m, d, k, 2.0, args.seed);
     let lambda = 1e-3;
     let builtin = Problem::from_max_oracle(bmrm::models::Multiclass::new(
@@ -459,7 +481,7 @@ fn speed(args: &Args) -> bmrm::Result<()> {
     );
     // Chains of 8 nodes with 5 states: the tree engine, built in and behind
     // the C ABI.
-    let chains = chains(args.speed_examples / 5, args.seed);
+    let chains = chains(examples / 5, args.seed);
     let engine = Problem::from_max_oracle(GraphModel::new(
         chains.clone(),
         true,

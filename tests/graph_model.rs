@@ -23,10 +23,18 @@ enum Form {
     Displacement,
     /// Dense class-form node features, Potts edges with two features.
     Potts,
+    /// `Displacement` with the per-state features as sparse rows.
+    SparseDisplacement,
 }
 
 /// A random problem of `m` examples with up to 4 nodes each.
 fn random_examples(rng: &mut ChaCha8Rng, m: usize, form: Form) -> (GraphExamples, bool) {
+    let sparse_per_state = matches!(form, Form::SparseDisplacement);
+    let form = if sparse_per_state {
+        Form::Displacement
+    } else {
+        form
+    };
     let mut node_start = vec![0];
     let mut edge_start = vec![0];
     let (mut states, mut labels, mut edges, mut node_types, mut edge_types) =
@@ -40,7 +48,7 @@ fn random_examples(rng: &mut ChaCha8Rng, m: usize, form: Form) -> (GraphExamples
             let k = match form {
                 Form::ClassConstant | Form::Potts => 3,
                 Form::SparseEdgeFeatures => 2 + t,
-                Form::Displacement => {
+                Form::Displacement | Form::SparseDisplacement => {
                     let g = Grid {
                         origin: [rng.gen_range(-2..3), rng.gen_range(-2..3)],
                         width: rng.gen_range(1..4),
@@ -128,7 +136,7 @@ fn random_examples(rng: &mut ChaCha8Rng, m: usize, form: Form) -> (GraphExamples
                 false,
             )
         }
-        Form::Displacement => {
+        Form::Displacement | Form::SparseDisplacement => {
             let mut table = vec![];
             for (&k, &y) in states.iter().zip(&labels) {
                 for s in 0..k {
@@ -172,6 +180,11 @@ fn random_examples(rng: &mut ChaCha8Rng, m: usize, form: Form) -> (GraphExamples
         edge_features,
         loss,
     };
+    let mut ex = ex;
+    if let (true, NodeFeatures::PerState { values, d }) = (sparse_per_state, &ex.node_features) {
+        let rows = bmrm::models::SparseRows::from_dense(values, *d).unwrap();
+        ex.node_features = NodeFeatures::PerStateSparse(rows);
+    }
     (ex, bias)
 }
 
@@ -246,6 +259,12 @@ fn phi(model: &GraphModel, bias: bool, i: usize, y: &[u32]) -> Vec<f64> {
                 let r = state_row + s as usize;
                 for j in 0..*d {
                     out[off + j] += f64::from(values[r * d + j]);
+                }
+            }
+            NodeFeatures::PerStateSparse(rows) => {
+                let (idx, val) = rows.row(state_row + s as usize);
+                for (&j, &x) in idx.iter().zip(val) {
+                    out[off + j as usize] += f64::from(x);
                 }
             }
         }
@@ -378,6 +397,7 @@ fn corners_are_the_enumerated_loss_augmented_argmax() {
         Form::SparseEdgeFeatures,
         Form::Displacement,
         Form::Potts,
+        Form::SparseDisplacement,
     ] {
         for _ in 0..40 {
             let (ex, bias) = random_examples(&mut rng, 5, form);
@@ -445,6 +465,7 @@ fn every_solver_certifies_a_bound_below_the_enumerated_primal() {
         Form::SparseEdgeFeatures,
         Form::Displacement,
         Form::Potts,
+        Form::SparseDisplacement,
     ] {
         let (ex, bias) = random_examples(&mut rng, 8, form);
         let ex = square_edges_only(ex);

@@ -2,11 +2,23 @@
 //! Prox-BMRM technical report (BMRM, Prox-BMRM and Prox-P-BMRM iterations,
 //! seconds and speed-up over BMRM at several lambdas, SGD or REUSE starts)
 //! and the certified gap of BCFW variants against effective passes (the
-//! gap-BCFW paper's figures). Included by `#[path]` from each benchmark.
+//! gap-BCFW paper's figures), and each run's QP seconds per iteration and
+//! plane count. Included by `#[path]` from each benchmark.
+//!
+//! The SGD start is the library's (`Settings::sgd_passes`); where the
+//! library refuses it (under box constraints) and `sgd_start` is "auto",
+//! or when it is "bench", a projected SGD here (`projected_sgd`), whose
+//! seconds count.
 
-use bmrm::{Algorithm, Problem, Sampling, Settings, Solver, StepType};
+use std::time::Instant;
+
+use bmrm::{Algorithm, Corner, MaxOracle, Problem, Sampling, Settings, Solver, StepType};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 
 /// What both tables are run with.
+#[derive(Clone)]
 pub struct TableSettings {
     /// Summed-risk lambdas as in the report (mean-risk lambda = summed / m), decreasing.
     pub lambdas: Vec<f64>,
@@ -23,6 +35,9 @@ pub struct TableSettings {
     pub start: String,
     /// SGD passes of the SGD start.
     pub sgd_passes: u32,
+    /// Whose SGD start: "library", "bench" (projected SGD here) or "auto"
+    /// (the library's, the bench's where the library refuses it).
+    pub sgd_start: String,
     /// Summed-risk lambda of the BCFW runs.
     pub bcfw_lambda: f64,
     /// Passes of every BCFW run.
@@ -40,6 +55,25 @@ pub struct Cell {
     pub seconds: f64,
     pub rel_gap: f64,
     pub test_error: f64,
+    /// Seconds in the QP solves per iteration.
+    pub qp_per_iteration: f64,
+    /// Planes in the model: the mean and the largest over the iterations.
+    pub mean_planes: f64,
+    pub max_planes: u64,
+    /// Whether the gap is certified (every oracle answer exact).
+    pub certified: bool,
+}
+
+/// The algorithms of the table, in its order.
+pub const TABLE_ALGORITHMS: [Algorithm; 3] =
+    [Algorithm::Bmrm, Algorithm::ProxBmrm, Algorithm::ProxPBmrm];
+
+fn algorithm_label(alg: Algorithm, parts: usize) -> String {
+    if alg.is_partitioned() {
+        format!("{} (P={parts})", alg.name())
+    } else {
+        alg.name().to_string()
+    }
 }
 
 fn configured(alg: Algorithm, lambda: f64, t: &TableSettings) -> Settings {
@@ -66,6 +100,40 @@ fn solver(problem: &Problem, s: Settings, t: &TableSettings) -> bmrm::Result<Sol
     Ok(solver)
 }
 
+/// The start of one cell: the solver to run and the point it starts from,
+/// and the seconds spent outside the solver to get there (counted).
+fn sgd_start(
+    problem: &Problem,
+    alg: Algorithm,
+    lambda: f64,
+    t: &TableSettings,
+) -> bmrm::Result<(Solver, Vec<f64>, f64, &'static str)> {
+    if t.sgd_start != "bench" {
+        // The library refuses its SGD start where its iterates would leave
+        // the box (`Solver::set_bounds` says so); "auto" then falls back.
+        let mut s = configured(alg, lambda, t);
+        s.sgd_passes = t.sgd_passes;
+        match solver(problem, s, t) {
+            Ok(solve) => {
+                let w = vec![0.0; solve.dim()];
+                return Ok((solve, w, 0.0, "library SGD"));
+            }
+            Err(e) if t.sgd_start == "library" || t.non_negative.is_empty() => return Err(e),
+            Err(_) => {}
+        }
+    }
+    let Problem::Examples(oracle) = problem else {
+        return Err(bmrm::Error::invalid_argument(
+            "the bench's projected SGD start needs a max-oracle problem",
+        ));
+    };
+    let started = Instant::now();
+    let w = projected_sgd(&**oracle, lambda, &t.non_negative, t.sgd_passes, t.seed)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let solve = solver(problem, configured(alg, lambda, t), t)?;
+    Ok((solve, w, seconds, "projected SGD (bench)"))
+}
+
 /// The report's Table 2 shape for `problem` (m examples): prints the table
 /// and returns it. `test_error` measures a solution on held-out data.
 pub fn bundle_table(
@@ -74,17 +142,17 @@ pub fn bundle_table(
     t: &TableSettings,
     test_error: &dyn Fn(&[f64]) -> bmrm::Result<f64>,
 ) -> bmrm::Result<Vec<Vec<Cell>>> {
-    let algs = [Algorithm::Bmrm, Algorithm::ProxBmrm, Algorithm::ProxPBmrm];
     let mut table: Vec<Vec<Cell>> = vec![];
-    for alg in algs {
+    let mut start_used = String::new();
+    for alg in TABLE_ALGORITHMS {
         let mut row = vec![];
         let mut reused: Option<(Solver, Vec<f64>)> = None;
         for (k, &lambda_sum) in t.lambdas.iter().enumerate() {
             let lambda = lambda_sum / m as f64;
-            let (mut solve, mut w) = match (t.start.as_str(), reused.take()) {
+            let (mut solve, mut w, extra) = match (t.start.as_str(), reused.take()) {
                 ("reuse", Some((mut s, w))) => {
                     s.set_lambda(lambda)?;
-                    (s, w)
+                    (s, w, 0.0)
                 }
                 ("reuse", None) => {
                     debug_assert_eq!(k, 0);
@@ -92,34 +160,50 @@ pub fn bundle_table(
                     let mut w = vec![0.0; s.dim()];
                     s.run(&mut w)?; // the start of the first lambda, not counted
                     s.set_lambda(lambda)?;
-                    (s, w)
+                    start_used = "REUSE".into();
+                    (s, w, 0.0)
                 }
                 _ => {
-                    let mut s = configured(alg, lambda, t);
-                    s.sgd_passes = t.sgd_passes;
-                    let s = solver(problem, s, t)?;
-                    let w = vec![0.0; s.dim()];
-                    (s, w)
+                    let (s, w, extra, how) = sgd_start(problem, alg, lambda, t)?;
+                    start_used = format!("SGD ({} passes, {how})", t.sgd_passes);
+                    (s, w, extra)
                 }
             };
             let info = solve.run(&mut w)?;
+            let history = solve.history();
+            let mean_planes = history.iter().map(|r| r.num_planes as f64).sum::<f64>()
+                / history.len().max(1) as f64;
             let cell = Cell {
                 iterations: info.iterations,
-                seconds: info.elapsed_seconds,
+                seconds: info.elapsed_seconds + extra,
                 rel_gap: info.gap / info.primal.abs(),
                 test_error: test_error(&w)?,
+                qp_per_iteration: info.qp_seconds / info.iterations.max(1) as f64,
+                mean_planes,
+                max_planes: history.iter().map(|r| r.num_planes).max().unwrap_or(0),
+                certified: info.certified,
             };
             eprintln!(
-                "{:<12} lambda_sum {:>8}: {:>5} iterations {:>7.2} s ({:.1} % in the oracle), \
-                 F = {:.6}, gap/F = {:.2e}, {:?}, test error {:.4}",
+                "{:<12} lambda_sum {:>8}: {:>5} iterations {:>7.2} s ({:.1} % in the oracle, \
+                 {:.1} % in the QP, start {:.2} s), F = {:.6}, gap/F = {:.2e}{}, {:?}, \
+                 planes {:.0} mean / {} max, test error {:.4}",
                 alg.name(),
                 lambda_sum,
                 cell.iterations,
                 cell.seconds,
                 100.0 * info.oracle_seconds / info.elapsed_seconds.max(1e-12),
+                100.0 * info.qp_seconds / info.elapsed_seconds.max(1e-12),
+                extra,
                 info.primal,
                 cell.rel_gap,
+                if cell.certified {
+                    ""
+                } else {
+                    " (not certified)"
+                },
                 info.exit,
+                cell.mean_planes,
+                cell.max_planes,
                 cell.test_error
             );
             row.push(cell);
@@ -129,8 +213,7 @@ pub fn bundle_table(
     }
     println!(
         "\nIterations, seconds (speed-up over BMRM = BMRM's seconds / these), certified gap / F \
-         reached, test error; {} start",
-        t.start.to_uppercase()
+         reached (* not certified), test error; {start_used} start"
     );
     print!("| lambda_sum |");
     for l in &t.lambdas {
@@ -138,26 +221,155 @@ pub fn bundle_table(
     }
     println!();
     println!("|---|{}", "---|".repeat(t.lambdas.len()));
-    for (alg, row) in algs.iter().zip(&table) {
-        let name = if alg.is_partitioned() {
-            format!("{} (P={})", alg.name(), t.parts)
-        } else {
-            alg.name().to_string()
-        };
-        print!("| {name} |");
+    for (alg, row) in TABLE_ALGORITHMS.iter().zip(&table) {
+        print!("| {} |", algorithm_label(*alg, t.parts));
         for (c, base) in row.iter().zip(&table[0]) {
             print!(
-                " {}, {:.2} s ({:.2}x), {:.1e}, {:.3} |",
+                " {}, {:.2} s ({:.2}x), {:.1e}{}, {:.3} |",
                 c.iterations,
                 c.seconds,
                 base.seconds / c.seconds,
                 c.rel_gap,
+                if c.certified { "" } else { "*" },
                 c.test_error
             );
         }
         println!();
     }
+    println!("\nQP milliseconds per iteration, planes (mean / max)");
+    print!("| lambda_sum |");
+    for l in &t.lambdas {
+        print!(" {l} |");
+    }
+    println!();
+    println!("|---|{}", "---|".repeat(t.lambdas.len()));
+    for (alg, row) in TABLE_ALGORITHMS.iter().zip(&table) {
+        print!("| {} |", algorithm_label(*alg, t.parts));
+        for c in row {
+            print!(
+                " {:.2} ms, {:.0} / {} |",
+                1e3 * c.qp_per_iteration,
+                c.mean_planes,
+                c.max_planes
+            );
+        }
+        println!();
+    }
     Ok(table)
+}
+
+/// The QP's cost under the box against without it, at the same lambdas:
+/// QP seconds per iteration and mean planes, constrained / unconstrained
+/// (the graph problems; the plates have no box).
+#[allow(dead_code)]
+pub fn qp_comparison(constrained: &[Vec<Cell>], unconstrained: &[Vec<Cell>], t: &TableSettings) {
+    println!(
+        "\nQP ms per iteration and mean planes, with positivity / without (ratio), same lambda \
+         and start"
+    );
+    print!("| lambda_sum |");
+    for l in &t.lambdas {
+        print!(" {l} |");
+    }
+    println!();
+    println!("|---|{}", "---|".repeat(t.lambdas.len()));
+    for ((alg, on), off) in TABLE_ALGORITHMS.iter().zip(constrained).zip(unconstrained) {
+        print!("| {} |", algorithm_label(*alg, t.parts));
+        for (a, b) in on.iter().zip(off) {
+            print!(
+                " {:.2} / {:.2} ms ({:.1}x), {:.0} / {:.0} planes ({:.1}x) |",
+                1e3 * a.qp_per_iteration,
+                1e3 * b.qp_per_iteration,
+                a.qp_per_iteration / b.qp_per_iteration.max(1e-12),
+                a.mean_planes,
+                b.mean_planes,
+                a.mean_planes / b.mean_planes.max(1e-12)
+            );
+        }
+        println!();
+    }
+}
+
+/// `F(w)` over `examples` (the mean hinge of the loss-augmented argmaxes).
+fn primal(oracle: &dyn MaxOracle, w: &[f64], lambda: f64, examples: &[usize]) -> bmrm::Result<f64> {
+    let mut corner = Corner::new(w.len());
+    let mut risk = 0.0;
+    for &i in examples {
+        corner.clear();
+        oracle.max_oracle(i, w, &mut corner)?;
+        risk += corner.hinge(w).max(0.0);
+    }
+    let norm2: f64 = w.iter().map(|x| x * x).sum();
+    Ok(0.5 * lambda * norm2 + risk / examples.len() as f64)
+}
+
+/// Projected SGD passes over `order` from `w`, continuing the step count
+/// `t`: `w <- clip(w - eta_t (lambda w - psi_i(y^)))`, `eta_t = 1 /
+/// (lambda (t0 + t))`, clipping the coordinates in `positive` at 0.
+fn sgd_pass(
+    oracle: &dyn MaxOracle,
+    lambda: f64,
+    t0: f64,
+    t: &mut u64,
+    order: &[usize],
+    positive: &[usize],
+    w: &mut [f64],
+) -> bmrm::Result<()> {
+    let mut corner = Corner::new(w.len());
+    for &i in order {
+        corner.clear();
+        oracle.max_oracle(i, w, &mut corner)?;
+        *t += 1;
+        let eta = 1.0 / (lambda * (t0 + *t as f64));
+        w.iter_mut().for_each(|x| *x *= 1.0 - eta * lambda);
+        if corner.hinge(w) > 0.0 {
+            corner.add_to(eta, w);
+        }
+        positive.iter().for_each(|&j| w[j] = w[j].max(0.0));
+    }
+    Ok(())
+}
+
+/// The SGD start of the P-BMRM paper (eq. 4-6) kept inside the box `w_j >=
+/// 0` (j in `positive`) by projecting every step: `t0` among `10^0 ..
+/// 10^6` by one pass over the first 10 % of the examples (the smallest `F`
+/// on them), then `passes` passes over all in seeded orders, keeping the
+/// best `w` by `F`. Feasible, so the bundle method starts from it as is.
+pub fn projected_sgd(
+    oracle: &dyn MaxOracle,
+    lambda: f64,
+    positive: &[usize],
+    passes: u32,
+    seed: u64,
+) -> bmrm::Result<Vec<f64>> {
+    let m = oracle.num_examples();
+    let dim = oracle.dim();
+    let sample: Vec<usize> = (0..m.div_ceil(10)).collect();
+    let mut best_t0 = (f64::INFINITY, 1.0);
+    for k in 0..=6 {
+        let t0 = 10f64.powi(k);
+        let mut w = vec![0.0; dim];
+        sgd_pass(oracle, lambda, t0, &mut 0, &sample, positive, &mut w)?;
+        let f = primal(oracle, &w, lambda, &sample)?;
+        if f < best_t0.0 {
+            best_t0 = (f, t0);
+        }
+    }
+    let all: Vec<usize> = (0..m).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut w = vec![0.0; dim];
+    let mut best = (primal(oracle, &w, lambda, &all)?, w.clone());
+    let mut t = 0;
+    for _ in 0..passes {
+        let mut order = all.clone();
+        order.shuffle(&mut rng);
+        sgd_pass(oracle, lambda, best_t0.1, &mut t, &order, positive, &mut w)?;
+        let f = primal(oracle, &w, lambda, &all)?;
+        if f < best.0 {
+            best = (f, w.clone());
+        }
+    }
+    Ok(best.1)
 }
 
 /// Effective passes at which the BCFW table samples a run.

@@ -29,6 +29,11 @@ pub enum NodeFeatures {
         /// Features per node state.
         d: usize,
     },
+    /// `PerState` with one sparse row per node state (rows node after node,
+    /// a node's states in order; `num_cols` weights per node type): binary
+    /// descriptors such as LBP histograms, stored and scored by their
+    /// non-zeros only.
+    PerStateSparse(SparseRows),
 }
 
 /// What the edges score.
@@ -162,6 +167,9 @@ impl GraphExamples {
                 values: values[rows * d..rows_end * d].to_vec(),
                 d: *d,
             },
+            NodeFeatures::PerStateSparse(r) => {
+                NodeFeatures::PerStateSparse(r.select(rows..rows_end))
+            }
         };
         let edge_features = match &self.edge_features {
             EdgeFeatures::Constant => EdgeFeatures::Constant,
@@ -300,6 +308,12 @@ impl GraphExamples {
                     &node_state,
                 )?
             }
+            NodeFeatures::PerStateSparse(r) => same_len(
+                "sparse per-state node feature rows",
+                r.num_rows(),
+                "node states",
+                state_rows,
+            )?,
         }
         match &self.edge_features {
             EdgeFeatures::Constant => {}

@@ -66,18 +66,22 @@ impl Layout {
     pub(crate) fn new(ex: &GraphExamples, bias: bool) -> Result<Self> {
         let n = ex.states.len();
         let types = (0..n).map(|i| ex.node_type(i) + 1).max().unwrap_or(1);
+        if bias
+            && matches!(
+                ex.node_features,
+                NodeFeatures::PerState { .. } | NodeFeatures::PerStateSparse(_)
+            )
+        {
+            return Err(Error::invalid_argument(
+                "graph model: a bias feature is meaningless with per-state node features \
+                 (it would add the same score to every state)",
+            ));
+        }
         let (row_len, per_state) = match &ex.node_features {
             NodeFeatures::Dense { d, .. } => (d + usize::from(bias), false),
             NodeFeatures::Sparse(r) => (r.num_cols() + usize::from(bias), false),
-            NodeFeatures::PerState { d, .. } => {
-                if bias {
-                    return Err(Error::invalid_argument(
-                        "graph model: a bias feature is meaningless with per-state node features \
-                         (it would add the same score to every state)",
-                    ));
-                }
-                (*d, true)
-            }
+            NodeFeatures::PerState { d, .. } => (*d, true),
+            NodeFeatures::PerStateSparse(r) => (r.num_cols(), true),
         };
         let mut type_states = vec![0u32; types];
         if !per_state {

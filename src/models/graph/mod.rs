@@ -14,6 +14,7 @@
 //! |---|---|---|
 //! | `Dense`, `Sparse` (class form) | `<W_t[s], (x_n, 1?)>` | `states_t x (d + bias)` per node type `t` |
 //! | `PerState` | `<w_t, x_{n,s}>` | `d` per node type |
+//! | `PerStateSparse` (CSR rows, scored by their non-zeros) | `<w_t, x_{n,s}>` | `num_cols` per node type |
 //!
 //! | pairwise ([`EdgeFeatures`]) | score of edge `e = (u, v)` in `(a, b)` | weights |
 //! |---|---|---|

@@ -379,6 +379,19 @@ impl GraphModel {
                         *v = dot_f32(wt, &values[st * d..(st + 1) * d]);
                     }
                 }
+                NodeFeatures::PerStateSparse(rows) => {
+                    let wt = &w[self.layout.unary_offset[t]..];
+                    for (st, v) in (self.state_start[node]..self.state_start[node + 1])
+                        .zip(&mut s.unary[at..at + k as usize])
+                    {
+                        let (idx, val) = rows.row(st);
+                        *v = idx
+                            .iter()
+                            .zip(val)
+                            .map(|(&j, &x)| wt[j as usize] * f64::from(x))
+                            .sum();
+                    }
+                }
             }
             if augment {
                 let truth = self.ex.labels[node];
@@ -504,6 +517,13 @@ impl GraphModel {
                         &values[st * d..(st + 1) * d],
                         sign,
                     )?;
+                }
+                NodeFeatures::PerStateSparse(rows) => {
+                    let (idx, val) = rows.row(self.state_start[node] + y as usize);
+                    let off = self.layout.unary_offset[t];
+                    for (&j, &x) in idx.iter().zip(val) {
+                        out.add(off + j as usize, sign * f64::from(x))?;
+                    }
                 }
             }
         }

@@ -10,6 +10,12 @@ use rand_chacha::ChaCha8Rng;
 use super::examples::{EdgeFeatures, GraphExamples, GraphLoss, NodeFeatures};
 use super::potentials::Grid;
 
+mod lbp;
+mod superpixels;
+
+pub use lbp::{LandmarkConfig, LbpLandmarks};
+pub use superpixels::{horseseg, SuperpixelConfig};
+
 /// A standard normal sample (Box-Muller; `rand_distr` is not a dependency).
 fn normal(rng: &mut ChaCha8Rng) -> f64 {
     let u: f64 = rng.gen_range(f64::EPSILON..1.0);
@@ -22,6 +28,90 @@ fn normal(rng: &mut ChaCha8Rng) -> f64 {
 struct PartTree {
     parent: Vec<u32>,
     mean: Vec<[f64; 2]>,
+}
+
+impl PartTree {
+    /// The parts parents first, the order in which each part is placed
+    /// relative to its parent's position: at every step the lowest-numbered
+    /// part whose parent is placed (index order when that is valid).
+    fn placement_order(&self) -> Vec<usize> {
+        let parts = self.parent.len();
+        let mut placed = vec![false; parts];
+        let mut order = Vec::with_capacity(parts);
+        while order.len() < parts {
+            let next = (0..parts)
+                .find(|&p| !placed[p] && (p == 0 || placed[self.parent[p] as usize]))
+                .expect("the parents form a tree rooted at part 0");
+            placed[next] = true;
+            order.push(next);
+        }
+        order
+    }
+}
+
+/// An example's shape: a global shift, then each part (parents first,
+/// `order`) displaced from its parent by the mean offset plus noise of
+/// deviation `jitter`, so the edges carry the information the displacement
+/// weights learn. The shift and each part's (rounded) position.
+fn place_parts(
+    tree: &PartTree,
+    order: &[usize],
+    jitter: f64,
+    rng: &mut ChaCha8Rng,
+) -> ([f64; 2], Vec<[i32; 2]>) {
+    let parts = tree.mean.len();
+    let shift = [normal(rng) * 2.0, normal(rng) * 2.0];
+    let mut pos = vec![[0i32; 2]; parts];
+    let mut real = vec![[0f64; 2]; parts];
+    for &p in order {
+        let base = if p == 0 {
+            [tree.mean[0][0] + shift[0], tree.mean[0][1] + shift[1]]
+        } else {
+            let q = tree.parent[p] as usize;
+            [
+                real[q][0] + tree.mean[p][0] - tree.mean[q][0],
+                real[q][1] + tree.mean[p][1] - tree.mean[q][1],
+            ]
+        };
+        real[p] = [
+            base[0] + normal(rng) * jitter,
+            base[1] + normal(rng) * jitter,
+        ];
+        pos[p] = [real[p][0].round() as i32, real[p][1].round() as i32];
+    }
+    (shift, pos)
+}
+
+/// Part `p`'s `side x side` search window, centred on the mean shape
+/// (shifted by a noisy detector's estimate), not on the truth `at`, but
+/// moved to hold it; and the truth's state in it.
+fn window(
+    tree: &PartTree,
+    p: usize,
+    shift: [f64; 2],
+    at: [i32; 2],
+    side: u32,
+    rng: &mut ChaCha8Rng,
+) -> (Grid, u32) {
+    let half = (side / 2) as i32;
+    let centre = [
+        (tree.mean[p][0] + shift[0] + normal(rng)).round() as i32,
+        (tree.mean[p][1] + shift[1] + normal(rng)).round() as i32,
+    ];
+    let mut g = Grid {
+        origin: [centre[0] - half, centre[1] - half],
+        width: side,
+        height: side,
+    };
+    for (origin, &a) in g.origin.iter_mut().zip(&at) {
+        if a < *origin {
+            *origin = a;
+        } else if a > *origin + side as i32 - 1 {
+            *origin = a - side as i32 + 1;
+        }
+    }
+    let truth = ((at[1] - g.origin[1]) as u32) * side + (at[0] - g.origin[0]) as u32;
+    (g, truth)
 }
 
 /// Parts on trees, each choosing a position in a `side x side` window
@@ -59,52 +149,11 @@ fn parts_on_grids(
     let mut values = Vec::with_capacity(m * parts * states as usize * d);
     let mut grids = Vec::new();
     let mut table = Vec::new();
-    let half = (side / 2) as i32;
+    let order = tree.placement_order();
     for _ in 0..m {
-        // The example's shape: a global shift, then each part displaced from
-        // its parent by the mean offset plus noise, so the edges carry the
-        // information the displacement weights learn.
-        let shift = [normal(&mut rng) * 2.0, normal(&mut rng) * 2.0];
-        let mut pos = vec![[0i32; 2]; parts];
-        let mut real = vec![[0f64; 2]; parts];
+        let (shift, pos) = place_parts(tree, &order, jitter, &mut rng);
         for p in 0..parts {
-            let base = if p == 0 {
-                [tree.mean[0][0] + shift[0], tree.mean[0][1] + shift[1]]
-            } else {
-                let q = tree.parent[p] as usize;
-                [
-                    real[q][0] + tree.mean[p][0] - tree.mean[q][0],
-                    real[q][1] + tree.mean[p][1] - tree.mean[q][1],
-                ]
-            };
-            real[p] = [
-                base[0] + normal(&mut rng) * jitter,
-                base[1] + normal(&mut rng) * jitter,
-            ];
-            pos[p] = [real[p][0].round() as i32, real[p][1].round() as i32];
-        }
-        for p in 0..parts {
-            // The window is centred on the mean shape (shifted by a noisy
-            // detector's estimate), not on the truth.
-            let centre = [
-                (tree.mean[p][0] + shift[0] + normal(&mut rng)).round() as i32,
-                (tree.mean[p][1] + shift[1] + normal(&mut rng)).round() as i32,
-            ];
-            let mut g = Grid {
-                origin: [centre[0] - half, centre[1] - half],
-                width: side,
-                height: side,
-            };
-            // Keep the truth inside the window.
-            for (origin, &at) in g.origin.iter_mut().zip(&pos[p]) {
-                if at < *origin {
-                    *origin = at;
-                } else if at > *origin + side as i32 - 1 {
-                    *origin = at - side as i32 + 1;
-                }
-            }
-            let truth =
-                ((pos[p][1] - g.origin[1]) as u32) * side + (pos[p][0] - g.origin[0]) as u32;
+            let (g, truth) = window(tree, p, shift, pos[p], side, &mut rng);
             for s in 0..states {
                 let q = g.position(s);
                 let (dx, dy) = (
@@ -151,7 +200,12 @@ fn parts_on_grids(
 /// the loss. The report's detector has n = 232,476 weights (LBP features)
 /// and m = 7,000 faces; this one has `8 d + 28` weights.
 pub fn landmarks(m: usize, side: u32, d: usize, seed: u64) -> GraphExamples {
-    let tree = PartTree {
+    parts_on_grids(&landmark_tree(), m, side, d, 1.5, true, seed)
+}
+
+/// The landmarks' tree of parts and mean shape.
+fn landmark_tree() -> PartTree {
+    PartTree {
         // 0 centre; 1, 2 left eye corners; 3, 4 right eye corners; 5, 6
         // mouth corners; 7 nose.
         parent: vec![0, 0, 1, 0, 3, 7, 7, 0],
@@ -165,8 +219,7 @@ pub fn landmarks(m: usize, side: u32, d: usize, seed: u64) -> GraphExamples {
             [60.0, 68.0],
             [50.0, 56.0],
         ],
-    };
-    parts_on_grids(&tree, m, side, d, 1.5, true, seed)
+    }
 }
 
 /// An LSP-like pose problem: 10 body parts on a tree (torso, head, upper
@@ -176,7 +229,12 @@ pub fn landmarks(m: usize, side: u32, d: usize, seed: u64) -> GraphExamples {
 /// parts with mixtures; this one keeps the structure (a tree decoded by
 /// distance transforms under positivity of the quadratic weights).
 pub fn pose(m: usize, side: u32, d: usize, seed: u64) -> GraphExamples {
-    let tree = PartTree {
+    parts_on_grids(&pose_tree(), m, side, d, 2.0, false, seed)
+}
+
+/// The pose problem's tree of parts and mean shape.
+fn pose_tree() -> PartTree {
+    PartTree {
         // 0 torso, 1 head, 2 / 3 upper arms, 4 / 5 lower arms, 6 / 7 upper
         // legs, 8 / 9 lower legs.
         parent: vec![0, 0, 0, 0, 2, 3, 0, 0, 6, 7],
@@ -192,8 +250,7 @@ pub fn pose(m: usize, side: u32, d: usize, seed: u64) -> GraphExamples {
             [43.0, 90.0],
             [57.0, 90.0],
         ],
-    };
-    parts_on_grids(&tree, m, side, d, 2.0, false, seed)
+    }
 }
 
 /// A HorseSeg-like binary segmentation problem: superpixels on a jittered
@@ -288,6 +345,145 @@ pub fn segmentation(m: usize, side: u32, d: usize, seed: u64) -> GraphExamples {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every part's true position is its parent's plus the mean shape's
+    /// offset, up to the jitter: a part placed before its parent would sit
+    /// at the mean offset from the origin, tens of pixels off.
+    #[test]
+    fn every_part_lies_within_its_parents_displacement_range() {
+        let cases = [
+            (landmark_tree(), landmarks(300, 9, 2, 5), 1.5),
+            (pose_tree(), pose(300, 9, 2, 6), 2.0),
+        ];
+        for (tree, ex, jitter) in cases {
+            let EdgeFeatures::Displacement { grids } = &ex.edge_features else {
+                panic!("displacement edges")
+            };
+            let parts = tree.parent.len();
+            let mut worst = 0f64;
+            for i in 0..ex.num_examples() {
+                let first = ex.node_start[i];
+                let at = |p: usize| grids[first + p].position(ex.labels[first + p]);
+                for p in 1..parts {
+                    let q = tree.parent[p] as usize;
+                    let (child, parent) = (at(p), at(q));
+                    for axis in 0..2 {
+                        let seen = (child[axis] - parent[axis]) as f64;
+                        let mean = tree.mean[p][axis] - tree.mean[q][axis];
+                        worst = worst.max((seen - mean).abs());
+                    }
+                }
+                // The windows (each holds its truth) stay where the mean
+                // shape puts them, up to the shift (deviation 2), the
+                // detector's noise (1) and the jitter along the tree.
+                for p in 0..parts {
+                    let g = &grids[first + p];
+                    let half = f64::from(g.width / 2);
+                    for axis in 0..2 {
+                        let centre = f64::from(g.origin[axis]) + half;
+                        let off = (centre - tree.mean[p][axis]).abs();
+                        assert!(
+                            off <= 20.0,
+                            "example {i}: part {p}'s window is {off} px off"
+                        );
+                    }
+                }
+            }
+            // The offset's noise is a difference of two rounded positions,
+            // normal with deviation `jitter` per axis: 6 deviations and the
+            // rounding over 2,000 draws.
+            assert!(
+                worst <= 6.0 * jitter + 1.0,
+                "a part lies {worst} px from its parent's mean offset"
+            );
+        }
+    }
+
+    #[test]
+    fn the_lbp_landmarks_have_the_reports_size_and_binary_sparse_descriptors() {
+        assert_eq!(LandmarkConfig::papers().dim(), 232_476);
+        let config = LandmarkConfig {
+            side: 5,
+            blocks: 30,
+            bins: 8,
+            signal: 0.5,
+        };
+        let gen = LbpLandmarks::new(config.clone(), 3).unwrap();
+        let (train, test) = (gen.examples(20, 0).unwrap(), gen.examples(20, 1).unwrap());
+        assert_ne!(train.labels, test.labels);
+        assert_eq!(gen.examples(20, 0).unwrap().labels, train.labels);
+        let NodeFeatures::PerStateSparse(rows) = &train.node_features else {
+            panic!("sparse per-state features")
+        };
+        // One code per cell: `blocks` ones per position, each in its cell.
+        assert_eq!(rows.num_rows(), 20 * 8 * 25);
+        assert_eq!(rows.nnz(), rows.num_rows() * config.blocks);
+        for r in 0..rows.num_rows() {
+            let (idx, val) = rows.row(r);
+            for (b, (&j, &v)) in idx.iter().zip(val).enumerate() {
+                assert_eq!(j as usize / config.bins, b);
+                assert_eq!(v, 1.0);
+            }
+        }
+        let model = crate::models::graph::GraphModel::new(
+            train,
+            false,
+            crate::models::graph::EngineKind::DistanceTransform.into(),
+        )
+        .unwrap();
+        assert_eq!(crate::MaxOracle::dim(&model), config.dim());
+        // The part's own codes mark the truth: the weights that count them
+        // place parts better than the weights that count another part's.
+        let counting = |shift: usize| {
+            let mut w = vec![0.0; config.dim()];
+            for p in 0..8 {
+                for (b, &k) in gen.codes[(p + shift) % 8].iter().enumerate() {
+                    w[p * config.blocks * config.bins + b * config.bins + k as usize] = 1.0;
+                }
+            }
+            model.hamming_error(&w).unwrap()
+        };
+        let (own, other) = (counting(0), counting(1));
+        assert!(
+            own < 0.75 * other,
+            "own codes {own}, another part's {other}"
+        );
+        let bad = LandmarkConfig {
+            signal: 1.5,
+            ..config
+        };
+        assert!(LbpLandmarks::new(bad, 1).is_err());
+    }
+
+    #[test]
+    fn horseseg_weights_the_classes_by_inverse_frequency() {
+        let config = SuperpixelConfig {
+            side: 6,
+            words: 30,
+            pixels: 20,
+            purity: 0.4,
+        };
+        let ex = horseseg(10, &config, 5).unwrap();
+        let GraphLoss::Hamming { class_weight, .. } = &ex.loss else {
+            panic!("Hamming loss")
+        };
+        // Each class's weight times its count is half the nodes.
+        for (c, weight) in class_weight.iter().enumerate() {
+            let count = ex.labels.iter().filter(|&&y| y == c as u32).count();
+            assert!((weight * count as f64 - ex.labels.len() as f64 / 2.0).abs() < 1e-9);
+        }
+        let NodeFeatures::Sparse(rows) = &ex.node_features else {
+            panic!("sparse histograms")
+        };
+        assert_eq!(rows.num_cols(), 31);
+        for r in 0..rows.num_rows() {
+            let (idx, val) = rows.row(r);
+            // A normalised histogram and the constant.
+            let mass: f32 = val[..val.len() - 1].iter().sum();
+            assert!((mass - 1.0).abs() < 1e-5 && idx.last() == Some(&30));
+        }
+        assert!(horseseg(0, &config, 5).is_err());
+    }
 
     #[test]
     fn the_generators_give_valid_seeded_problems() {
