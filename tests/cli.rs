@@ -996,6 +996,38 @@ fn graph_training_and_its_error_pass_stop_at_the_time_limit() {
     );
 }
 
+/// The error passes after a multiclass run honour its time limit: a run
+/// that ends at the limit (a cutting-plane run to 1e-15 on wide data) does
+/// not then predict every example.
+#[test]
+fn multiclass_training_error_pass_stops_at_the_time_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = wide_file(dir.path());
+    let out = ok(&[
+        "train",
+        s(&data),
+        "--test",
+        s(&data),
+        "--lambda",
+        "1e-9",
+        "--tol-rel",
+        "1e-15",
+        "-a",
+        "cutting-plane",
+        "--time-limit",
+        "0.3",
+    ]);
+    assert!(out.contains(": TimeLimit after"), "{out}");
+    assert!(
+        out.contains("training error not computed (the time limit passed)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("not computed (the time limit passed)\nmodel"),
+        "{out}"
+    );
+}
+
 /// <w, phi(x, y)> of the graph model: unary rows s (2 features + bias),
 /// then the Potts weight, -[a != b] w_p x_e.
 fn graph_score(w: &[f64], ex: &GraphEx, y: &[u32]) -> f64 {

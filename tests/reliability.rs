@@ -654,3 +654,52 @@ fn the_time_limit_is_checked_between_slow_examples() {
         assert!(took < 1.5, "{algorithm:?}: a 0.5 s limit took {took:.2} s");
     }
 }
+
+/// 100 examples of the hinge `max(0, 1 - w)` (dim 1) whose answer takes
+/// 200 ms each: `F(w) = 0.05 w^2 + max(0, 1 - w)` at lambda 0.1 has its
+/// minimum `F* = 0.05` at `w = 1`.
+struct SlowHinge;
+
+impl MaxOracle for SlowHinge {
+    fn dim(&self) -> usize {
+        1
+    }
+    fn num_examples(&self) -> usize {
+        100
+    }
+    fn max_oracle(&self, _: usize, w: &[f64], out: &mut Corner) -> bmrm::Result<()> {
+        std::thread::sleep(Duration::from_millis(200));
+        if 1.0 - w[0] > 0.0 {
+            out.set_loss(1.0);
+            out.set_label(1);
+            out.add(0, 1.0)?;
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn bcfw_checks_the_time_limit_between_slow_examples() {
+    // BCFW read the clock only between passes, and its certificate (an
+    // exact pass) ran whole after the limit: a 0.5 s limit over 200 ms
+    // decodes took two passes (40 s). It must stop within about one decode
+    // of the limit, keeping only complete certificates. The bound
+    // (limit + 1 s) is a correctness bound, not a speed claim.
+    for batch in [1, 4] {
+        let mut s = Settings::new(Algorithm::Bcfw, 0.1);
+        s.time_limit_seconds = 0.5;
+        s.num_threads = 1;
+        s.mini_batch = batch;
+        let mut solver = Solver::new(Problem::from_max_oracle(SlowHinge), s).unwrap();
+        let mut w = vec![0.0; 1];
+        let started = Instant::now();
+        let info = solver.run(&mut w).unwrap();
+        let took = started.elapsed().as_secs_f64();
+        assert_eq!(info.exit, Exit::TimeLimit, "batch {batch}: {info:?}");
+        assert!(took < 1.5, "batch {batch}: a 0.5 s limit took {took:.2} s");
+        // No pass was complete: no primal value, and a bound below F*.
+        assert!(info.lower_bound <= 0.05 + 1e-12, "batch {batch}: {info:?}");
+        assert!(info.primal >= 0.05 - 1e-12, "batch {batch}: {info:?}");
+        assert!(!info.certified || info.primal.is_infinite(), "{info:?}");
+    }
+}

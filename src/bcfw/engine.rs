@@ -17,6 +17,7 @@ use super::sampler::Sampler;
 use super::sparse::BlockVec;
 use super::BcfwStats;
 use crate::error::{Error, Result};
+use crate::oracle::adapters::{deadline_passed, past};
 use crate::oracle::sparse::{CornerScratch, SparseVec};
 use crate::oracle::Bounds;
 use crate::oracle::{Corner, MaxOracle};
@@ -558,10 +559,15 @@ impl BcfwState {
         }
     }
 
-    /// One pass: `n` block steps.
+    /// One pass: `n` block steps. At the deadline it gives up between two
+    /// steps (each step keeps the dual feasible, so the dual value stays a
+    /// bound; the pass is not counted).
     pub fn pass(&mut self, oracle: &dyn MaxOracle, settings: &Settings) -> Result<()> {
         self.begin_pass(settings);
         for _ in 0..self.n {
+            if past(self.deadline) {
+                return Err(deadline_passed());
+            }
             let i = self.sampler.next(&mut self.rng);
             self.block_step(oracle, settings, i).map_err(|e| {
                 e.context(format!(

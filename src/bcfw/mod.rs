@@ -54,6 +54,7 @@ pub(crate) use path::{regularization_path, PathTarget};
 
 use crate::error::{Error, Result};
 use crate::exec::{Context, Method};
+use crate::oracle::adapters::is_deadline_passed;
 use crate::oracle::MaxOracle;
 use crate::vocab::{Exit, IterateView, Iteration, Settings};
 
@@ -220,6 +221,17 @@ const EXACT_GAP_DROP: f64 = 0.3;
 /// off, its pass (about half an exact pass's time) would be spent in vain.
 const PASS_AVERAGE_WITHIN: f64 = 3.0;
 
+/// The share of the time limit the certificate after it may take: a pass
+/// of a fast oracle makes it, a slow decoder's (seconds per example) is cut
+/// between two examples instead of running a whole pass past the limit.
+const FINISH_GRACE: f64 = 0.25;
+
+/// When the certificate after a time limit of `limit` seconds gives up.
+fn finishing_deadline(limit: f64) -> Option<std::time::Instant> {
+    let grace = std::time::Duration::try_from_secs_f64(FINISH_GRACE * limit).unwrap_or_default();
+    std::time::Instant::now().checked_add(grace)
+}
+
 /// The counted max-oracle of a run; BCFW runs only on one.
 fn examples(ctx: &Context<'_>) -> Result<Arc<dyn MaxOracle>> {
     ctx.oracles
@@ -239,6 +251,7 @@ impl Method for BcfwMethod<'_> {
         let settings = ctx.settings;
         self.k = k;
         self.state.set_deadline(ctx.deadline());
+        ctx.oracles.pass_deadline.set(ctx.deadline());
         let before = self.state.dual();
         let started = std::time::Instant::now();
         let mut exact = None;
@@ -339,7 +352,19 @@ impl Method for BcfwMethod<'_> {
         let mut exit = exit;
         if !converged && self.last_exact_at != Some(self.k) {
             let oracle = examples(ctx)?;
-            self.certify(ctx, oracle.as_ref(), true)?;
+            if exit == Exit::TimeLimit {
+                let until = finishing_deadline(ctx.settings.time_limit_seconds);
+                ctx.oracles.pass_deadline.set(until);
+                self.state.set_deadline(until);
+            }
+            // A certificate cut short is no certificate: the last complete
+            // one stands.
+            match self.certify(ctx, oracle.as_ref(), true) {
+                Err(e) if is_deadline_passed(&e) => exit = Exit::TimeLimit,
+                other => {
+                    other?;
+                }
+            }
             self.note_doubtful(ctx);
             if let Some(done) = ctx.converged() {
                 exit = done;

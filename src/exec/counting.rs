@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::Result;
-use crate::oracle::adapters::eval_parts;
-use crate::oracle::pass::local_pass;
+use crate::oracle::adapters::{eval_parts, PassDeadline};
+use crate::oracle::pass::local_pass_until;
 use crate::oracle::{
     ChainAnswer, ChainRows, ClassAnswer, ClassRows, Corner, MaxOracle, PartValues, PartitionedRisk,
     PassItem,
@@ -68,12 +68,25 @@ impl Tally {
 pub struct CountedOracle {
     inner: Arc<dyn MaxOracle>,
     tally: Arc<Tally>,
+    /// When its passes over all examples give up (the run's time limit).
+    deadline: Arc<PassDeadline>,
 }
 
 impl CountedOracle {
     /// Counts the calls to `inner` into `tally`.
     pub fn new(inner: Arc<dyn MaxOracle>, tally: Arc<Tally>) -> Self {
-        CountedOracle { inner, tally }
+        CountedOracle {
+            inner,
+            tally,
+            deadline: Arc::default(),
+        }
+    }
+
+    /// The same oracle, whose passes over all examples give up between two
+    /// examples at the deadline `deadline` holds.
+    pub(crate) fn with_deadline(mut self, deadline: Arc<PassDeadline>) -> Self {
+        self.deadline = deadline;
+        self
     }
 }
 
@@ -159,9 +172,10 @@ impl MaxOracle for CountedOracle {
     fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<Result<Vec<PassItem>>> {
         let n = self.inner.num_examples() as u64;
         Some(self.tally.batch(n, || {
-            self.inner
-                .eval_pass(w, keep_psi)
-                .unwrap_or_else(|| local_pass(self.inner.as_ref(), 0, w, keep_psi))
+            self.inner.eval_pass(w, keep_psi).unwrap_or_else(|| {
+                let deadline = self.deadline.get();
+                local_pass_until(self.inner.as_ref(), 0, w, keep_psi, deadline)
+            })
         }))
     }
 }

@@ -96,6 +96,9 @@ pub fn execute(
         method.finish(&mut ctx, exit)
     })();
     ctx.sync_counts();
+    // The deadline is this run's: a later pass (another run's, a path's
+    // lambda_max pass) must not give up at it.
+    ctx.oracles.pass_deadline.set(None);
     let elapsed = ctx.elapsed();
     let (mut info, best) = ctx.into_parts();
     w.copy_from_slice(&best);

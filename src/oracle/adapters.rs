@@ -10,11 +10,11 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::answers::{screen_answer, AnswerLog};
-pub(crate) use super::calls::is_deadline_passed;
+pub(crate) use super::calls::call_max_oracle_block_until;
 pub use super::calls::{
     call_max_oracle, call_max_oracle_block, call_max_oracle_named, ORACLE_BLOCK,
 };
-use super::calls::{call_max_oracle_block_until, deadline_passed};
+pub(crate) use super::calls::{deadline_passed, is_deadline_passed, past};
 use super::sparse::{merge, CornerScratch, SparseVec};
 use super::{Corner, FullRisk, MaxOracle, PartValues, PartitionedRisk, Subgradient};
 use crate::error::{Error, Result};
@@ -168,7 +168,7 @@ impl PassDeadline {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = at;
     }
 
-    fn get(&self) -> Option<Instant> {
+    pub(crate) fn get(&self) -> Option<Instant> {
         *self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

@@ -20,8 +20,13 @@ impl std::fmt::Display for DeadlinePassed {
 impl std::error::Error for DeadlinePassed {}
 
 /// The error of a pass giving up at its deadline.
-pub(super) fn deadline_passed() -> Error {
+pub(crate) fn deadline_passed() -> Error {
     Error::internal(DeadlinePassed.to_string()).with_source(DeadlinePassed)
+}
+
+/// Whether `deadline` is set and passed.
+pub(crate) fn past(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
 }
 
 /// Whether `e` is a pass giving up at its deadline.
@@ -119,7 +124,7 @@ fn one_by_one(
     deadline: Option<Instant>,
 ) -> Result<()> {
     for (j, corner) in out.iter_mut().enumerate() {
-        if deadline.is_some_and(|d| Instant::now() >= d) {
+        if past(deadline) {
             return Err(deadline_passed());
         }
         call_max_oracle_named(oracle, first + j, name + j, w, corner)?;

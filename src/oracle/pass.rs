@@ -6,7 +6,9 @@
 
 use rayon::prelude::*;
 
-use super::adapters::{call_max_oracle_block, ORACLE_BLOCK};
+use std::time::Instant;
+
+use super::adapters::{call_max_oracle_block_until, ORACLE_BLOCK};
 pub use super::answers::{below_rounding, screen_answer, AnswerLog};
 use super::sparse::{CornerScratch, SparseVec};
 use super::{Corner, MaxOracle};
@@ -92,6 +94,19 @@ pub fn local_pass(
     w: &[f64],
     keep_psi: bool,
 ) -> Result<Vec<PassItem>> {
+    local_pass_until(oracle, offset, w, keep_psi, None)
+}
+
+/// [`local_pass`], giving up at `deadline` between two examples an oracle
+/// answers one at a time (a slow decoder's pass could run far past the time
+/// limit); a pass cut short is an error, never a partial answer.
+pub(crate) fn local_pass_until(
+    oracle: &dyn MaxOracle,
+    offset: usize,
+    w: &[f64],
+    keep_psi: bool,
+    deadline: Option<Instant>,
+) -> Result<Vec<PassItem>> {
     let n = oracle.num_examples();
     let dim = oracle.dim();
     // One block of examples, asked at once, answered in example order.
@@ -100,7 +115,7 @@ pub fn local_pass(
         let len = ORACLE_BLOCK.min(n - first);
         corners.resize(len, Corner::new(dim));
         let corners = &mut corners[..len];
-        call_max_oracle_block(oracle, first, offset + first, w, corners)?;
+        call_max_oracle_block_until(oracle, first, offset + first, w, corners, deadline)?;
         let mut items = Vec::with_capacity(len);
         for (j, corner) in corners.iter_mut().enumerate() {
             let dot = corner.dot(w);

@@ -464,8 +464,10 @@ impl Core {
         ));
         let (units, examples, uncounted) = match &self.problem {
             Problem::Examples(o) => {
-                let counted: Arc<dyn MaxOracle> =
-                    Arc::new(CountedOracle::new(o.clone(), tally.clone()));
+                let counted: Arc<dyn MaxOracle> = Arc::new(
+                    CountedOracle::new(o.clone(), tally.clone())
+                        .with_deadline(self.pass_deadline.clone()),
+                );
                 (
                     Units::Examples(counted.clone()),
                     Some(counted),

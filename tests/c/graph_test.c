@@ -358,7 +358,8 @@ static void test_positivity_coordinates(void) {
 
 /* Run as `graph_test oom` (by tests/ffi.rs, never under a sanitizer):
  * under a 900 MB address-space limit, a valid 480 MB feature array and a
- * node_dim of 2^40 are BMRM_ERROR_OUT_OF_MEMORY, not an abort; the library
+ * node_dim of 2^40 and a node or edge type id of 2^32 - 1 in small arrays are
+ * BMRM_ERROR_OUT_OF_MEMORY, not an abort; the library
  * works afterwards. */
 static void test_out_of_memory(void) {
     struct rlimit limit = {900000u * 1024u, 900000u * 1024u};
@@ -379,6 +380,19 @@ static void test_out_of_memory(void) {
     bmrm_graph_data b = g;
     b.node_dim = (size_t)1 << 40;
     expect_bad(&b, BMRM_ERROR_OUT_OF_MEMORY, "node_values");
+    /* Small arrays, a huge type id: the layout's per-type blocks (2^32
+     * node types, 2^32 edge types) cannot be held. */
+    uint32_t node_types[64] = {0};
+    uint32_t edge_types[64] = {0};
+    CHECK(n <= 64 && c.edge_start[M] <= 64, "the chains are larger than the type arrays");
+    node_types[n - 1] = UINT32_MAX;
+    b = g;
+    b.node_types = node_types;
+    expect_bad(&b, BMRM_ERROR_OUT_OF_MEMORY, "node_types");
+    edge_types[c.edge_start[M] - 1] = UINT32_MAX;
+    b = g;
+    b.edge_types = edge_types;
+    expect_bad(&b, BMRM_ERROR_OUT_OF_MEMORY, "edge_types");
     bmrm_problem *p = NULL;
     CHECK_STATUS(bmrm_problem_new_graph(&g, &p), BMRM_OK);
     bmrm_problem_free(p);

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::steps::CornerRef;
 use super::{BcfwState, ExactPass, Result};
-use crate::oracle::adapters::call_max_oracle;
+use crate::oracle::adapters::{call_max_oracle, deadline_passed, past};
 use crate::oracle::pass::{on_oracle_thread, screen_answer, PassItem};
 use crate::oracle::sparse::{CornerScratch, SparseVec};
 use crate::oracle::{Corner, MaxOracle};
@@ -104,7 +104,11 @@ impl BcfwState {
     ) -> Result<Vec<PassItem>> {
         let w = self.w();
         let dim = self.dim;
+        let deadline = self.deadline;
         let one = |state: &mut (Corner, CornerScratch), i: usize| -> Result<PassItem> {
+            if past(deadline) {
+                return Err(deadline_passed());
+            }
             let (corner, scratch) = state;
             call_max_oracle(oracle, i, w, corner)?;
             let dot = corner.dot(w);

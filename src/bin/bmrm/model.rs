@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bmrm::models::{Chain, Multiclass};
 use bmrm::{Info, Problem};
@@ -157,12 +158,28 @@ impl Task {
     }
 
     pub fn errors(&self, w: &[f64]) -> Errors {
+        self.errors_until(w, None)
+            .expect("a pass without a deadline is complete")
+    }
+
+    /// [`Task::errors`], or `None` when `deadline` passes first (the clock
+    /// is read before each example or sequence: the pass after a run
+    /// honours the run's time limit).
+    pub fn errors_until(&self, w: &[f64], deadline: Option<Instant>) -> Option<Errors> {
+        let past = || deadline.is_some_and(|d| Instant::now() >= d);
         let predictions: Vec<usize> = match (&self.multiclass, &self.chain) {
             (Some(m), _) => (0..self.truth.len())
                 .into_par_iter()
-                .map(|i| m.predict_example(w, i))
+                .map(|i| (!past()).then(|| m.predict_example(w, i)))
+                .collect::<Option<_>>()?,
+            (_, Some(c)) => (0..bmrm::MaxOracle::num_examples(c.as_ref()))
+                .into_par_iter()
+                .map(|i| (!past()).then(|| c.predict(w, i)))
+                .collect::<Option<Vec<Vec<u32>>>>()?
+                .concat()
+                .into_iter()
+                .map(|y| y as usize)
                 .collect(),
-            (_, Some(c)) => c.predict_all(w).into_iter().map(|y| y as usize).collect(),
             _ => unreachable!(),
         };
         let wrong: Vec<bool> = predictions
@@ -183,12 +200,12 @@ impl Task {
             }
             _ => None,
         };
-        Errors {
+        Some(Errors {
             rate: n as f64 / wrong.len().max(1) as f64,
             sequence_rate,
             unknown: self.truth.iter().filter(|t| t.is_none()).count(),
             predictions,
-        }
+        })
     }
 
     /// The predictions as text lines: one label a line, or for chains one

@@ -1,6 +1,7 @@
 //! `bmrm train`.
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use bmrm::Solver;
 use clap::Args;
@@ -125,6 +126,9 @@ pub fn other_folds(folds: Option<&[u8]>) -> Option<Vec<u8>> {
     folds.map(|f| (0..10).filter(|x| !f.contains(x)).collect())
 }
 
+/// What an error pass cut short by the time limit prints.
+const NOT_COMPUTED: &str = "not computed (the time limit passed)";
+
 /// "12.34 %" and, for chains, the sequence error.
 pub fn describe_errors(e: &Errors, unit: &str) -> String {
     let mut s = format!("{:.2} %", 100.0 * e.rate);
@@ -175,6 +179,12 @@ pub fn run(mut a: TrainArgs) -> Result<(), String> {
         }
     }
     let settings = a.solver.settings(lambda)?;
+    // The time limit covers the run and the error passes after it.
+    let limit = settings.time_limit_seconds;
+    let deadline = Duration::try_from_secs_f64(limit)
+        .ok()
+        .filter(|_| limit > 0.0)
+        .and_then(|l| Instant::now().checked_add(l));
     let alg = settings.algorithm;
     let tol_rel = settings.tol_rel;
     #[cfg(feature = "mpi")]
@@ -201,7 +211,7 @@ pub fn run(mut a: TrainArgs) -> Result<(), String> {
         data::Format::Ocr => "letters",
         _ => "tokens",
     };
-    let train_errors = task.errors(&w);
+    let train_errors = task.errors_until(&w, deadline);
     let test = match &a.test {
         Some(p) => {
             let folds = other_folds(a.data.folds.as_deref());
@@ -211,7 +221,7 @@ pub fn run(mut a: TrainArgs) -> Result<(), String> {
             Some((
                 tsrc.describe(),
                 test_task.num_examples(),
-                test_task.errors(&w),
+                test_task.errors_until(&w, deadline),
             ))
         }
         None => None,
@@ -248,9 +258,12 @@ pub fn run(mut a: TrainArgs) -> Result<(), String> {
             if !info.certified {
                 println!("{NOT_CERTIFIED}");
             }
-            println!("training error {}", describe_errors(&train_errors, unit));
-            if let Some((what, n, e)) = &test {
-                println!(
+            match &train_errors {
+                Some(e) => println!("training error {}", describe_errors(e, unit)),
+                None => println!("training error {NOT_COMPUTED}"),
+            }
+            match &test {
+                Some((what, n, Some(e))) => println!(
                     "test error {} on {n} {} of {what}",
                     describe_errors(e, unit),
                     if e.sequence_rate.is_some() {
@@ -258,7 +271,9 @@ pub fn run(mut a: TrainArgs) -> Result<(), String> {
                     } else {
                         "examples"
                     }
-                );
+                ),
+                Some((what, _, None)) => println!("test error on {what} {NOT_COMPUTED}"),
+                None => {}
             }
             match &a.output {
                 Some(p) => println!("model written to {}", p.display()),
@@ -275,10 +290,13 @@ pub fn run(mut a: TrainArgs) -> Result<(), String> {
                 "examples": m,
                 "features": task.space.d,
                 "classes": task.space.labels.len(),
-                "train_error": train_errors.rate,
-                "train_sequence_error": train_errors.sequence_rate,
-                "test_error": test.as_ref().map(|t| t.2.rate),
-                "test_sequence_error": test.as_ref().and_then(|t| t.2.sequence_rate),
+                "train_error": train_errors.as_ref().map(|e| e.rate),
+                "train_sequence_error": train_errors.as_ref().and_then(|e| e.sequence_rate),
+                "test_error": test.as_ref().and_then(|t| t.2.as_ref()).map(|e| e.rate),
+                "test_sequence_error": test
+                    .as_ref()
+                    .and_then(|t| t.2.as_ref())
+                    .and_then(|e| e.sequence_rate),
                 "model_file": a.output.as_ref().map(|p| p.display().to_string()),
             });
             for (key, val) in info_json(&info).as_object().unwrap() {

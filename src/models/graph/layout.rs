@@ -83,7 +83,7 @@ impl Layout {
             NodeFeatures::PerState { d, .. } => (*d, true),
             NodeFeatures::PerStateSparse(r) => (r.num_cols(), true),
         };
-        let mut type_states = vec![0u32; types];
+        let mut type_states = filled(types, 0u32, "node_types")?;
         if !per_state {
             for node in 0..n {
                 let t = ex.node_type(node);
@@ -100,7 +100,8 @@ impl Layout {
                 }
             }
         }
-        let mut unary_offset = vec![0usize];
+        let mut unary_offset = filled(1, 0usize, "node_types")?;
+        unary_offset.try_reserve_exact(types)?;
         for &k in &type_states {
             let len = if per_state {
                 row_len
@@ -122,7 +123,7 @@ impl Layout {
             EdgeFeatures::Potts { f, .. } => (*f, true),
             EdgeFeatures::Displacement { .. } => (4, true),
         };
-        let mut pair_states = vec![[0u32; 2]; edge_types];
+        let mut pair_states = filled(edge_types, [0u32; 2], "edge_types")?;
         for e in 0..num_edges {
             let (i, local) = ex.locate_edge(e);
             let base = ex.node_start[i];
@@ -157,7 +158,8 @@ impl Layout {
             }
         }
         let start = *unary_offset.last().unwrap_or(&0);
-        let mut pair_offset = vec![start];
+        let mut pair_offset = filled(1, start, "edge_types")?;
+        pair_offset.try_reserve_exact(edge_types)?;
         for ends in &pair_states {
             let len = if fixed_block {
                 pair_width
@@ -383,6 +385,20 @@ impl Layout {
             }
         }
     }
+}
+
+/// `len` copies of `value`, reserved fallibly: the number of types is the
+/// largest id in the caller's `what` plus one, so a huge id in a small
+/// array is an out-of-memory error naming the list, never an abort.
+fn filled<T: Clone>(len: usize, value: T, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        Error::out_of_memory(format!(
+            "graph model: {what}: {len} types (the largest id plus one) cannot be held in memory"
+        ))
+    })?;
+    v.resize(len, value);
+    Ok(v)
 }
 
 fn add(a: usize, b: usize) -> Result<usize> {
