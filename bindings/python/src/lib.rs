@@ -11,7 +11,7 @@ mod settings;
 mod solver;
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(
@@ -29,6 +29,7 @@ pub(crate) fn to_pyerr(e: bmrm::Error) -> PyErr {
         K::InvalidArgument | K::DimensionMismatch | K::NoOracle | K::NullArgument => {
             PyValueError::new_err(e.to_string())
         }
+        K::OutOfMemory => PyMemoryError::new_err(e.to_string()),
         _ => BmrmError::new_err(e.to_string()),
     }
 }

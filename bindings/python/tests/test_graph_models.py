@@ -782,6 +782,25 @@ except MemoryError as e:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "MemoryError: node_features" in out.stdout, out.stdout + out.stderr
+    # A node type id of 2^32 - 1 in small arrays asks the layout for 2^32
+    # per-type blocks: a MemoryError naming the list, not an abort.
+    code = """
+import resource
+import numpy as np
+import bmrm
+size = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmSize"))
+limit = size + 300 * 2**20
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    bmrm.GraphModel(np.array([2]), np.full(2, 2), np.zeros(2, dtype=np.int64),
+                    np.ones((2, 3)), np.array([0]), np.zeros(0, dtype=np.int64),
+                    node_types=np.array([0, 2**32 - 1], dtype=np.int64))
+except MemoryError as e:
+    print("MemoryError:", e)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "MemoryError:" in out.stdout and "node_types" in out.stdout, out.stdout + out.stderr
 
 
 def test_edge_types_the_examples_lack_keep_their_tables():
