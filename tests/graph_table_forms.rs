@@ -314,3 +314,31 @@ fn edge_types_without_edges_keep_their_tables() {
         "{err}"
     );
 }
+
+#[test]
+fn the_state_major_form_keeps_potts_blocks() {
+    // Potts edges hold one weight per feature, not a table: asking for the
+    // default form (as the Python binding always does) keeps that block.
+    let mut rng = ChaCha8Rng::seed_from_u64(41);
+    let mut ex = examples(&mut rng, 6, 0);
+    let f = 2;
+    ex.edge_features = EdgeFeatures::Potts {
+        values: (0..ex.edges.len() * f).map(|e| (e % 3) as f32).collect(),
+        f,
+    };
+    let plain = GraphModel::new(
+        ex.clone(),
+        false,
+        EngineChoice::Kind(EngineKind::Exhaustive),
+    )
+    .unwrap();
+    let dim = plain.dim();
+    assert_eq!(dim, K as usize * D + f);
+    let formed = model(&ex, TableForm::StateMajor);
+    assert_eq!(formed.dim(), dim);
+    assert_eq!(
+        formed.positivity_coordinates(),
+        plain.positivity_coordinates()
+    );
+    assert_eq!(plain.positivity_coordinates().len(), f);
+}

@@ -212,6 +212,11 @@ impl Layout {
             TableForm::LowerTriangle => self.check_square()?,
             TableForm::FeatureMajor => {}
         }
+        if form == self.form {
+            // Nothing moves: and Potts and displacement blocks, which only
+            // the state-major form holds, keep their lengths.
+            return Ok(self);
+        }
         self.form = form;
         self.place_weights();
         Ok(self)
