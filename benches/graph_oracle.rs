@@ -14,6 +14,9 @@
 //!
 //!     cargo bench --profile release --bench graph_oracle -- --help
 
+#[path = "common/chains.rs"]
+mod chains;
+
 use std::time::Instant;
 
 use bmrm::ffi::{
@@ -21,10 +24,9 @@ use bmrm::ffi::{
     bmrm_problem_new_graph_decoder, bmrm_settings_default, bmrm_solver, bmrm_solver_free,
     bmrm_solver_info, bmrm_solver_new, bmrm_solver_run, bmrm_status,
 };
-use bmrm::models::graph::{
-    synthetic, EdgeFeatures, EngineKind, GraphExamples, GraphLoss, GraphModel, NodeFeatures,
-};
+use bmrm::models::graph::{synthetic, EngineKind, GraphExamples, GraphModel, NodeFeatures};
 use bmrm::{Algorithm, Corner, MaxOracle, Problem, Settings, Solver};
+use chains::chains;
 use clap::Parser;
 
 #[derive(Parser)]
@@ -88,26 +90,6 @@ fn graph_cut(args: &Args) -> bmrm::Result<(f64, usize)> {
         times.push(start.elapsed().as_secs_f64());
     }
     Ok((median(times), m))
-}
-
-/// Chains of 8 nodes with 5 states (dense features, constant edges).
-fn chains(m: usize, seed: u64) -> GraphExamples {
-    let (x, y) = bmrm::models::synthetic::gaussian_multiclass(8 * m, 16, 5, 1.0, seed);
-    GraphExamples {
-        node_start: (0..=m).map(|i| 8 * i).collect(),
-        states: vec![5; 8 * m],
-        labels: y.iter().map(|&c| c as u32).collect(),
-        node_types: vec![],
-        node_features: NodeFeatures::Dense { values: x, d: 16 },
-        edge_start: (0..=m).map(|i| 7 * i).collect(),
-        edges: (0..m).flat_map(|_| (0..7u32).map(|t| [t, t + 1])).collect(),
-        edge_types: vec![],
-        edge_features: EdgeFeatures::Constant,
-        loss: GraphLoss::Hamming {
-            class_weight: vec![],
-            normalise: true,
-        },
-    }
 }
 
 /// A decoder that costs next to nothing (each node its best unary state,

@@ -24,6 +24,8 @@
 //!     cargo bench --bench graph_problems -- --help
 //!     cargo bench --bench graph_problems -- --scale papers
 
+#[path = "common/chains.rs"]
+mod chains;
 #[path = "common/structured.rs"]
 mod structured;
 
@@ -43,6 +45,7 @@ use bmrm::models::graph::{
     NodeFeatures, Pairwise, Potentials,
 };
 use bmrm::{Algorithm, MaxOracle, Problem, Settings, Solver};
+use chains::chains;
 use clap::Parser;
 use structured::{bcfw_table, bundle_table, qp_comparison, TableSettings};
 
@@ -515,27 +518,6 @@ fn speed(args: &Args, examples: usize) -> bmrm::Result<()> {
         chains.num_examples(), e.0, e.1, e.2, c.0, c.1, c.2, c.0 / e.0
     );
     Ok(())
-}
-
-/// `m` chains of 8 nodes with 5 states and 16 features, labels following
-/// the features' strongest class.
-fn chains(m: usize, seed: u64) -> GraphExamples {
-    let (x, y) = bmrm::models::synthetic::gaussian_multiclass(8 * m, 16, 5, 1.0, seed);
-    GraphExamples {
-        node_start: (0..=m).map(|i| 8 * i).collect(),
-        states: vec![5; 8 * m],
-        labels: y.iter().map(|&c| c as u32).collect(),
-        node_types: vec![],
-        node_features: NodeFeatures::Dense { values: x, d: 16 },
-        edge_start: (0..=m).map(|i| 7 * i).collect(),
-        edges: (0..m).flat_map(|_| (0..7u32).map(|t| [t, t + 1])).collect(),
-        edge_types: vec![],
-        edge_features: EdgeFeatures::Constant,
-        loss: GraphLoss::Hamming {
-            class_weight: vec![],
-            normalise: true,
-        },
-    }
 }
 
 /// The C arrays of a graph problem (dense features, constant edges, the

@@ -31,6 +31,17 @@ struct PartTree {
 }
 
 impl PartTree {
+    /// Ends an example whose parts' nodes are pushed: one edge per part
+    /// but the root, from its parent (edge type `p - 1`).
+    fn close_example(&self, ex: &mut GraphExamples) {
+        for p in 1..self.parent.len() {
+            ex.edges.push([self.parent[p], p as u32]);
+            ex.edge_types.push((p - 1) as u32);
+        }
+        ex.node_start.push(ex.states.len());
+        ex.edge_start.push(ex.edges.len());
+    }
+
     /// The parts parents first, the order in which each part is placed
     /// relative to its parent's position: at every step the lowest-numbered
     /// part whose parent is placed (index order when that is valid).
@@ -179,12 +190,7 @@ fn parts_on_grids(
             ex.node_types.push(p as u32);
             grids.push(g);
         }
-        for p in 1..parts {
-            ex.edges.push([tree.parent[p], p as u32]);
-            ex.edge_types.push((p - 1) as u32);
-        }
-        ex.node_start.push(ex.states.len());
-        ex.edge_start.push(ex.edges.len());
+        tree.close_example(&mut ex);
     }
     ex.node_features = NodeFeatures::PerState { values, d };
     ex.edge_features = EdgeFeatures::Displacement { grids };

@@ -168,12 +168,7 @@ impl LbpLandmarks {
                 ex.node_types.push(p as u32);
                 grids.push(g);
             }
-            for p in 1..parts {
-                ex.edges.push([tree.parent[p], p as u32]);
-                ex.edge_types.push((p - 1) as u32);
-            }
-            ex.node_start.push(ex.states.len());
-            ex.edge_start.push(ex.edges.len());
+            tree.close_example(&mut ex);
         }
         let values = vec![1.0f32; indices.len()];
         ex.node_features =
