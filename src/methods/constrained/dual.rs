@@ -323,7 +323,18 @@ impl Reduced {
             if next == side {
                 break;
             }
-            side = next;
+            // Coordinates join before any leaves: swapping the whole set
+            // at once makes it swing back and forth between rounds.
+            let joins = (0..nb).any(|j| next[j] != 0 && next[j] != side[j]);
+            if joins {
+                for (s, &t) in side.iter_mut().zip(&next) {
+                    if t != 0 {
+                        *s = t;
+                    }
+                }
+            } else {
+                side = next;
+            }
         }
         x.copy_from_slice(&best_x);
         Ok(())
