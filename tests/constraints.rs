@@ -729,3 +729,34 @@ fn planes_are_pruned_under_a_box_as_without_one() {
         assert!(free.lower_bound <= boxed.primal, "{what}");
     }
 }
+
+#[test]
+fn bmrm_under_a_box_closes_a_gap_near_rounding() {
+    // Near the optimum the reduced problem's dual is flat to its last bits:
+    // an active-set round that closes the dual's gap may end a few ulps
+    // below its warm start. Keeping the warm start (by the dual value alone)
+    // hands BMRM a point whose gap it cannot close, and it then proposes
+    // nearly the same `w` until `max_iterations`. Tiny multiclass problems
+    // with three weights held at or below zero, solved to 1e-11 of F.
+    for seed in 0..12 {
+        let model = Arc::new(common::multiclass(12, 3, 3, seed));
+        let lambda = 1.0 / 12.0;
+        let mut s = Settings::new(Algorithm::Bmrm, lambda);
+        s.tol_rel = 0.0;
+        s.tol_abs = 1e-11;
+        s.max_iterations = 400;
+        let mut solver = Solver::new(Problem::Examples(model.clone()), s).unwrap();
+        let dim = solver.dim();
+        let mut upper = vec![f64::INFINITY; dim];
+        upper[..3].iter_mut().for_each(|u| *u = 0.0);
+        solver
+            .set_bounds(vec![f64::NEG_INFINITY; dim], upper.clone())
+            .unwrap();
+        let mut w = vec![0.0; dim];
+        let info = solver.run(&mut w).unwrap();
+        assert!(w.iter().zip(&upper).all(|(x, u)| x <= u), "seed {seed}");
+        assert_eq!(info.exit, Exit::ConvergedAbs, "seed {seed}: {info:?}");
+        let f = common::brute_primal(&model, &w, lambda);
+        assert!(info.lower_bound <= f, "seed {seed}: {info:?} F {f}");
+    }
+}

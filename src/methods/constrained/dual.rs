@@ -286,8 +286,12 @@ impl Reduced {
             }
             p
         };
-        let mut best = self.eval(x).value;
+        let start = self.eval(x);
+        let mut best = (start.value, self.gap(x, &start));
         let mut best_x = x.to_vec();
+        if best.1 <= opts.tol_gap {
+            return Ok(());
+        }
         let mut side = self.clipped(x);
         for _ in 0..20 {
             let set: Vec<usize> = (0..nb).filter(|&j| side[j] != 0).collect();
@@ -316,12 +320,13 @@ impl Reduced {
             crate::qp::solve(h, self.mu, &f, &part_of, self.parts.len(), x, opts)?;
             self.project(x);
             let e = self.eval(x);
-            if e.value > best {
-                best = e.value;
+            let point = (e.value, self.gap(x, &e));
+            if better(point, best) {
+                best = point;
                 best_x.copy_from_slice(x);
             }
             let next = self.clipped(x);
-            if next == side || (e.value >= best && self.gap(x, &e) <= opts.tol_gap) {
+            if next == side || best.1 <= opts.tol_gap {
                 break;
             }
             // Coordinates join before any leaves: swapping the whole set
@@ -356,6 +361,7 @@ impl Reduced {
             .fold(0.0, f64::max);
         let lipschitz = (trace.min(row_sum) / self.mu).max(1e-300);
         let mut best = self.eval(x);
+        let mut gap = self.gap(x, &best);
         let mut best_x = x.to_vec();
         let mut prev = x.to_vec();
         let mut cur = x.to_vec();
@@ -368,9 +374,7 @@ impl Reduced {
             u64::MAX
         };
         let mut steps = 0u64;
-        let mut gap;
         loop {
-            gap = self.gap(&best_x, &best);
             if gap <= opts.tol_gap || steps >= budget || idle >= 2000 {
                 break;
             }
@@ -409,14 +413,27 @@ impl Reduced {
             } else {
                 idle += 1;
             }
-            if e.value > best.value {
+            let e_gap = self.gap(&cur, &e);
+            if better((e.value, e_gap), (best.value, gap)) {
                 best = e;
+                gap = e_gap;
                 best_x.clone_from(&cur);
             }
         }
         x.copy_from_slice(&best_x);
         (best.value, gap)
     }
+}
+
+/// Whether a point of the dual, `(D, its Frank-Wolfe gap)`, is better than
+/// `best`: a higher `D`, or, at a `D` equal to within rounding, a smaller
+/// gap. Near the optimum `D` is flat to the last bits, and a round that
+/// closes the gap can end a few ulps below its warm start: keeping the warm
+/// start (by `D` alone) returns a point whose gap the outer method cannot
+/// close, and BMRM then proposes nearly the same `w` again and again.
+fn better(point: (f64, f64), best: (f64, f64)) -> bool {
+    let tie = 4.0 * f64::EPSILON * (1.0 + best.0.abs());
+    point.0 > best.0 + tie || (point.0 >= best.0 - tie && point.1 < best.1)
 }
 
 /// Column `i` of the planes' Gram matrix.
