@@ -270,12 +270,13 @@ impl Reduced {
     /// solved by `crate::qp` (the coordinate solver, fast on the
     /// ill-conditioned duals of bundles). Its solution is optimal for `D`
     /// once `clip(v)` clips exactly `S` there (then the gradients agree);
-    /// otherwise `S` becomes the set `clip(v)` clips and the QP is solved
-    /// again, at most 20 times. The rounds also stop as soon as `D`'s own
+    /// otherwise `S` is updated (coordinates `clip(v)` newly clips join
+    /// first; only a round that adds none lets any leave) and the QP is
+    /// solved again, at most 20 times. The rounds also stop as soon as `D`'s own
     /// Frank-Wolfe gap is within the tolerance (a coordinate that crossed
     /// its bound by a hair changes `S` but not what the solve needs). `x`
-    /// ends at the best point for the true `D` met (the QP's own value is
-    /// not used). `H` comes from `gram`, updated by the coordinates that
+    /// ends at the best point met by the true `D` and its gap (`better`; the QP's own
+    /// value is not used). `H` comes from `gram`, updated by the coordinates that
     /// changed (`clipped_gram`).
     fn active_set(&self, x: &mut [f64], opts: &QpOptions, gram: &mut ClippedGram) -> Result<()> {
         let (n, nb) = (self.m, self.lo.len());
