@@ -74,6 +74,9 @@ pub struct Bundle {
     pub removed: u64,
     /// How many times a full bundle aggregated planes.
     pub aggregations: u64,
+    /// Changes whenever the planes change (added, removed, aggregated):
+    /// what a cache of anything computed from the planes is keyed by.
+    generation: u64,
     /// Every plane's dot product with one point (the prox-centre), taken
     /// during the Gram update by [`Bundle::add_and_dot`] at no extra read of
     /// the planes; [`Bundle::dots`] of that point then costs nothing.
@@ -108,6 +111,7 @@ impl Bundle {
             idle: Vec::new(),
             removed: 0,
             aggregations: 0,
+            generation: 0,
             point_dots: None,
             pool: None,
         }
@@ -154,6 +158,11 @@ impl Bundle {
     /// The most planes kept before aggregation.
     pub fn capacity(&self) -> usize {
         self.capacity
+    }
+    /// A number that changes whenever the planes do (the same number means
+    /// the same planes in the same order).
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
     /// The planes kept.
     pub fn planes(&self) -> &[Kept] {
@@ -202,6 +211,7 @@ impl Bundle {
         if new.is_empty() {
             return;
         }
+        self.generation += 1;
         if self.len() + new.len() > self.capacity {
             self.make_room(new.len());
         }
@@ -313,6 +323,7 @@ impl Bundle {
         if removed == 0 {
             return 0;
         }
+        self.generation += 1;
         let mut it = keep.iter();
         self.planes.retain(|_| *it.next().unwrap());
         let mut it = keep.iter();
@@ -458,6 +469,7 @@ impl Bundle {
             self.idle.push(0);
             keep.push(true);
             self.aggregations += 1;
+            self.generation += 1;
         }
         self.retain(&keep);
     }

@@ -97,8 +97,6 @@ impl ProxSteps {
         self.searches += 1;
         let centre = Centre::new(step.bundle, step.centre);
         let lambda = step.lambda;
-        // F at the centre of the next step (the best point so far).
-        let f_centre = step.f_new.min(step.f_prev);
         let mut distance = |e: i32, this: &Self| -> Result<f64> {
             let alpha = this.alpha_of(e);
             if let Some(cd) = step.constrained.as_deref_mut() {
@@ -111,7 +109,7 @@ impl ProxSteps {
                         c,
                         c,
                         true,
-                        Some(f_centre),
+                        None,
                         &step.qp,
                         step.qp_seconds,
                     )?

@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use super::clipped_gram::{ClippedGram, Source};
 use super::Constraints;
 use crate::bundle::{Bundle, Slope};
 use crate::error::Result;
@@ -49,6 +50,10 @@ pub(super) struct Reduced {
     c_bounded: Vec<f64>,
     /// The planes of every part.
     parts: Vec<Vec<usize>>,
+    /// The bundle's generation and the rows' caps: `K` and `Z` are the
+    /// same for the same key.
+    generation: u64,
+    caps: Vec<f64>,
 }
 
 /// `D` and what its gradient and the gap need, at one point.
@@ -151,6 +156,8 @@ impl Reduced {
             z_bounded,
             c_bounded: coords.iter().map(|&j| centre[j]).collect(),
             parts,
+            generation: bundle.generation(),
+            caps: caps.to_vec(),
         }
     }
 
@@ -220,11 +227,16 @@ impl Reduced {
     /// Maximises `D` from `x`; `x` becomes the best point met, and the
     /// return values are `D` there and its Frank-Wolfe gap (an upper bound
     /// on `max D - D`). Rounds of the active-set method come first
-    /// (`active_set`); accelerated projected gradient finishes what they
-    /// leave.
-    pub(super) fn maximise(&self, x: &mut [f64], opts: &QpOptions) -> Result<(f64, f64)> {
+    /// (`active_set`, its `H` kept in `gram` between solves on the same
+    /// planes); accelerated projected gradient finishes what they leave.
+    pub(super) fn maximise(
+        &self,
+        x: &mut [f64],
+        opts: &QpOptions,
+        gram: &mut ClippedGram,
+    ) -> Result<(f64, f64)> {
         self.project(x);
-        self.active_set(x, opts)?;
+        self.active_set(x, opts, gram)?;
         Ok(self.fista(x, opts))
     }
 
@@ -258,10 +270,15 @@ impl Reduced {
     /// solved by `crate::qp` (the coordinate solver, fast on the
     /// ill-conditioned duals of bundles). Its solution is optimal for `D`
     /// once `clip(v)` clips exactly `S` there (then the gradients agree);
-    /// otherwise `S` becomes the set `clip(v)` clips and the QP is solved
-    /// again, at most 20 times. `x` ends at the best point for the true
-    /// `D` met (the QP's own value is not used).
-    fn active_set(&self, x: &mut [f64], opts: &QpOptions) -> Result<()> {
+    /// otherwise `S` is updated (coordinates `clip(v)` newly clips join
+    /// first; only a round that adds none lets any leave) and the QP is
+    /// solved again, at most 20 times. The rounds also stop as soon as `D`'s own
+    /// Frank-Wolfe gap is within the tolerance (a coordinate that crossed
+    /// its bound by a hair changes `S` but not what the solve needs). `x`
+    /// ends at the best point met by the true `D` and its gap (`better`; the QP's own
+    /// value is not used). `H` comes from `gram`, updated by the coordinates that
+    /// changed (`clipped_gram`).
+    fn active_set(&self, x: &mut [f64], opts: &QpOptions, gram: &mut ClippedGram) -> Result<()> {
         let (n, nb) = (self.m, self.lo.len());
         let part_of: Vec<usize> = {
             let mut p = vec![0; n];
@@ -270,36 +287,16 @@ impl Reduced {
             }
             p
         };
-        let mut best = self.eval(x).value;
+        let start = self.eval(x);
+        let mut best = (start.value, self.gap(x, &start));
         let mut best_x = x.to_vec();
+        if best.1 <= opts.tol_gap {
+            return Ok(());
+        }
         let mut side = self.clipped(x);
         for _ in 0..20 {
             let set: Vec<usize> = (0..nb).filter(|&j| side[j] != 0).collect();
-            let free: Vec<usize> = (0..nb).filter(|&j| side[j] == 0).collect();
             let z = |i: usize, j: usize| self.z_bounded[i * nb + j];
-            // H from the free coordinates when every coordinate is bounded
-            // and fewer are free (fewer terms, no cancellation).
-            let direct = nb == self.dim && free.len() < set.len();
-            let mut cols: Vec<Vec<f64>> = (0..n)
-                .map(|i| {
-                    if direct {
-                        vec![0.0; n]
-                    } else {
-                        self.k[i * n..(i + 1) * n].to_vec()
-                    }
-                })
-                .collect();
-            let (terms, sign) = if direct { (&free, 1.0) } else { (&set, -1.0) };
-            for &j in terms {
-                for (i, col) in cols.iter_mut().enumerate() {
-                    let zi = sign * z(i, j);
-                    if zi != 0.0 {
-                        for (k, h) in col.iter_mut().enumerate() {
-                            *h += zi * z(k, j);
-                        }
-                    }
-                }
-            }
             let scale = 2.0 * self.alpha / self.mu;
             let f: Vec<f64> = (0..n)
                 .map(|i| {
@@ -311,19 +308,40 @@ impl Reduced {
                     fi
                 })
                 .collect();
-            let gram = DenseGram(cols);
-            crate::qp::solve(&gram, self.mu, &f, &part_of, self.parts.len(), x, opts)?;
+            let source = Source {
+                key: (self.generation, &self.caps),
+                k: &self.k,
+                z: &self.z_bounded,
+                m: n,
+                nb,
+                all_bounded: nb == self.dim,
+            };
+            let clipped: Vec<bool> = side.iter().map(|&s| s != 0).collect();
+            let h = gram.sync(&source, &clipped);
+            crate::qp::solve(h, self.mu, &f, &part_of, self.parts.len(), x, opts)?;
             self.project(x);
-            let value = self.eval(x).value;
-            if value > best {
-                best = value;
+            let e = self.eval(x);
+            let point = (e.value, self.gap(x, &e));
+            if better(point, best) {
+                best = point;
                 best_x.copy_from_slice(x);
             }
             let next = self.clipped(x);
-            if next == side {
+            if next == side || best.1 <= opts.tol_gap {
                 break;
             }
-            side = next;
+            // Coordinates join before any leaves: swapping the whole set
+            // at once makes it swing back and forth between rounds.
+            let joins = (0..nb).any(|j| next[j] != 0 && next[j] != side[j]);
+            if joins {
+                for (s, &t) in side.iter_mut().zip(&next) {
+                    if t != 0 {
+                        *s = t;
+                    }
+                }
+            } else {
+                side = next;
+            }
         }
         x.copy_from_slice(&best_x);
         Ok(())
@@ -344,6 +362,7 @@ impl Reduced {
             .fold(0.0, f64::max);
         let lipschitz = (trace.min(row_sum) / self.mu).max(1e-300);
         let mut best = self.eval(x);
+        let mut gap = self.gap(x, &best);
         let mut best_x = x.to_vec();
         let mut prev = x.to_vec();
         let mut cur = x.to_vec();
@@ -356,9 +375,7 @@ impl Reduced {
             u64::MAX
         };
         let mut steps = 0u64;
-        let mut gap;
         loop {
-            gap = self.gap(&best_x, &best);
             if gap <= opts.tol_gap || steps >= budget || idle >= 2000 {
                 break;
             }
@@ -397,8 +414,10 @@ impl Reduced {
             } else {
                 idle += 1;
             }
-            if e.value > best.value {
+            let e_gap = self.gap(&cur, &e);
+            if better((e.value, e_gap), (best.value, gap)) {
                 best = e;
+                gap = e_gap;
                 best_x.clone_from(&cur);
             }
         }
@@ -407,16 +426,15 @@ impl Reduced {
     }
 }
 
-/// A Gram matrix held as its columns.
-struct DenseGram(Vec<Vec<f64>>);
-
-impl crate::qp::Gram for DenseGram {
-    fn size(&self) -> usize {
-        self.0.len()
-    }
-    fn column(&self, j: usize) -> &[f64] {
-        &self.0[j]
-    }
+/// Whether a point of the dual, `(D, its Frank-Wolfe gap)`, is better than
+/// `best`: a higher `D`, or, at a `D` equal to within rounding, a smaller
+/// gap. Near the optimum `D` is flat to the last bits, and a round that
+/// closes the gap can end a few ulps below its warm start: keeping the warm
+/// start (by `D` alone) returns a point whose gap the outer method cannot
+/// close, and BMRM then proposes nearly the same `w` again and again.
+fn better(point: (f64, f64), best: (f64, f64)) -> bool {
+    let tie = 4.0 * f64::EPSILON * (1.0 + best.0.abs());
+    point.0 > best.0 + tie || (point.0 >= best.0 - tie && point.1 < best.1)
 }
 
 /// Column `i` of the planes' Gram matrix.
@@ -424,9 +442,18 @@ pub(super) fn qp_column(bundle: &Bundle, i: usize) -> &[f64] {
     crate::qp::Gram::column(bundle, i)
 }
 
-/// Euclidean projection onto the probability simplex (sort-based).
+/// Euclidean projection onto the probability simplex (sort-based). A
+/// point already on it up to the rounding of its sum is left as it is: the
+/// projection would shift every weight by that rounding, lifting the zero
+/// weights of inactive planes to about `1e-17`, and a plane with a
+/// positive weight is never cleaned out of the bundle.
 fn project_simplex(v: &mut [f64]) {
     if v.is_empty() {
+        return;
+    }
+    let sum: f64 = v.iter().sum();
+    let rounding = 4.0 * f64::EPSILON * v.len() as f64;
+    if v.iter().all(|&x| x >= 0.0) && (sum - 1.0).abs() <= rounding {
         return;
     }
     let mut sorted = v.to_vec();

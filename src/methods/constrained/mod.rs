@@ -26,7 +26,9 @@
 //! and their entries on the bounded coordinates. The dual is maximised by
 //! the primal-dual active-set method over the multi-simplex QP solver of
 //! `crate::qp` (with the clipped coordinates held at their bounds the dual
-//! is that QP; see `Reduced::active_set`), then, if its gap is still above
+//! is that QP; see `Reduced::active_set`; its matrix is kept between the
+//! solves on the same planes and updated by rank-one terms when the clipped
+//! set changes, `clipped_gram`), then, if its gap is still above
 //! the tolerance, by accelerated projected gradient (FISTA with a restart
 //! whenever `D` falls; step `1 / L`, `L = lambda_max(K) / mu` bounded by
 //! the smaller of the trace and the largest absolute row sum of `K`).
@@ -40,7 +42,10 @@
 //! towards the anchor (the best point so far, feasible); the final vector
 //! is checked as computed (see `repair`).
 
+mod clipped_gram;
 mod dual;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -50,6 +55,7 @@ use crate::error::{Error, Result};
 use crate::linalg::{dist, dot, norm2};
 use crate::oracle::Bounds;
 use crate::qp::QpOptions;
+use clipped_gram::ClippedGram;
 use dual::{qp_column, Reduced};
 
 /// The constraints of a run: a box and/or linear rows `G w >= h`.
@@ -145,6 +151,9 @@ pub struct ConstrainedDual {
     nu_lower: Vec<f64>,
     nu_prox: Vec<f64>,
     caps: Vec<f64>,
+    /// The active-set method's `H` for the last clipped set, shared by
+    /// every solve on the same planes.
+    gram: ClippedGram,
 }
 
 /// A row whose multiplier is within this share of its cap is at the cap.
@@ -159,6 +168,7 @@ impl ConstrainedDual {
             nu_lower: vec![0.0; rows],
             nu_prox: vec![0.0; rows],
             caps: vec![0.0; rows],
+            gram: ClippedGram::default(),
         }
     }
 
@@ -255,7 +265,7 @@ impl ConstrainedDual {
                 let sigma = (v / u).min(1.0);
                 x.extend([sigma, 1.0 - sigma]);
             }
-            value = maximise_for_progress(&reduced, &mut x, *opts, f_centre)?;
+            value = maximise_for_progress(&reduced, &mut x, *opts, f_centre, &mut self.gram)?;
             let nu: Vec<f64> = (0..self.caps.len())
                 .map(|r| self.caps[r] * x[n + 2 * r])
                 .collect();
@@ -319,8 +329,9 @@ fn maximise_for_progress(
     x: &mut [f64],
     mut opts: QpOptions,
     f_centre: Option<f64>,
+    gram: &mut ClippedGram,
 ) -> Result<f64> {
-    let (mut value, mut gap) = reduced.maximise(x, &opts)?;
+    let (mut value, mut gap) = reduced.maximise(x, &opts, gram)?;
     let Some(f_centre) = f_centre else {
         return Ok(value);
     };
@@ -331,7 +342,7 @@ fn maximise_for_progress(
             return Ok(value);
         }
         opts.tol_gap = (0.05 * decrease).min(0.5 * opts.tol_gap).max(floor);
-        (value, gap) = reduced.maximise(x, &opts)?;
+        (value, gap) = reduced.maximise(x, &opts, gram)?;
     }
 }
 
