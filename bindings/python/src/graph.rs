@@ -30,6 +30,7 @@ const ENGINES: &[(&str, Option<EngineKind>)] = &[
     ("exact-or-loopy", Some(EngineKind::ExactOrLoopy)),
     ("ad3", Some(EngineKind::Ad3)),
     ("ad3-branch-and-bound", Some(EngineKind::Ad3BranchAndBound)),
+    ("qpbo", Some(EngineKind::Qpbo)),
     ("unary", None),
 ];
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::engines::{
     cut_labellings, cut_set, Ad3, AlphaExpansion, Conditioning, DistanceTransform, Exhaustive,
-    GraphCut, LoopyMaxProduct, TreeMaxSum,
+    GraphCut, LoopyMaxProduct, Qpbo, TreeMaxSum,
 };
 use super::examples::{in_example, EdgeFeatures, GraphExamples};
 use super::Potentials;
@@ -117,15 +117,18 @@ impl Engines {
     /// (the caller's engine says so call by call, and so does AD3 with
     /// branch and bound when its branch budget runs out): not
     /// alpha-expansion nor loopy max-product on a graph with cycles, nor
-    /// AD3 without branch and bound, nor the graph cut of
+    /// AD3 without branch and bound, nor QPBO, nor the graph cut of
     /// [`EngineKind::Auto`] or [`EngineKind::ExactOrLoopy`], which falls
     /// back to one of them.
     pub(crate) fn all_exact(&self) -> bool {
         let plain_cut = self.asked == Some(EngineKind::GraphCut);
         self.list.iter().all(|(k, _)| match k {
-            Some(EngineKind::AlphaExpansion | EngineKind::LoopyMaxProduct | EngineKind::Ad3) => {
-                false
-            }
+            Some(
+                EngineKind::AlphaExpansion
+                | EngineKind::LoopyMaxProduct
+                | EngineKind::Ad3
+                | EngineKind::Qpbo,
+            ) => false,
             Some(EngineKind::GraphCut) => plain_cut,
             _ => true,
         })
@@ -219,6 +222,7 @@ fn built_in(kind: EngineKind, asked: EngineKind) -> Result<Arc<dyn Engine>> {
         EngineKind::Ad3BranchAndBound => Arc::new(Ad3 {
             branch_and_bound: true,
         }),
+        EngineKind::Qpbo => Arc::new(Qpbo),
         other => {
             return Err(Error::internal(format!(
                 "graph model: no engine for {other:?}"

@@ -122,7 +122,10 @@ fn persistencies_agree_with_every_maximiser_and_never_lower_a_score() {
         }
     }
     // Both cases were met many times.
-    assert!(labelled > 1000 && open > 300, "{labelled} labelled, {open} open");
+    assert!(
+        labelled > 1000 && open > 300,
+        "{labelled} labelled, {open} open"
+    );
 }
 
 /// On binary graphs: an answer flagged exact is a maximiser; on submodular
@@ -148,7 +151,10 @@ fn binary_answers_flagged_exact_are_optimal_and_submodular_ones_are_graph_cut() 
         assert!(got >= p.score(&vec![0; n]) - 1e-12, "trial {trial}");
         if exact {
             exact_count += 1;
-            assert!(close(got, want), "trial {trial}: QPBO {got}, optimum {want}");
+            assert!(
+                close(got, want),
+                "trial {trial}: QPBO {got}, optimum {want}"
+            );
             if integer {
                 assert_eq!(got, want, "trial {trial}");
             }
@@ -167,7 +173,10 @@ fn binary_answers_flagged_exact_are_optimal_and_submodular_ones_are_graph_cut() 
         assert_eq!(Qpbo.maximize(&p, &mut again).unwrap(), exact);
         assert_eq!(again, labels, "trial {trial}");
     }
-    assert!(exact_count > 1000 && inexact_count > 50, "{exact_count} / {inexact_count}");
+    assert!(
+        exact_count > 1000 && inexact_count > 50,
+        "{exact_count} / {inexact_count}"
+    );
 }
 
 /// With 3-4 states: every QPBO move from a random labelling (non-metric
@@ -185,7 +194,11 @@ fn expansion_moves_never_lower_the_score_and_answers_are_not_exact() {
         let problem = random_problem(&mut rng, 7, max_states, integer, false);
         let p = problem.potentials();
         let n = problem.states.len();
-        let start: Vec<u32> = problem.states.iter().map(|&s| rng.gen_range(0..s)).collect();
+        let start: Vec<u32> = problem
+            .states
+            .iter()
+            .map(|&s| rng.gen_range(0..s))
+            .collect();
         for alpha in 0..max_states {
             solve_move(&p, &start, alpha, &mut scratch).unwrap();
             let (before, after) = (p.score(&start), p.score(&scratch.proposal));
