@@ -34,7 +34,7 @@ const ENGINES: &[(&str, Option<EngineKind>)] = &[
     ("unary", None),
 ];
 
-fn engine_choice(name: &str) -> PyResult<EngineChoice> {
+pub(crate) fn engine_choice(name: &str) -> PyResult<EngineChoice> {
     match ENGINES.iter().find(|(n, _)| *n == name) {
         Some((_, Some(kind))) => Ok(EngineChoice::Kind(*kind)),
         Some((_, None)) => Ok(EngineChoice::Custom(Arc::new(UnaryArgmax))),

@@ -84,4 +84,4 @@ pub use examples::{sparse_node_rows, EdgeFeatures, GraphExamples, GraphLoss, Nod
 pub use layout::TableForm;
 pub use model::GraphModel;
 pub use potentials::{GraphShape, Grid, Pairwise, Potentials};
-pub use select::EngineChoice;
+pub use select::{decode, EngineChoice};
