@@ -135,6 +135,9 @@ def test_installed_methods_and_refusals_name_the_argument():
         inference.inference_dispatch(unary, np.zeros((2, 2)), edges, "ad3", relaxed=True)
     with pytest.raises(ValueError, match="inference_method"):
         inference.inference_dispatch(unary, np.zeros((2, 2)), edges, "trw")
+    with pytest.warns(UserWarning, match="max_iter, damping and tol are not used"):
+        inference.inference_dispatch(unary, np.zeros((2, 2)), edges,
+                                     ("max-product", {"max_iter": 10}))
     with pytest.raises(ImportError):
         inference.inference_dispatch(unary, np.zeros((2, 2)), edges, "ogm")
     with pytest.raises(ValueError, match="unary_potentials.*finite|element"):

