@@ -296,3 +296,71 @@ fn built_in(kind: EngineKind, asked: EngineKind) -> Result<Arc<dyn Engine>> {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_runs_the_chosen_engine_and_refuses_inconsistent_potentials() {
+        // A 3-node path, 2 states, scores that make `[1, 0, 1]` the unique
+        // optimum (score 4): disagreement on an edge scores 1.
+        let states = [2, 2, 2];
+        let edges = [[0, 1], [1, 2]];
+        let unary = [0.0, 1.0, 0.0, 0.5, 0.0, 1.0];
+        let unary_start = [0, 2, 4, 6];
+        let values = [0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0];
+        let start = [0, 4, 8];
+        let p = Potentials {
+            example: 0,
+            shape: GraphShape {
+                states: &states,
+                edges: &edges,
+            },
+            unary: &unary,
+            unary_start: &unary_start,
+            pairwise: Pairwise::Tables {
+                values: &values,
+                start: &start,
+            },
+        };
+        for kind in [
+            EngineKind::Auto,
+            EngineKind::Exhaustive,
+            EngineKind::Qpbo,
+            EngineKind::Ad3BranchAndBound,
+        ] {
+            let mut labels = vec![9; 3];
+            assert!(decode(&p, &kind.into(), &mut labels).unwrap(), "{kind:?}");
+            assert_eq!(labels, [1, 0, 1], "{kind:?}");
+        }
+        let e = decode(&p, &EngineKind::DistanceTransform.into(), &mut [0; 3]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.message.contains("displacement"), "{}", e.message);
+        let e = decode(&p, &EngineKind::Auto.into(), &mut [0; 2]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DimensionMismatch);
+        let short = &unary[..5];
+        let bad = Potentials { unary: short, ..p };
+        let e = decode(&bad, &EngineKind::Auto.into(), &mut [0; 3]).unwrap_err();
+        assert!(e.message.contains("unary scores"), "{}", e.message);
+        let bad = Potentials {
+            pairwise: Pairwise::Tables {
+                values: &values[..7],
+                start: &start,
+            },
+            ..p
+        };
+        let e = decode(&bad, &EngineKind::Auto.into(), &mut [0; 3]).unwrap_err();
+        assert!(e.message.contains("pairwise scores"), "{}", e.message);
+        let loop_edges = [[1, 1]];
+        let bad = Potentials {
+            shape: GraphShape {
+                states: &states,
+                edges: &loop_edges,
+            },
+            ..p
+        };
+        let e = decode(&bad, &EngineKind::Auto.into(), &mut [0; 3]).unwrap_err();
+        assert!(e.message.contains("self loop"), "{}", e.message);
+    }
+}
