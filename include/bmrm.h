@@ -356,6 +356,13 @@ typedef enum bmrm_engine {
      * out is marked inexact).
      */
     BMRM_ENGINE_AD3_BRANCH_AND_BOUND = 9,
+    /**
+     * QPBO (roof duality), any pairwise terms: exact on binary graphs
+     * where it labels every node or every term is submodular;
+     * alpha-expansion with QPBO moves otherwise and with more states (then
+     * not certified).
+     */
+    BMRM_ENGINE_QPBO = 10,
 } bmrm_engine;
 
 /**

@@ -879,3 +879,56 @@ fn ad3_corners_marked_exact_have_the_exhaustive_hinge() {
         "AD3 alone: {exact} exact, {inexact} not"
     );
 }
+
+/// QPBO through the model: a corner marked exact has the hinge of
+/// exhaustive search, the model does not claim to be exact, and on these
+/// graphs (binary and multi-state, random iterates without positivity, so
+/// terms are often not submodular) both exact and inexact corners occur.
+#[test]
+fn qpbo_corners_marked_exact_have_the_exhaustive_hinge() {
+    let mut rng = ChaCha8Rng::seed_from_u64(1984);
+    let mut problems = vec![(
+        "segmentation",
+        bmrm::models::graph::synthetic::segmentation(4, 3, 3, 2),
+    )];
+    for form in [
+        Form::ClassConstant,
+        Form::SparseEdgeFeatures,
+        Form::Potts,
+        Form::Displacement,
+    ] {
+        for _ in 0..4 {
+            let ex = square_edges_only(random_examples(&mut rng, 6, form).0);
+            problems.push(("random", ex));
+        }
+    }
+    let (mut exact, mut inexact) = (0, 0);
+    for (name, ex) in problems {
+        let qpbo = GraphModel::new(ex.clone(), false, EngineKind::Qpbo.into()).unwrap();
+        let reference = GraphModel::new(ex, false, EngineKind::Exhaustive.into()).unwrap();
+        assert!(!qpbo.exact(), "{name}");
+        for _ in 0..10 {
+            let w: Vec<f64> = (0..qpbo.dim()).map(|_| rng.gen_range(-2.0..2.0)).collect();
+            for i in 0..qpbo.num_examples() {
+                let (mut c, mut r) = (Corner::new(qpbo.dim()), Corner::new(qpbo.dim()));
+                qpbo.max_oracle(i, &w, &mut c).unwrap();
+                reference.max_oracle(i, &w, &mut r).unwrap();
+                let (h, hr) = (c.hinge(&w), r.hinge(&w));
+                assert!(h <= hr + 1e-9 * (1.0 + hr.abs()), "{name} {i}: {h} > {hr}");
+                if c.is_exact() {
+                    exact += 1;
+                    assert!(
+                        (h - hr).abs() <= 1e-9 * (1.0 + hr.abs()),
+                        "{name} {i}: {h} vs {hr}"
+                    );
+                } else {
+                    inexact += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        exact > 0 && inexact > 0,
+        "QPBO: {exact} exact, {inexact} not"
+    );
+}

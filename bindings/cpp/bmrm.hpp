@@ -574,6 +574,7 @@ enum class Engine : int {
     exact_or_loopy = BMRM_ENGINE_EXACT_OR_LOOPY,
     ad3 = BMRM_ENGINE_AD3,
     ad3_branch_and_bound = BMRM_ENGINE_AD3_BRANCH_AND_BOUND,
+    qpbo = BMRM_ENGINE_QPBO,
 };
 
 /// The examples of a graph problem as std::vectors, example after example;

@@ -101,6 +101,11 @@ pub enum bmrm_engine {
     /// AD3 with branch and bound: exact (an answer whose branch budget ran
     /// out is marked inexact).
     BMRM_ENGINE_AD3_BRANCH_AND_BOUND = 9,
+    /// QPBO (roof duality), any pairwise terms: exact on binary graphs
+    /// where it labels every node or every term is submodular;
+    /// alpha-expansion with QPBO moves otherwise and with more states (then
+    /// not certified).
+    BMRM_ENGINE_QPBO = 10,
 }
 
 /// A `bmrm_node_features` received from C; spelled `bmrm_node_features`.
@@ -573,9 +578,10 @@ fn engine_kind(raw: RawEngine) -> Result<EngineKind> {
         7 => EngineKind::ExactOrLoopy,
         8 => EngineKind::Ad3,
         9 => EngineKind::Ad3BranchAndBound,
+        10 => EngineKind::Qpbo,
         k => {
             return Err(Error::invalid_argument(format!(
-                "engine = {k} is not a bmrm_engine (0..=9)"
+                "engine = {k} is not a bmrm_engine (0..=10)"
             )))
         }
     })

@@ -244,8 +244,8 @@ static void test_bad_graphs(void) {
     expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "grids is set but CONSTANT edge features");
 
     b = g;
-    b.engine = 10;
-    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "engine = 10");
+    b.engine = 11;
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "engine = 11");
 
     b = g;
     b.node_features = 5;

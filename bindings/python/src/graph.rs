@@ -30,10 +30,11 @@ const ENGINES: &[(&str, Option<EngineKind>)] = &[
     ("exact-or-loopy", Some(EngineKind::ExactOrLoopy)),
     ("ad3", Some(EngineKind::Ad3)),
     ("ad3-branch-and-bound", Some(EngineKind::Ad3BranchAndBound)),
+    ("qpbo", Some(EngineKind::Qpbo)),
     ("unary", None),
 ];
 
-fn engine_choice(name: &str) -> PyResult<EngineChoice> {
+pub(crate) fn engine_choice(name: &str) -> PyResult<EngineChoice> {
     match ENGINES.iter().find(|(n, _)| *n == name) {
         Some((_, Some(kind))) => Ok(EngineChoice::Kind(*kind)),
         Some((_, None)) => Ok(EngineChoice::Custom(Arc::new(UnaryArgmax))),

@@ -5,6 +5,7 @@
 mod arrays;
 mod bcfw;
 mod graph;
+mod inference;
 mod oracles;
 mod problem;
 mod settings;
@@ -44,6 +45,7 @@ fn _bmrm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<problem::MulticlassModel>()?;
     m.add_class::<problem::ChainModel>()?;
     m.add_class::<graph::PyGraphModel>()?;
+    m.add_function(wrap_pyfunction!(inference::decode_potentials, m)?)?;
     m.add("BmrmError", m.py().get_type::<BmrmError>())?;
     m.add(
         "MULTICLASS_BCFW_MAX_CONDITION",

@@ -441,7 +441,9 @@ def test_inference_method_table():
     assert engine_for("GraphCRF", "ad3") == "ad3"
     assert engine_for("GraphCRF", ("lp", {})) == "ad3"
     assert engine_for("GraphCRF", ("ad3", {"branch_and_bound": False})) == "ad3"
-    assert engine_for("GraphCRF", "qpbo") == "graph-cut"
+    assert engine_for("GraphCRF", "qpbo") == "qpbo"
+    assert engine_for("GraphCRF", "ad3+") == "ad3-branch-and-bound"
+    assert engine_for("GraphCRF", ("ad3+", {"branch_and_bound": False})) == "ad3"
     assert engine_for("GraphCRF", ("exhaustive", {})) == "exhaustive"
     assert engine_for("GraphCRF", ("ad3", {"branch_and_bound": True})) == "ad3-branch-and-bound"
     for name in ("ogm",):
@@ -453,7 +455,8 @@ def test_inference_method_table():
         GraphCRF(inference_method="trw")
     with pytest.raises(ValueError, match=r"\(name, kwargs\)"):
         GraphCRF(inference_method=("qpbo",))
-    assert set(INFERENCE_METHODS) >= {None, "max-product", "qpbo", "ad3", "lp", "unary", "exhaustive"}
+    assert set(INFERENCE_METHODS) >= {None, "max-product", "qpbo", "ad3", "ad3+", "lp", "unary",
+                                      "exhaustive"}
 
 
 def dense_data(n=2, m=8, k=3, d=3, seed=13):

@@ -369,3 +369,23 @@ def test_default_inference_warns_where_not_exact():
         exact = OneSlackSSVM(GridCRF(inference_method=("ad3", {"branch_and_bound": True})),
                              C=0.1, max_iter=20).fit(X[:1], Y[:1])
         assert exact.certified_
+
+
+def test_default_inference_warns_for_every_learner_and_names_ad3plus():
+    """The same warning, once per fit, from each learner (SubgradientSSVM,
+    which has no certificate at all, asks the model at the returned w), and
+    'ad3+' (the exact engine it names) fits without it."""
+    from bmrm.learners import FrankWolfeSSVM, NSlackSSVM, SubgradientSSVM
+
+    X, Y = _grid_problem()
+    for learner in (NSlackSSVM, FrankWolfeSSVM, SubgradientSSVM):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            learner(GridCRF(), C=0.1, max_iter=20).fit(X, Y)
+        messages = [str(c.message) for c in caught if "not certified" in str(c.message)]
+        assert len(messages) == 1, (learner.__name__, messages)
+        assert "inference_method='ad3+'" in messages[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert OneSlackSSVM(GridCRF(inference_method="ad3+"), C=0.1,
+                            max_iter=20).fit(X[:1], Y[:1]).certified_

@@ -38,6 +38,9 @@ pub enum EngineArg {
     Ad3,
     /// AD3 with branch and bound: exact.
     Ad3BranchAndBound,
+    /// QPBO (any binary terms; alpha-expansion with QPBO moves for more
+    /// states): exact where it labels every node, else not certified.
+    Qpbo,
 }
 
 impl EngineArg {
@@ -53,6 +56,7 @@ impl EngineArg {
             EngineArg::ExactOrLoopy => EngineKind::ExactOrLoopy,
             EngineArg::Ad3 => EngineKind::Ad3,
             EngineArg::Ad3BranchAndBound => EngineKind::Ad3BranchAndBound,
+            EngineArg::Qpbo => EngineKind::Qpbo,
         }
     }
     fn name(self) -> String {

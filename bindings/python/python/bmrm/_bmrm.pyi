@@ -125,3 +125,12 @@ class Solver:
     def regularization_path(
         self, eps: float, lambda_min: float, max_breakpoints: int = 1000
     ) -> List[Dict[str, Any]]: ...
+
+def decode_potentials(
+    unary: ArrayLike,
+    pairwise: ArrayLike,
+    edges: ArrayLike,
+    n_nodes: int,
+    n_states: int,
+    engine: str,
+) -> Tuple[List[int], bool]: ...

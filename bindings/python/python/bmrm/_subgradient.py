@@ -9,7 +9,7 @@ from typing import Any, List, Optional
 
 import numpy as np
 
-from ._base import BaseSSVM, _indices, _threads
+from ._base import BaseSSVM, _indices, _threads, _warn_inexact_default
 from ._protocol import ProtocolOracle, num_examples, problem_for
 
 
@@ -192,12 +192,18 @@ class SubgradientSSVM(BaseSSVM):
     def _oracles(self, X, Y):
         """The per-example oracle ``(i, w) -> (loss, psi, id)`` of the
         update and the mean-hinge function of the objective."""
-        return ProtocolOracle(self.model, X, Y), problem_for(self.model, X, Y)[1]
+        problem, risk = problem_for(self.model, X, Y)
+        # A native graph model, asked at the returned w whether its answers
+        # are exact (the passes keep no record of them).
+        self._native_problem = problem if hasattr(problem, "loss_augmented") else None
+        return ProtocolOracle(self.model, X, Y), risk
 
     def _run(self, X, Y, w0, start) -> None:
         n = num_examples(X)
         scale = self.C * n
+        self._native_problem = None
         oracle, risk = self._oracles(X, Y)
+        native, self._native_problem = self._native_problem, None
         name = type(self).__name__
         neg = _indices(name, "negativity_constraint", self.negativity_constraint)
         if neg.size and (neg.min() < 0 or neg.max() >= oracle.dim):
@@ -243,3 +249,5 @@ class SubgradientSSVM(BaseSSVM):
         self.info_ = None
         self.history_ = None
         self.certified_ = False  # no lower bound: nothing is certified
+        if native is not None and not native.exact and not native.loss_augmented(self.w)[1]:
+            _warn_inexact_default(name, self.model)

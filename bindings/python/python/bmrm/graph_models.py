@@ -37,8 +37,9 @@ INFERENCE_METHODS: Dict[Any, Tuple[Optional[str], Tuple[str, ...], str]] = {
     "max-product": ("loopy-max-product", (), "max-product belief propagation: exact max-sum "
                     "dynamic programming on trees, chains and forests; loopy (damped, at most "
                     "100 rounds) on a graph with cycles, inexact there (the gap is not certified)"),
-    "qpbo": ("graph-cut", (), "s-t minimum cut: exact for two states and submodular edges, "
-             "an error otherwise"),
+    "qpbo": ("qpbo", (), "QPBO (roof duality, Kolmogorov-Rother) for two states, any edges: "
+             "exact where it labels every node or the edges are submodular; alpha-expansion "
+             "with QPBO moves for more states; inexact otherwise (the gap is not certified)"),
     "exhaustive": ("exhaustive", (), "every labelling: exact, tiny graphs only"),
     "unary": ("unary", (), "each node's best state, edges ignored: exact only without "
               "edges (otherwise the gap is not certified)"),
@@ -48,14 +49,16 @@ INFERENCE_METHODS: Dict[Any, Tuple[Optional[str], Tuple[str, ...], str]] = {
             "relaxation: exact where the LP's optimum is integral and the labelling is proven to "
             "reach the dual bound, the rounded fractional solution otherwise (the gap is then not "
             "certified); ('ad3', {'branch_and_bound': True}) adds branch and bound: exact MAP"),
+    "ad3+": ("ad3-branch-and-bound", ("branch_and_bound",), "AD3 with branch and bound: exact "
+             "MAP (the same engine as ('ad3', {'branch_and_bound': True}))"),
     "lp": ("ad3", (), "the local-polytope LP relaxation, solved by AD3 (the same LP as 'ad3': "
            "exact where it is tight and proven, rounded and not certified otherwise)"),
     "ogm": (None, (), "not available (OpenGM)"),
 }
 
 _ALTERNATIVES = ("None (the best exact engine), 'max-product' (exact on trees and chains, loopy "
-                 "otherwise), 'qpbo' (two states, submodular edges), 'exhaustive' (tiny graphs), "
-                 "'ad3' or 'lp' (the LP relaxation, exact where tight), ('ad3', "
+                 "otherwise), 'qpbo' (QPBO: exact where it labels every node), 'exhaustive' (tiny "
+                 "graphs), 'ad3' or 'lp' (the LP relaxation, exact where tight), 'ad3+' or ('ad3', "
                  "{'branch_and_bound': True}) (exact), "
                  "'alpha-expansion' (several states, inexact) or 'unary' (edges ignored, inexact)")
 
@@ -78,6 +81,8 @@ def engine_for(model: str, inference_method: Any) -> str:
                              f"({what})")
     if name == "ad3" and kwargs.get("branch_and_bound"):
         return "ad3-branch-and-bound"
+    if name == "ad3+" and "branch_and_bound" in kwargs and not kwargs["branch_and_bound"]:
+        return "ad3"
     if engine is None:
         raise ValueError(f"{model}: inference_method={name!r} is {what}; use {_ALTERNATIVES}")
     return engine

@@ -227,6 +227,13 @@ impl MaxFlow {
         self.tree[node] != Tree::Sink
     }
 
+    /// Whether the source still reaches `node` in the residual network
+    /// after the last [`MaxFlow::solve`]: `node` is on the source side of
+    /// every minimum cut (the smallest source side is exactly these nodes).
+    pub fn source_reaches(&self, node: usize) -> bool {
+        self.tree[node] == Tree::Source
+    }
+
     fn activate(&mut self, node: usize) {
         if !self.queued[node] {
             self.queued[node] = true;

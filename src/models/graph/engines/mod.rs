@@ -12,6 +12,7 @@ mod forest;
 mod graph_cut;
 mod loopy;
 mod maxflow;
+mod qpbo;
 #[cfg(test)]
 mod test_graphs;
 #[cfg(test)]
@@ -26,4 +27,5 @@ pub use exhaustive::{Exhaustive, MAX_LABELLINGS};
 pub use graph_cut::GraphCut;
 pub use loopy::LoopyMaxProduct;
 pub use maxflow::MaxFlow;
+pub use qpbo::Qpbo;
 pub use tree::TreeMaxSum;
