@@ -174,10 +174,7 @@ impl Layout {
                 "graph model: the model has no weights",
             ));
         }
-        let mut weight_offset = filled(0, 0usize, "edge_types")?;
-        weight_offset
-            .try_reserve_exact(pair_offset.len())
-            .map_err(|_| types_out_of_memory(pair_offset.len(), "edge_types"))?;
+        let mut weight_offset = reserved(pair_offset.len(), "edge_types")?;
         weight_offset.extend_from_slice(&pair_offset);
         Ok(Layout {
             unary_offset,
@@ -273,10 +270,8 @@ impl Layout {
             }
         }
         let start = self.pair_offset[0];
-        let mut pair_offset = filled(1, start, "edge_type_states")?;
-        pair_offset
-            .try_reserve_exact(self.pair_states.len())
-            .map_err(|_| types_out_of_memory(self.pair_states.len(), "edge_type_states"))?;
+        let mut pair_offset = reserved(self.pair_states.len() + 1, "edge_type_states")?;
+        pair_offset.push(start);
         for ends in &self.pair_states {
             let len = mul(mul(ends[0] as usize, ends[1] as usize)?, self.pair_width)?;
             pair_offset.push(add(*pair_offset.last().unwrap_or(&start), len)?);
@@ -294,10 +289,8 @@ impl Layout {
     /// the tables and the form.
     fn place_weights(&mut self) -> Result<()> {
         let start = self.pair_offset[0];
-        let mut weight_offset = filled(1, start, "edge_types")?;
-        weight_offset
-            .try_reserve_exact(self.pair_states.len())
-            .map_err(|_| types_out_of_memory(self.pair_states.len(), "edge_types"))?;
+        let mut weight_offset = reserved(self.pair_states.len() + 1, "edge_types")?;
+        weight_offset.push(start);
         for ends in &self.pair_states {
             let (ka, kb) = (ends[0] as usize, ends[1] as usize);
             let len = match self.form {
@@ -418,10 +411,17 @@ impl Layout {
 /// largest id in the caller's `what` plus one, so a huge id in a small
 /// array is an out-of-memory error naming the list, never an abort.
 fn filled<T: Clone>(len: usize, value: T, what: &str) -> Result<Vec<T>> {
+    let mut v = reserved(len, what)?;
+    v.resize(len, value);
+    Ok(v)
+}
+
+/// An empty vector with room for `len` per-type entries (`what` names the
+/// list the types come from), or an out-of-memory error.
+fn reserved<T>(len: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(len)
         .map_err(|_| types_out_of_memory(len, what))?;
-    v.resize(len, value);
     Ok(v)
 }
 
