@@ -601,7 +601,7 @@ typedef struct bmrm_graph_data {
      */
     const uint32_t *labels;
     /**
-     * `n` node types, or NULL for all 0.
+     * `n` node types (each below 2^24), or NULL for all 0.
      */
     const uint32_t *node_types;
     /**
@@ -639,7 +639,7 @@ typedef struct bmrm_graph_data {
      */
     const uint32_t *edges;
     /**
-     * `E` edge types, or NULL for all 0.
+     * `E` edge types (each below 2^24), or NULL for all 0.
      */
     const uint32_t *edge_types;
     /**
@@ -1474,10 +1474,10 @@ struct bmrm_graph_data bmrm_graph_data_default(void);
  * success).
  *
  * Errors name the example and the node or edge: an edge to a missing node,
- * zero states, a self loop, a label out of range, features of the wrong
- * length, a graph the engine cannot handle (BMRM_ERROR_INVALID_ARGUMENT or
- * BMRM_ERROR_DIMENSION_MISMATCH); a pointer set that the chosen kinds do
- * not read.
+ * zero states, a self loop, a label out of range, a node or edge type id of
+ * 2^24 or more, features of the wrong length, a graph the engine cannot
+ * handle (BMRM_ERROR_INVALID_ARGUMENT or BMRM_ERROR_DIMENSION_MISMATCH); a
+ * pointer set that the chosen kinds do not read.
  *
  * # Safety
  * `g` is NULL or valid for reading, and its pointers as their fields
@@ -1506,6 +1506,8 @@ enum bmrm_status bmrm_problem_new_graph_decoder(const struct bmrm_graph_data *g,
  * written to `labels` (`num_nodes` entries, the example's node count), and
  * in `*exact` whether the engine knows it to be a maximiser. `p` must have
  * been made by bmrm_problem_new_graph or bmrm_problem_new_graph_decoder.
+ * A NaN or infinite weight is BMRM_ERROR_NON_FINITE naming its coordinate
+ * (as bmrm_multiclass_predict): it would make every score NaN.
  *
  * # Safety
  * `w` is NULL or valid for `dim` doubles, `labels` for writing `num_nodes`

@@ -5,7 +5,7 @@
 use bmrm::models::chain::sequence_id;
 use bmrm::models::graph::{
     EdgeFeatures, EngineChoice, EngineKind, GraphExamples, GraphLoss, GraphModel, Grid,
-    NodeFeatures,
+    NodeFeatures, MAX_TYPES,
 };
 use bmrm::{Algorithm, Corner, ErrorKind, MaxOracle, Problem, Settings, Solver};
 use rand::{Rng, SeedableRng};
@@ -675,6 +675,122 @@ fn duplicated_edge_features_are_refused_naming_the_list_and_the_index() {
         EngineKind::Exhaustive.into(),
     )
     .unwrap();
+}
+
+/// A type id of `MAX_TYPES` (2^24) or more is refused at once, naming the
+/// example, the node or edge, the id and the list: the model keeps a block
+/// per type up to the largest id, so an id near 2^32 in a five-node problem
+/// would ask for tens of GiB (an abort, or seconds of filling them). The
+/// largest valid id gives the unused types below it empty blocks.
+#[test]
+fn type_ids_of_2_to_the_24_or_more_are_refused_naming_the_node_or_edge() {
+    let refused = |g: GraphExamples, text: &str| {
+        let e = GraphModel::new(g, false, EngineKind::Exhaustive.into()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        assert!(e.to_string().contains(text), "'{e}' lacks '{text}'");
+    };
+    let mut g = valid();
+    g.node_types = vec![0, 0, 0, 0, MAX_TYPES];
+    refused(g, "example 1: node 1 has type 16777216 in node_types");
+    let mut g = valid();
+    g.edge_types = vec![0, 0, MAX_TYPES + 7];
+    refused(g, "example 1: edge 0 has type 16777223 in edge_types");
+    let mut g = valid();
+    g.node_types = vec![0, u32::MAX, 0, 0, 0];
+    refused(g, "example 0: node 1 has type 4294967295 in node_types");
+    let mut g = valid();
+    g.edge_types = vec![u32::MAX, 0, 0];
+    refused(g, "example 0: edge 0 has type 4294967295 in edge_types");
+    // Declared edge types: as many as ids allow, no more.
+    let e = GraphModel::new(valid(), false, EngineKind::Exhaustive.into())
+        .unwrap()
+        .with_edge_type_states(&vec![[2, 2]; MAX_TYPES as usize + 1])
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("16777217 edge types"), "{e}");
+
+    let plain = GraphModel::new(valid(), false, EngineKind::Exhaustive.into()).unwrap();
+    let mut g = valid();
+    g.node_types = vec![MAX_TYPES - 1; 5];
+    let top = GraphModel::new(g, false, EngineKind::Exhaustive.into()).unwrap();
+    assert_eq!(top.dim(), plain.dim());
+    assert_eq!(top.unary_offset(MAX_TYPES as usize - 1), 0);
+}
+
+/// Decoding with a NaN or infinite weight is refused naming the coordinate
+/// (every score would be NaN and the argmax arbitrary), in every decoding
+/// the model offers.
+#[test]
+fn decoding_refuses_a_weight_that_is_not_finite() {
+    let model = GraphModel::new(valid(), false, EngineKind::Exhaustive.into()).unwrap();
+    let mut w = vec![0.5; model.dim()];
+    for (j, bad) in [(1, f64::NAN), (model.dim() - 1, f64::NEG_INFINITY)] {
+        w[j] = bad;
+        let text = format!("w[{j}] is {bad}");
+        let errors = [
+            model.predict(&w, 0).unwrap_err(),
+            model.loss_augmented(&w, 1).unwrap_err(),
+            model.relaxed(&w, 0, false, false).unwrap_err(),
+            model.hamming_error(&w).unwrap_err(),
+        ];
+        for e in errors {
+            assert_eq!(e.kind(), ErrorKind::NonFinite, "{e}");
+            assert!(e.to_string().contains(&text), "'{e}' lacks '{text}'");
+        }
+        w[j] = 0.5;
+    }
+    model.predict(&w, 0).unwrap();
+}
+
+/// The distance transform's x pass holds `from.height x to.width` cells,
+/// more than either grid's states: a tall grid's message to a wide one
+/// (2^18 states each, 2^36 cells) is `OutOfMemory` naming the engine and
+/// the grids, not an abort; the other direction decodes.
+#[test]
+fn a_distance_transform_too_big_for_memory_is_an_error_not_an_abort() {
+    let k = 1u32 << 18;
+    let tall = Grid {
+        origin: [0, 0],
+        width: 1,
+        height: k,
+    };
+    let wide = Grid {
+        origin: [0, 0],
+        width: k,
+        height: 1,
+    };
+    let ex = GraphExamples {
+        node_start: vec![0, 2, 4],
+        states: vec![k; 4],
+        labels: vec![0; 4],
+        node_types: vec![],
+        node_features: NodeFeatures::PerState {
+            values: vec![0.0; 4 * k as usize],
+            d: 1,
+        },
+        edge_start: vec![0, 1, 2],
+        edges: vec![[0, 1], [0, 1]],
+        edge_types: vec![],
+        edge_features: EdgeFeatures::Displacement {
+            grids: vec![tall, wide, wide, tall],
+        },
+        loss: GraphLoss::Hamming {
+            class_weight: vec![],
+            normalise: false,
+        },
+    };
+    let model = GraphModel::new(ex, false, EngineKind::DistanceTransform.into()).unwrap();
+    let w = vec![0.5; model.dim()];
+    let answers: Vec<_> = (0..2).map(|i| model.predict(&w, i)).collect();
+    let errors: Vec<_> = answers.iter().filter_map(|a| a.as_ref().err()).collect();
+    assert_eq!(errors.len(), 1, "{answers:?}");
+    assert_eq!(errors[0].kind(), ErrorKind::OutOfMemory, "{}", errors[0]);
+    let text = "needs 262144 x 262144 cells";
+    assert!(
+        errors[0].to_string().contains(text),
+        "'{}' lacks '{text}'",
+        errors[0]
+    );
 }
 
 /// A value that is not finite is reported by example and node or edge, not

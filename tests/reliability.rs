@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use bmrm::models::{synthetic, Multiclass};
 use bmrm::oracle::{Corner, FullRisk, MaxOracle, PartitionedRisk};
-use bmrm::{Algorithm, Error, Exit, Problem, Settings, Solver};
+use bmrm::{Algorithm, Error, Exit, Problem, Settings, Solver, StepType};
 
 /// R(w) = sum_p |w_p - 1| over `dim` parts; `nan_at` makes the call of that
 /// index return a NaN risk; `delay` sleeps in every call.
@@ -612,6 +612,49 @@ fn a_tolerance_below_rounding_ends_the_run_naming_it() {
         let mut w = vec![0.0; solver.dim()];
         let info = solver.run(&mut w).unwrap();
         assert_ne!(info.exit, Exit::NotRun, "{algorithm:?}: {info:?}");
+    }
+}
+
+#[test]
+fn bcfw_ends_a_run_whose_tolerance_is_below_rounding_naming_it() {
+    // BCFW's bound loses gamma_2K of |ell| + lambda ||v||^2 to the rounding
+    // of its K block steps, an allowance that grows with every pass: at
+    // tol_rel = 1e-15 the gap stalls at it (2.4e-10 after 2,630 pairwise
+    // passes here) and the run went on to its pass limit. It must end
+    // before, saying so. (Plain FW steps, whose gap falls as 1/k, were
+    // still at 2.9e-6 after 2,000 passes: they meet the floor much later.)
+    for step_type in [StepType::Exact, StepType::Pairwise] {
+        let mut s = Settings::new(Algorithm::Bcfw, 0.1);
+        s.tol_rel = 1e-15;
+        s.tol_abs = 0.0;
+        s.max_iterations = 5000;
+        s.num_passes = 5000;
+        s.step_type = step_type;
+        let passes = Arc::new(AtomicUsize::new(0));
+        let seen = passes.clone();
+        let mut solver = Solver::new(Problem::from_max_oracle(medium_multiclass()), s).unwrap();
+        solver.set_observer(move |_| {
+            seen.fetch_add(1, Ordering::Relaxed);
+            std::ops::ControlFlow::Continue(())
+        });
+        let mut w = vec![0.0; solver.dim()];
+        let e = match solver.run(&mut w) {
+            Ok(info) => panic!("{step_type:?}: {info:?}"),
+            Err(e) => e,
+        };
+        assert!(e.to_string().contains("precision lost"), "{e}");
+        assert!(e.to_string().contains("tol_rel = 1.000e-15"), "{e}");
+        let k = passes.load(Ordering::Relaxed);
+        assert!(k < 4000, "{step_type:?}: {k} passes");
+        // A reachable tolerance still converges.
+        let mut s = Settings::new(Algorithm::Bcfw, 0.1);
+        s.tol_rel = 1e-6;
+        s.tol_abs = 0.0;
+        s.step_type = step_type;
+        let mut solver = Solver::new(Problem::from_max_oracle(medium_multiclass()), s).unwrap();
+        let mut w = vec![0.0; solver.dim()];
+        let info = solver.run(&mut w).unwrap();
+        assert_eq!(info.exit, Exit::ConvergedRel, "{step_type:?}: {info:?}");
     }
 }
 

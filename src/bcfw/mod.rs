@@ -53,6 +53,7 @@ use engine::ExactPass;
 pub(crate) use path::{regularization_path, PathTarget};
 
 use crate::error::{Error, Result};
+use crate::exec::precision::check_tolerance;
 use crate::exec::{Context, Method};
 use crate::oracle::adapters::is_deadline_passed;
 use crate::oracle::MaxOracle;
@@ -114,6 +115,9 @@ pub struct BcfwMethod<'s> {
     reference_gap: f64,
     /// The run returns the pass average: the state moves to it at the end.
     adopt_average: bool,
+    /// Certificates in a row whose gap is at the rounding floor, above the
+    /// tolerance.
+    below_rounding: u32,
 }
 
 impl<'s> BcfwMethod<'s> {
@@ -132,6 +136,7 @@ impl<'s> BcfwMethod<'s> {
             noted,
             reference_gap: f64::INFINITY,
             adopt_average: false,
+            below_rounding: 0,
         }
     }
 
@@ -321,6 +326,12 @@ impl Method for BcfwMethod<'_> {
         ctx.raise_lower_bound(dual);
         if let Some(d) = self.state.dual_of_average() {
             ctx.raise_lower_bound(d);
+        }
+        // The rounding allowance grows with the steps: a tolerance below it
+        // is never met, however long the run.
+        if exact.is_some() {
+            let allowance = self.state.dual() - dual;
+            self.below_rounding = check_tolerance(allowance, dual, ctx, self.below_rounding, k)?;
         }
         self.stop = settings.iterate_hook.as_ref().is_some_and(|h| {
             self.state.with_iterate(|w, ell, dual, averaged| {

@@ -9,6 +9,7 @@
 
 pub mod context;
 pub mod counting;
+pub(crate) mod precision;
 
 pub use context::{Context, Evaluation, Oracles};
 pub use counting::{CountedOracle, CountedParts, Tally, Units};

@@ -148,7 +148,7 @@ pub struct bmrm_graph_data {
     pub states: *const u32,
     /// `n` true states.
     pub labels: *const u32,
-    /// `n` node types, or NULL for all 0.
+    /// `n` node types (each below 2^24), or NULL for all 0.
     pub node_types: *const u32,
     /// A `bmrm_node_features`.
     pub node_features: RawNodeFeatures,
@@ -168,7 +168,7 @@ pub struct bmrm_graph_data {
     /// `2 E` node indices, local to each example: edge `e` joins
     /// `edges[2e]` to `edges[2e + 1]`.
     pub edges: *const u32,
-    /// `E` edge types, or NULL for all 0.
+    /// `E` edge types (each below 2^24), or NULL for all 0.
     pub edge_types: *const u32,
     /// A `bmrm_edge_features`.
     pub edge_features: RawEdgeFeatures,
@@ -605,10 +605,10 @@ unsafe fn emit(out: *mut *mut bmrm_problem, model: GraphModel) {
 /// success).
 ///
 /// Errors name the example and the node or edge: an edge to a missing node,
-/// zero states, a self loop, a label out of range, features of the wrong
-/// length, a graph the engine cannot handle (BMRM_ERROR_INVALID_ARGUMENT or
-/// BMRM_ERROR_DIMENSION_MISMATCH); a pointer set that the chosen kinds do
-/// not read.
+/// zero states, a self loop, a label out of range, a node or edge type id of
+/// 2^24 or more, features of the wrong length, a graph the engine cannot
+/// handle (BMRM_ERROR_INVALID_ARGUMENT or BMRM_ERROR_DIMENSION_MISMATCH); a
+/// pointer set that the chosen kinds do not read.
 ///
 /// # Safety
 /// `g` is NULL or valid for reading, and its pointers as their fields
@@ -680,6 +680,8 @@ pub unsafe extern "C" fn bmrm_problem_new_graph_decoder(
 /// written to `labels` (`num_nodes` entries, the example's node count), and
 /// in `*exact` whether the engine knows it to be a maximiser. `p` must have
 /// been made by bmrm_problem_new_graph or bmrm_problem_new_graph_decoder.
+/// A NaN or infinite weight is BMRM_ERROR_NON_FINITE naming its coordinate
+/// (as bmrm_multiclass_predict): it would make every score NaN.
 ///
 /// # Safety
 /// `w` is NULL or valid for `dim` doubles, `labels` for writing `num_nodes`

@@ -12,6 +12,7 @@ use super::reduced::{
 use super::sgd::Sgd;
 use crate::bundle::{Bundle, Certified};
 use crate::error::{Error, Result};
+use crate::exec::precision::{check_tolerance, IMPRECISE_LIMIT};
 use crate::exec::{Context, Method};
 use crate::linalg::{dist, norm2};
 use crate::oracle::Bounds;
@@ -35,10 +36,6 @@ pub struct BundleMethod {
     /// rounding.
     below_rounding: u32,
 }
-
-/// Iterations in a row whose bound's rounding exceeds `F` before the run
-/// ends with an error saying so (the gap could never close).
-const IMPRECISE_LIMIT: u32 = 10;
 
 impl BundleMethod {
     /// A run on `bundle` (empty, or kept from the last run) with `rule`;
@@ -125,7 +122,8 @@ impl Method for BundleMethod {
                 .map_err(|e| e.context(format!("in the reduced problem at iteration {t}")))?;
             let bound = cd.certified_lower(bundle, lambda, ctx.primal(), lower.value, &lower.w);
             self.imprecise = check_precision(bound, ctx, self.imprecise, t)?;
-            self.below_rounding = check_tolerance(bound, ctx, self.below_rounding, t)?;
+            self.below_rounding =
+                check_tolerance(bound.allowance, bound.value, ctx, self.below_rounding, t)?;
             let w_new = if alpha == 0.0 {
                 bundle.beta_prox.clone_from(&bundle.beta);
                 lower.w
@@ -168,7 +166,8 @@ impl Method for BundleMethod {
         // is recomputed from the planes with its rounding taken off.
         let bound = bundle.certified_dual(&bundle.beta, lambda, ctx.primal());
         self.imprecise = check_precision(bound, ctx, self.imprecise, t)?;
-        self.below_rounding = check_tolerance(bound, ctx, self.below_rounding, t)?;
+        self.below_rounding =
+            check_tolerance(bound.allowance, bound.value, ctx, self.below_rounding, t)?;
         let w_new = match prox {
             None => {
                 bundle.beta_prox.clone_from(&bundle.beta);
@@ -203,40 +202,6 @@ fn check_precision(bound: Certified, ctx: &mut Context<'_>, count: u32, t: u64) 
          (features many orders of magnitude apart, or iterates far out): rescale the features",
         bound.irreducible,
         ctx.primal()
-    )))
-}
-
-/// Ends the run when the stopping tolerance is below what rounding lets
-/// the bound certify: in [`IMPRECISE_LIMIT`] iterations in a row what
-/// rounding took off the bound was at least half of the gap and more than
-/// `max(tol_abs, tol_rel |F|)`, so the gap stalls above the tolerance (a
-/// tolerance of 0 is off and never fires).
-/// Returns the new count.
-fn check_tolerance(bound: Certified, ctx: &Context<'_>, count: u32, t: u64) -> Result<u32> {
-    let s = ctx.settings;
-    let target = s.tol_abs.max(s.tol_rel * ctx.primal().abs());
-    // At the rounding floor: more than half of this iteration's gap is
-    // rounding, and that part exceeds the tolerance.
-    let floor = bound.allowance;
-    let at_floor = ctx.primal() - bound.value <= 2.0 * floor;
-    if target.is_nan() || target <= 0.0 || floor.is_nan() || floor <= target || !at_floor {
-        return Ok(0);
-    }
-    if count + 1 < IMPRECISE_LIMIT {
-        return Ok(count + 1);
-    }
-    let which = if s.tol_abs >= s.tol_rel * ctx.primal().abs() {
-        format!("tol_abs = {:.3e}", s.tol_abs)
-    } else {
-        format!("tol_rel = {:.3e} (a gap of {target:.3e})", s.tol_rel)
-    };
-    Err(Error::invalid_argument(format!(
-        "precision lost at iteration {t}: {which} is below the rounding error bound of the \
-         lower bound, {:.3e} (F(w) = {:.6e}, gap {:.3e}), so the gap can never reach it in f64: \
-         raise the tolerance",
-        bound.allowance,
-        ctx.primal(),
-        ctx.primal() - bound.value
     )))
 }
 

@@ -224,6 +224,17 @@ pub(crate) fn check_w_len(model: &str, w: &[f64], dim: usize) -> Result<()> {
     Ok(())
 }
 
+/// The errors of a decoding's `w`: the wrong length, or a NaN or infinite
+/// weight (it would make every score NaN and the argmax arbitrary), naming
+/// the coordinate.
+pub(crate) fn check_weights(model: &str, w: &[f64], dim: usize) -> Result<()> {
+    check_w_len(model, w, dim)?;
+    match crate::linalg::first_non_finite(w) {
+        Some((j, v)) => Err(Error::non_finite(format!("{model}: w[{j}] is {v}"))),
+        None => Ok(()),
+    }
+}
+
 /// The error for an example index out of range.
 pub(crate) fn check_example(model: &str, example: usize, m: usize) -> Result<()> {
     if example >= m {

@@ -165,6 +165,19 @@ static void test_decoder_matches_engine(void) {
           y[0], y[1], y[2], y[3], y[4]);
     CHECK_STATUS(bmrm_graph_predict(built, wa, dim, 5, y, 3, &exact), BMRM_ERROR_DIMENSION_MISMATCH);
     CHECK(last_error_has("example 5 has 4 nodes"), "%s", bmrm_last_error());
+    /* A NaN or infinite weight is refused naming its coordinate (as
+     * bmrm_multiclass_predict), nothing written. */
+    double bad[16];
+    memcpy(bad, wa, dim * sizeof(double));
+    bad[3] = NAN;
+    for (int i = 0; i < 8; i++) y[i] = 9;
+    CHECK_STATUS(bmrm_graph_predict(built, bad, dim, 5, y, 4, &exact), BMRM_ERROR_NON_FINITE);
+    CHECK(last_error_has("w[3] is NaN"), "%s", bmrm_last_error());
+    bad[3] = wa[3];
+    bad[dim - 1] = -INFINITY;
+    CHECK_STATUS(bmrm_graph_predict(user, bad, dim, 0, y, 2, &exact), BMRM_ERROR_NON_FINITE);
+    CHECK(last_error_has("w[9] is -inf"), "%s", bmrm_last_error());
+    CHECK(y[0] == 9 && y[1] == 9, "labels written on failure: %u %u", y[0], y[1]);
     bmrm_problem_free(built);
     bmrm_problem_free(user);
 }
@@ -310,6 +323,38 @@ static void test_bad_graphs(void) {
     CHECK_STATUS(bmrm_graph_predict(NULL, w, 10, 0, y, 2, &exact), BMRM_ERROR_NULL_ARGUMENT);
 }
 
+/* Type ids: an id of 2^24 or more (UINT32_MAX: a -1 cast) is refused at
+ * once, naming the example, the node or edge and the list, without an
+ * address-space limit; 2^24 - 1 is a valid node type (the unused types'
+ * class-form blocks are empty, so w keeps its length). */
+static void test_huge_type_ids(void) {
+    chains c = make_chains();
+    bmrm_graph_data g = graph_data(&c, BMRM_ENGINE_AUTO);
+    size_t n = c.node_start[M], e = c.edge_start[M];
+    uint32_t node_types[64] = {0}, edge_types[64] = {0};
+    CHECK(n <= 64 && e <= 64, "the chains are larger than the type arrays");
+    bmrm_graph_data b = g;
+    b.node_types = node_types;
+    node_types[c.node_start[3] + 1] = UINT32_MAX;
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "example 3: node 1 has type 4294967295 in node_types");
+    node_types[c.node_start[3] + 1] = 1u << 24;
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "example 3: node 1 has type 16777216 in node_types");
+    b = g;
+    b.edge_types = edge_types;
+    edge_types[e - 1] = UINT32_MAX - 5;
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "example 5: edge 2 has type 4294967290 in edge_types");
+    /* The largest valid id: all nodes of type 2^24 - 1, types 0.. unused. */
+    for (size_t i = 0; i < n; i++) node_types[i] = (1u << 24) - 1;
+    b = g;
+    b.node_types = node_types;
+    bmrm_problem *p = NULL;
+    CHECK_STATUS(bmrm_problem_new_graph(&b, &p), BMRM_OK);
+    size_t dim = 0;
+    if (p != NULL) CHECK_STATUS(bmrm_problem_dim(p, &dim), BMRM_OK);
+    CHECK(dim == 10, "dim %zu with node type 2^24 - 1", dim);
+    bmrm_problem_free(p);
+}
+
 /* bmrm_graph_positivity_coordinates: none for constant edges; for Potts
    edges with two features the two Potts weights after the 2 x (D + bias)
    unary block; the count alone with coords NULL; a short buffer, a
@@ -358,8 +403,8 @@ static void test_positivity_coordinates(void) {
 
 /* Run as `graph_test oom` (by tests/ffi.rs, never under a sanitizer):
  * under a 900 MB address-space limit, a valid 480 MB feature array and a
- * node_dim of 2^40 and a node or edge type id of 2^32 - 1 in small arrays are
- * BMRM_ERROR_OUT_OF_MEMORY, not an abort; the library
+ * node_dim of 2^40 are BMRM_ERROR_OUT_OF_MEMORY, not an abort, and a node
+ * or edge type id of 2^32 - 1 in small arrays is refused; the library
  * works afterwards. */
 static void test_out_of_memory(void) {
     struct rlimit limit = {900000u * 1024u, 900000u * 1024u};
@@ -380,19 +425,18 @@ static void test_out_of_memory(void) {
     bmrm_graph_data b = g;
     b.node_dim = (size_t)1 << 40;
     expect_bad(&b, BMRM_ERROR_OUT_OF_MEMORY, "node_values");
-    /* Small arrays, a huge type id: the layout's per-type blocks (2^32
-     * node types, 2^32 edge types) cannot be held. */
+    /* Small arrays, a huge type id: refused before any per-type block. */
     uint32_t node_types[64] = {0};
     uint32_t edge_types[64] = {0};
     CHECK(n <= 64 && c.edge_start[M] <= 64, "the chains are larger than the type arrays");
     node_types[n - 1] = UINT32_MAX;
     b = g;
     b.node_types = node_types;
-    expect_bad(&b, BMRM_ERROR_OUT_OF_MEMORY, "node_types");
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "node_types");
     edge_types[c.edge_start[M] - 1] = UINT32_MAX;
     b = g;
     b.edge_types = edge_types;
-    expect_bad(&b, BMRM_ERROR_OUT_OF_MEMORY, "edge_types");
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "edge_types");
     bmrm_problem *p = NULL;
     CHECK_STATUS(bmrm_problem_new_graph(&g, &p), BMRM_OK);
     bmrm_problem_free(p);
@@ -414,6 +458,7 @@ int main(int argc, char **argv) {
     test_decoder_matches_engine();
     test_wrong_decoder_keeps_the_bound_below_the_optimum();
     test_bad_graphs();
+    test_huge_type_ids();
     test_positivity_coordinates();
     printf("%d passed, %d failed\n", checks_passed, checks_failed);
     return checks_failed == 0 ? 0 : 1;

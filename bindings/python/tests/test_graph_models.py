@@ -785,8 +785,9 @@ except MemoryError as e:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "MemoryError: node_features" in out.stdout, out.stdout + out.stderr
-    # A node type id of 2^32 - 1 in small arrays asks the layout for 2^32
-    # per-type blocks: a MemoryError naming the list, not an abort.
+    # A node or edge type id of 2^32 - 1 in small arrays would ask the
+    # layout for 2^32 per-type blocks: refused at once, naming the example,
+    # the node or edge and the list (even where memory would allow them).
     code = """
 import resource
 import numpy as np
@@ -794,16 +795,49 @@ import bmrm
 size = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmSize"))
 limit = size + 300 * 2**20
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-try:
-    bmrm.GraphModel(np.array([2]), np.full(2, 2), np.zeros(2, dtype=np.int64),
-                    np.ones((2, 3)), np.array([0]), np.zeros(0, dtype=np.int64),
-                    node_types=np.array([0, 2**32 - 1], dtype=np.int64))
-except MemoryError as e:
-    print("MemoryError:", e)
+args = (np.array([2]), np.full(2, 2), np.zeros(2, dtype=np.int64), np.ones((2, 3)),
+        np.array([1]), np.array([0, 1]))
+for kw in [dict(node_types=np.array([0, 2**32 - 1])), dict(edge_types=np.array([2**32 - 1]))]:
+    try:
+        bmrm.GraphModel(*args, **kw)
+    except (ValueError, MemoryError) as e:
+        print(type(e).__name__ + ":", e)
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert "MemoryError:" in out.stdout and "node_types" in out.stdout, out.stdout + out.stderr
+    assert ("ValueError: invalid argument: example 0: node 1 has type 4294967295 in node_types"
+            in out.stdout), out.stdout + out.stderr
+    assert ("ValueError: invalid argument: example 0: edge 0 has type 4294967295 in edge_types"
+            in out.stdout), out.stdout + out.stderr
+
+
+def test_type_ids_of_2_to_the_24_or_more_are_refused_naming_the_node_or_edge():
+    args = (np.array([2]), np.full(2, 2), np.zeros(2, dtype=np.int64), np.ones((2, 3)),
+            np.array([1]), np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"example 0: node 1 has type 16777216 in node_types"):
+        bmrm.GraphModel(*args, node_types=np.array([0, 2**24]))
+    with pytest.raises(ValueError, match=r"example 0: edge 0 has type 16777217 in edge_types"):
+        bmrm.GraphModel(*args, edge_types=np.array([2**24 + 1]))
+    # The largest id: the unused types below it have empty blocks.
+    m = bmrm.GraphModel(*args, node_types=np.array([2**24 - 1] * 2))
+    assert m.dim == bmrm.GraphModel(*args).dim == 2 * 3 + 2 * 2
+    assert m.unary_offset(2**24 - 1) == 0
+
+
+def test_decoding_refuses_a_weight_that_is_not_finite():
+    X, Y = graph_data()
+    model = GraphCRF()
+    model.initialize(X, Y)
+    native = model._native(X, Y)
+    w = np.full(native.dim, 0.5)
+    for j, bad, text in [(1, np.nan, "NaN"), (native.dim - 1, -np.inf, "-inf")]:
+        w[j] = bad
+        for decode in (native.predict, native.loss_augmented, native.relaxed):
+            with pytest.raises(ValueError, match=rf"w: element {j} is {text}"):
+                decode(w)
+        with pytest.raises(ValueError, match=rf"element {j} is {text}"):
+            model.inference(X[0], w)
+        w[j] = 0.5
 
 
 def test_edge_types_the_examples_lack_keep_their_tables():

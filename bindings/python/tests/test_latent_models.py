@@ -431,6 +431,9 @@ def test_wrong_shapes_name_the_argument():
         NodeTypeEdgeFeatureGraphCRF(2, [2, 3], [2, 1], [[1, 2], [0, 0]])
     with pytest.raises(ValueError, match=r"l_n_states must list one count per type \(2\)"):
         NodeTypeEdgeFeatureGraphCRF(2, [2], [2, 1], [[1, 2], [2, 0]])
+    # An edge type per ordered pair of types, and type ids below 2^24.
+    with pytest.raises(ValueError, match=r"n_types must be at most 4096 .* got 4097"):
+        NodeTypeEdgeFeatureGraphCRF(4097, [2] * 4097, [1] * 4097, np.zeros((1, 1), dtype=int))
     with pytest.raises(ValueError, match=r"l_class_weight\[1\] must hold l_n_states\[1\]=3"):
         NodeTypeEdgeFeatureGraphCRF(2, [2, 3], [2, 1], [[1, 2], [2, 0]],
                                     l_class_weight=[[1, 1], [1, 1]])

@@ -98,6 +98,14 @@ pub enum GraphLoss {
     Table(Vec<f64>),
 }
 
+/// Node and edge type ids are below this (2^24): the model keeps an offset
+/// per type up to the largest id (a few bytes each, and a block of `w` per
+/// type for per-state, Potts and displacement weights), so an id near 2^32
+/// (a negative id cast to `u32`) in a handful of nodes would ask for tens
+/// of GiB; such an id is refused, naming the example, the node or edge and
+/// the id.
+pub const MAX_TYPES: u32 = 1 << 24;
+
 /// The examples of a graph model: every array is flat, example after
 /// example, so that the C ABI and the bindings hand them over without
 /// copying structure.
@@ -228,6 +236,28 @@ impl GraphExamples {
         self.edge_types.get(edge).map_or(0, |&t| t as usize)
     }
 
+    /// Refuses a node or edge type id of [`MAX_TYPES`] or more, naming the
+    /// first such node or edge (the lengths are checked already).
+    fn check_type_ids(&self) -> Result<()> {
+        if let Some(node) = self.node_types.iter().position(|&t| t >= MAX_TYPES) {
+            let (i, local) = self.locate_node(node);
+            return Err(Error::invalid_argument(format!(
+                "example {i}: node {local} has type {} in node_types; type ids must be below \
+                 {MAX_TYPES} (2^24: the model keeps a block per type up to the largest id)",
+                self.node_types[node]
+            )));
+        }
+        if let Some(edge) = self.edge_types.iter().position(|&t| t >= MAX_TYPES) {
+            let (i, local) = self.locate_edge(edge);
+            return Err(Error::invalid_argument(format!(
+                "example {i}: edge {local} has type {} in edge_types; type ids must be below \
+                 {MAX_TYPES} (2^24: the model keeps a block per type up to the largest id)",
+                self.edge_types[edge]
+            )));
+        }
+        Ok(())
+    }
+
     /// Checks the arrays' lengths and contents; the message names the
     /// example and the node or edge.
     pub(crate) fn validate(&self) -> Result<()> {
@@ -259,6 +289,7 @@ impl GraphExamples {
                 self.edges.len(),
             )?;
         }
+        self.check_type_ids()?;
         let state_rows: usize = self.states.iter().map(|&s| s as usize).sum();
         for i in 0..m {
             let shape = self.shape(i);

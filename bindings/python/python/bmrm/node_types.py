@@ -69,6 +69,9 @@ class NodeTypeEdgeFeatureGraphCRF(_TabledGraph):
 
     def _validate(self) -> None:
         t = check_count(_NAME, self.n_types, "n_types")
+        if t * t > 2**24:  # edge type a * t + b per ordered type pair, ids below 2^24
+            raise ValueError(f"{_NAME}: n_types must be at most 4096 (an edge type per ordered "
+                             f"pair of types, and type ids are below 2^24), got {t}")
         for what, value in (("l_n_states", self.l_n_states), ("l_n_features", self.l_n_features)):
             if np.ndim(value) != 1 or len(value) != t:
                 raise ValueError(f"{_NAME}: {what} must list one count per type ({t}), got "

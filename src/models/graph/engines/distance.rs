@@ -115,8 +115,7 @@ impl Engine for DistanceTransform {
                 let sign = if edge.child_first { 1.0 } else { -1.0 };
                 let coef = [sign * c[0], sign * c[1], c[2], c[3]];
                 let (from, to) = (&grids[edge.child], &grids[edge.parent]);
-                transform_2d(edge.belief, from, to, coef, message, best, work);
-                Ok(())
+                transform_2d(edge.belief, from, to, coef, message, best, work)
             })
         })?;
         Ok(true)
@@ -125,6 +124,8 @@ impl Engine for DistanceTransform {
 
 /// `out[a] = max_b f[b] - (c[0] Dx + c[1] Dy + c[2] Dx^2 + c[3] Dy^2)` with
 /// `D = to.position(a) - from.position(b)`, `arg[a]` a maximising `b`.
+/// Errors: the x pass's `from.height x to.width` cells cannot be held (a
+/// tall grid beside a wide one: more than either grid's states).
 fn transform_2d(
     f: &[f64],
     from: &Grid,
@@ -133,13 +134,26 @@ fn transform_2d(
     out: &mut [f64],
     arg: &mut [u32],
     work: &mut Work,
-) {
+) -> Result<()> {
     let (ws, hs) = (from.width as usize, from.height as usize);
     let (wt, ht) = (to.width as usize, to.height as usize);
     let shift = |k: usize| (i64::from(to.origin[k]) - i64::from(from.origin[k])) as f64;
     let (shift_x, shift_y) = (shift(0), shift(1));
-    work.rows.resize(hs * wt, 0.0);
-    work.rows_arg.resize(hs * wt, 0);
+    let cells = hs.saturating_mul(wt);
+    let room = |have: usize| cells.saturating_sub(have);
+    if work.rows.try_reserve(room(work.rows.len())).is_err()
+        || work
+            .rows_arg
+            .try_reserve(room(work.rows_arg.len()))
+            .is_err()
+    {
+        return Err(Error::out_of_memory(format!(
+            "the {NAME} engine: the message from a {ws} x {hs} grid to a {wt} x {ht} grid needs \
+             {hs} x {wt} cells of work space, which cannot be held in memory"
+        )));
+    }
+    work.rows.resize(cells, 0.0);
+    work.rows_arg.resize(cells, 0);
     for j in 0..hs {
         let span = j * wt..(j + 1) * wt;
         transform_1d(
@@ -180,6 +194,7 @@ fn transform_2d(
             arg[a] = b as u32;
         }
     }
+    Ok(())
 }
 
 /// The 1-D transform: `out[k] = max_i f[i] - (l t + q t^2)` with `t = shift
@@ -396,7 +411,7 @@ mod tests {
             ];
             let size = (to.width * to.height) as usize;
             let (mut out, mut arg) = (vec![0.0; size], vec![0; size]);
-            transform_2d(&f, &from, &to, c, &mut out, &mut arg, &mut work);
+            transform_2d(&f, &from, &to, c, &mut out, &mut arg, &mut work).unwrap();
             let value = |a: u32, b: u32| {
                 let ([xa, ya], [xb, yb]) = (to.position(a), from.position(b));
                 let (dx, dy) = ((xa - xb) as f64, (ya - yb) as f64);
