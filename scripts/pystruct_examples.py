@@ -45,7 +45,8 @@ PRELUDE = (
     "_bmrm_plt.show = lambda *args, **kwargs: None\n"
     "import numpy as _bmrm_np\n"
     "for _name, _type in (('int', int), ('float', float), ('bool', bool), ('object', object)):\n"
-    "    setattr(_bmrm_np, _name, _type)\n"
+    "    if not hasattr(_bmrm_np, _name):  # removed in numpy 1.24 (np.bool is back in 2.0)\n"
+    "        setattr(_bmrm_np, _name, _type)\n"
 )
 
 # pystruct's subpackages and modules -> bmrm's (a module path inside a

