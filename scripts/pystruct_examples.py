@@ -178,14 +178,15 @@ def run_tests(root: str, timeout: float, env: dict) -> list:
                 counts = None
             rows.append((f"{sub}/{name}", counts, time.time() - start))
             shown = "timeout" if counts is None else (
-                f"{counts[0]} passed, {counts[1]} failed, {counts[2]} errors")
+                f"{counts[0]} passed, {counts[1]} failed, {counts[2]} errors  {counts[3]}")
             print(f"{sub + '/' + name:50s} {shown}", flush=True)
     return rows
 
 
 def _junit_counts(report: str):
+    """(passed, failed, errors, the first failure's or error's message)."""
     if not os.path.exists(report):
-        return (0, 0, 1)
+        return (0, 0, 1, "no report")
     suite = ET.parse(report).getroot()
     if suite.tag == "testsuites":
         suite = suite[0]
@@ -193,7 +194,13 @@ def _junit_counts(report: str):
     failed = int(suite.get("failures", 0))
     errors = int(suite.get("errors", 0))
     skipped = int(suite.get("skipped", 0))
-    return (total - failed - errors - skipped, failed, errors)
+    first = ""
+    for case in suite.iter("testcase"):
+        for child in case:
+            if child.tag in ("failure", "error") and not first:
+                first = (child.get("message") or "").strip().splitlines()
+                first = first[-1][:100] if first else ""
+    return (total - failed - errors - skipped, failed, errors, first)
 
 
 def main() -> int:
@@ -230,15 +237,15 @@ def main() -> int:
     if not args.no_tests:
         print()
         rows = run_tests(root, args.timeout, env)
-        print("\n| test file | passed | failed | errors |")
-        print("|---|---|---|---|")
+        print("\n| test file | passed | failed | errors | first failure |")
+        print("|---|---|---|---|---|")
         total = [0, 0, 0]
         for name, counts, _ in rows:
             if counts is None:
-                print(f"| {name} | timeout | | |")
+                print(f"| {name} | timeout | | | |")
                 continue
-            print(f"| {name} | {counts[0]} | {counts[1]} | {counts[2]} |")
-            total = [t + c for t, c in zip(total, counts)]
+            print(f"| {name} | {counts[0]} | {counts[1]} | {counts[2]} | {counts[3]} |")
+            total = [t + c for t, c in zip(total, counts[:3])]
         print(f"\npystruct's tests on bmrm: {total[0]} passed, {total[1]} failed, "
               f"{total[2]} errors")
     return 0
