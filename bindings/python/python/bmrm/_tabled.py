@@ -102,7 +102,7 @@ class _TabledGraph(_GraphBase):
             symmetric=self._symmetric(), antisymmetric=self._antisymmetric(),
             engine=engine, loss_table=cat(losses),
             allowed=None if all_masks.all() else all_masks.astype(np.int64),
-            table_form=self._table_form())
+            table_form=self._table_form(), edge_type_states=self._edge_type_states())
         size = getattr(self, "size_joint_feature", None)
         if size is not None and native.dim != size:
             raise ValueError(

