@@ -17,6 +17,7 @@ mod test_graphs;
 #[cfg(test)]
 mod testing;
 mod tree;
+mod unary;
 
 pub use ad3::{Ad3, Relaxation, MAX_BRANCHES};
 pub use alpha_expansion::{AlphaExpansion, MAX_SWEEPS};
@@ -27,3 +28,4 @@ pub use graph_cut::GraphCut;
 pub use loopy::LoopyMaxProduct;
 pub use maxflow::MaxFlow;
 pub use tree::TreeMaxSum;
+pub use unary::UnaryArgmax;
