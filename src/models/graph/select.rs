@@ -25,12 +25,20 @@ impl From<EngineKind> for EngineChoice {
     }
 }
 
+/// An engine in use: its kind (`None`: the caller's) and when it is exact
+/// (`None`: the caller's says so call by call).
+#[derive(Clone)]
+struct InUse {
+    kind: Option<EngineKind>,
+    engine: Arc<dyn Engine>,
+    exact: Option<Exactness>,
+}
+
 /// The engines a model uses and which one decodes each example.
 #[derive(Clone)]
 pub(crate) struct Engines {
-    /// Each engine in use, with its kind (`None`: the caller's) and when
-    /// it is exact (`None`: the caller's says so call by call).
-    list: Vec<(Option<EngineKind>, Arc<dyn Engine>, Option<Exactness>)>,
+    /// Each engine in use.
+    list: Vec<InUse>,
     of_example: Vec<u32>,
     /// Whether every example's engine is exact on its graph whatever the
     /// potentials (the registry's [`Exactness`] of each).
@@ -41,7 +49,7 @@ impl Engines {
     /// Picks and checks each example's engine; errors name the example.
     pub(crate) fn new(ex: &GraphExamples, choice: EngineChoice) -> Result<Self> {
         let displacement = matches!(ex.edge_features, EdgeFeatures::Displacement { .. });
-        let mut list: Vec<(Option<EngineKind>, Arc<dyn Engine>, Option<Exactness>)> = Vec::new();
+        let mut list: Vec<InUse> = Vec::new();
         let mut all_exact = true;
         let mut of_example = Vec::with_capacity(ex.num_examples());
         for i in 0..ex.num_examples() {
@@ -64,7 +72,7 @@ impl Engines {
                 }
                 EngineChoice::Kind(k) => Some(*k),
             };
-            let at = match list.iter().position(|(k, _, _)| *k == kind) {
+            let at = match list.iter().position(|e| e.kind == kind) {
                 Some(at) => at,
                 None => {
                     let (engine, exact) = match (&choice, kind) {
@@ -75,12 +83,16 @@ impl Engines {
                         }
                         (_, None) => unreachable!("a built-in choice has a kind"),
                     };
-                    list.push((kind, engine, exact));
+                    list.push(InUse {
+                        kind,
+                        engine,
+                        exact,
+                    });
                     list.len() - 1
                 }
             };
-            let (_, engine, exact) = &list[at];
-            all_exact &= exact.map_or(true, |x| x.on(&shape));
+            let InUse { engine, exact, .. } = &list[at];
+            all_exact &= exact.is_none_or(|x| x.on(&shape));
             let needs_displacement =
                 kind.is_some_and(|k| registry::entry(k).accepts == Accepts::DisplacementForests);
             if needs_displacement && !displacement {
@@ -108,12 +120,12 @@ impl Engines {
     /// Example `i`'s engine.
     #[inline]
     pub(crate) fn of(&self, i: usize) -> &dyn Engine {
-        self.list[self.of_example[i] as usize].1.as_ref()
+        self.list[self.of_example[i] as usize].engine.as_ref()
     }
 
     /// Whether every engine may run on several threads at once.
     pub(crate) fn thread_safe(&self) -> bool {
-        self.list.iter().all(|(_, e, _)| e.thread_safe())
+        self.list.iter().all(|e| e.engine.thread_safe())
     }
 
     /// Whether every built-in engine in use is exact on its examples'
