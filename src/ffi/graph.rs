@@ -8,14 +8,15 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
 use crate::models::graph::{
-    sparse_node_rows, EdgeFeatures, Engine, EngineChoice, EngineKind, GraphExamples, GraphLoss,
-    GraphModel, GraphShape, Grid, NodeFeatures, Pairwise, Potentials,
+    sparse_node_rows, EdgeFeatures, Engine, EngineChoice, GraphExamples, GraphLoss, GraphModel,
+    GraphShape, Grid, NodeFeatures, Pairwise, Potentials,
 };
 use crate::models::with_scratch;
 use crate::oracle::MaxOracle;
 
 use super::boundary::{copy, non_null, reserve, slice, status};
 use super::callbacks::UserPtr;
+use super::engine::{bmrm_engine, engine_kind, RawEngine};
 use super::problem::{bmrm_problem, Builtin};
 use super::types::bmrm_status;
 
@@ -68,54 +69,12 @@ pub enum bmrm_graph_loss {
     BMRM_GRAPH_LOSS_TABLE = 1,
 }
 
-/// The built-in inference engines.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum bmrm_engine {
-    /// The best exact engine for each example's graph.
-    BMRM_ENGINE_AUTO = 0,
-    /// Every labelling (at most 2^24): exact.
-    BMRM_ENGINE_EXHAUSTIVE = 1,
-    /// Max-sum dynamic programming on trees and forests: exact.
-    BMRM_ENGINE_TREE_MAX_SUM = 2,
-    /// Tree max-sum with generalised distance transforms (displacement
-    /// edges): exact.
-    BMRM_ENGINE_DISTANCE_TRANSFORM = 3,
-    /// s-t minimum cut, binary nodes, submodular pairwise terms: exact.
-    BMRM_ENGINE_GRAPH_CUT = 4,
-    /// Alpha-expansion, metric pairwise terms: approximate (the run's gap is
-    /// then not certified).
-    BMRM_ENGINE_ALPHA_EXPANSION = 5,
-    /// Loopy max-product belief propagation: exact (tree max-sum) on
-    /// forests, approximate on graphs with cycles (the gap is then not
-    /// certified).
-    BMRM_ENGINE_LOOPY_MAX_PRODUCT = 6,
-    /// The best exact engine where one applies (forests, tiny graphs,
-    /// binary submodular graphs), loopy max-product otherwise (not
-    /// certified).
-    BMRM_ENGINE_EXACT_OR_LOOPY = 7,
-    /// AD3, the local-polytope LP relaxation: exact where the LP's optimum
-    /// is integral and proven so, the rounded fractional solution otherwise
-    /// (then not certified).
-    BMRM_ENGINE_AD3 = 8,
-    /// AD3 with branch and bound: exact (an answer whose branch budget ran
-    /// out is marked inexact).
-    BMRM_ENGINE_AD3_BRANCH_AND_BOUND = 9,
-    /// QPBO (roof duality), any pairwise terms: exact on binary graphs
-    /// where it labels every node or every term is submodular;
-    /// alpha-expansion with QPBO moves otherwise and with more states (then
-    /// not certified).
-    BMRM_ENGINE_QPBO = 10,
-}
-
 /// A `bmrm_node_features` received from C; spelled `bmrm_node_features`.
 pub type RawNodeFeatures = i32;
 /// A `bmrm_edge_features` received from C; spelled `bmrm_edge_features`.
 pub type RawEdgeFeatures = i32;
 /// A `bmrm_graph_loss` received from C; spelled `bmrm_graph_loss`.
 pub type RawGraphLoss = i32;
-/// A `bmrm_engine` received from C; spelled `bmrm_engine`.
-pub type RawEngine = i32;
 
 /// A node's grid of candidate positions: state `s` is the position
 /// `(origin_x + s % width, origin_y + s / width)`.
@@ -148,7 +107,7 @@ pub struct bmrm_graph_data {
     pub states: *const u32,
     /// `n` true states.
     pub labels: *const u32,
-    /// `n` node types (each below 2^24), or NULL for all 0.
+    /// `n` node types, or NULL for all 0.
     pub node_types: *const u32,
     /// A `bmrm_node_features`.
     pub node_features: RawNodeFeatures,
@@ -168,7 +127,7 @@ pub struct bmrm_graph_data {
     /// `2 E` node indices, local to each example: edge `e` joins
     /// `edges[2e]` to `edges[2e + 1]`.
     pub edges: *const u32,
-    /// `E` edge types (each below 2^24), or NULL for all 0.
+    /// `E` edge types, or NULL for all 0.
     pub edge_types: *const u32,
     /// A `bmrm_edge_features`.
     pub edge_features: RawEdgeFeatures,
@@ -566,27 +525,6 @@ unsafe fn examples(g: &bmrm_graph_data) -> Result<(GraphExamples, bool)> {
     Ok((ex, g.bias))
 }
 
-fn engine_kind(raw: RawEngine) -> Result<EngineKind> {
-    Ok(match raw {
-        0 => EngineKind::Auto,
-        1 => EngineKind::Exhaustive,
-        2 => EngineKind::TreeMaxSum,
-        3 => EngineKind::DistanceTransform,
-        4 => EngineKind::GraphCut,
-        5 => EngineKind::AlphaExpansion,
-        6 => EngineKind::LoopyMaxProduct,
-        7 => EngineKind::ExactOrLoopy,
-        8 => EngineKind::Ad3,
-        9 => EngineKind::Ad3BranchAndBound,
-        10 => EngineKind::Qpbo,
-        k => {
-            return Err(Error::invalid_argument(format!(
-                "engine = {k} is not a bmrm_engine (0..=10)"
-            )))
-        }
-    })
-}
-
 /// Writes a graph problem to `*out`.
 ///
 /// # Safety
@@ -605,10 +543,10 @@ unsafe fn emit(out: *mut *mut bmrm_problem, model: GraphModel) {
 /// success).
 ///
 /// Errors name the example and the node or edge: an edge to a missing node,
-/// zero states, a self loop, a label out of range, a node or edge type id of
-/// 2^24 or more, features of the wrong length, a graph the engine cannot
-/// handle (BMRM_ERROR_INVALID_ARGUMENT or BMRM_ERROR_DIMENSION_MISMATCH); a
-/// pointer set that the chosen kinds do not read.
+/// zero states, a self loop, a label out of range, features of the wrong
+/// length, a graph the engine cannot handle (BMRM_ERROR_INVALID_ARGUMENT or
+/// BMRM_ERROR_DIMENSION_MISMATCH); a pointer set that the chosen kinds do
+/// not read.
 ///
 /// # Safety
 /// `g` is NULL or valid for reading, and its pointers as their fields
@@ -623,7 +561,7 @@ pub unsafe extern "C" fn bmrm_problem_new_graph(
         non_null(g, "g")?;
         // SAFETY: `g` is not NULL and readable by the contract.
         let g = unsafe { &*g };
-        let kind = engine_kind(g.engine)?;
+        let kind = engine_kind(g.engine)?.kind;
         // SAFETY: forwarded from this function's contract.
         let (ex, bias) = unsafe { examples(g) }?;
         let model = GraphModel::new(ex, bias, EngineChoice::Kind(kind))?;
@@ -680,8 +618,6 @@ pub unsafe extern "C" fn bmrm_problem_new_graph_decoder(
 /// written to `labels` (`num_nodes` entries, the example's node count), and
 /// in `*exact` whether the engine knows it to be a maximiser. `p` must have
 /// been made by bmrm_problem_new_graph or bmrm_problem_new_graph_decoder.
-/// A NaN or infinite weight is BMRM_ERROR_NON_FINITE naming its coordinate
-/// (as bmrm_multiclass_predict): it would make every score NaN.
 ///
 /// # Safety
 /// `w` is NULL or valid for `dim` doubles, `labels` for writing `num_nodes`

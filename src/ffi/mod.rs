@@ -25,6 +25,7 @@ pub mod bcfw;
 mod boundary;
 pub mod callbacks;
 pub mod corner;
+pub mod engine;
 pub mod graph;
 pub mod models;
 #[cfg(feature = "mpi")]
@@ -48,10 +49,11 @@ pub use corner::{
     bmrm_corner, bmrm_corner_add, bmrm_corner_add_many, bmrm_corner_add_row, bmrm_corner_dense,
     bmrm_corner_mark_inexact, bmrm_corner_set_label, bmrm_corner_set_loss,
 };
+pub use engine::{bmrm_engine, bmrm_graph_engine_from_name};
 pub use graph::{
-    bmrm_edge_features, bmrm_engine, bmrm_graph_data, bmrm_graph_data_default,
-    bmrm_graph_decoder_fn, bmrm_graph_loss, bmrm_graph_predict, bmrm_grid, bmrm_node_features,
-    bmrm_potentials, bmrm_problem_new_graph, bmrm_problem_new_graph_decoder,
+    bmrm_edge_features, bmrm_graph_data, bmrm_graph_data_default, bmrm_graph_decoder_fn,
+    bmrm_graph_loss, bmrm_graph_predict, bmrm_grid, bmrm_node_features, bmrm_potentials,
+    bmrm_problem_new_graph, bmrm_problem_new_graph_decoder,
 };
 pub use models::{
     bmrm_chain_predict, bmrm_multiclass_predict, bmrm_problem_dim, bmrm_problem_new_chain_dense,

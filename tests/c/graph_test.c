@@ -182,6 +182,51 @@ static void test_decoder_matches_engine(void) {
     bmrm_problem_free(user);
 }
 
+/* Engines by name (the library's registry: '_' for '-', aliases) and the
+ * engines appended to bmrm_engine: conditioning is exact and solves the
+ * exhaustive engine's problem; unary ignores the chains' edges, so its
+ * answers are not exact and the run is not certified. */
+static void test_engines_by_name(void) {
+    bmrm_engine e = BMRM_ENGINE_AUTO;
+    CHECK_STATUS(bmrm_graph_engine_from_name("tree-max-sum", &e), BMRM_OK);
+    CHECK(e == BMRM_ENGINE_TREE_MAX_SUM, "tree-max-sum is %d", (int)e);
+    CHECK_STATUS(bmrm_graph_engine_from_name("cut_set_conditioning", &e), BMRM_OK);
+    CHECK(e == BMRM_ENGINE_CONDITIONING, "cut_set_conditioning is %d", (int)e);
+    CHECK_STATUS(bmrm_graph_engine_from_name("lp", &e), BMRM_OK);
+    CHECK(e == BMRM_ENGINE_AD3, "lp is %d", (int)e);
+    CHECK_STATUS(bmrm_graph_engine_from_name("unary", &e), BMRM_OK);
+    CHECK(e == BMRM_ENGINE_UNARY, "unary is %d", (int)e);
+    CHECK_STATUS(bmrm_graph_engine_from_name("qpbo", &e), BMRM_OK);
+    CHECK(e == BMRM_ENGINE_QPBO, "qpbo is %d", (int)e);
+    CHECK_STATUS(bmrm_graph_engine_from_name("trw", &e), BMRM_ERROR_INVALID_ARGUMENT);
+    CHECK(last_error_has("name = \"trw\" is not an engine") && last_error_has("conditioning"),
+          "%s", bmrm_last_error());
+    CHECK(e == BMRM_ENGINE_QPBO, "a failed call writes nothing");
+    CHECK_STATUS(bmrm_graph_engine_from_name(NULL, &e), BMRM_ERROR_NULL_ARGUMENT);
+    CHECK_STATUS(bmrm_graph_engine_from_name("auto", NULL), BMRM_ERROR_NULL_ARGUMENT);
+
+    chains c = make_chains();
+    bmrm_graph_data g = graph_data(&c, BMRM_ENGINE_EXHAUSTIVE);
+    bmrm_problem *exhaustive = NULL, *conditioning = NULL, *unary = NULL;
+    CHECK_STATUS(bmrm_problem_new_graph(&g, &exhaustive), BMRM_OK);
+    g.engine = BMRM_ENGINE_CONDITIONING;
+    CHECK_STATUS(bmrm_problem_new_graph(&g, &conditioning), BMRM_OK);
+    g.engine = BMRM_ENGINE_UNARY;
+    CHECK_STATUS(bmrm_problem_new_graph(&g, &unary), BMRM_OK);
+    if (!exhaustive || !conditioning || !unary) return;
+    double wa[16], wb[16], wc[16];
+    bmrm_info a = solve(exhaustive, BMRM_ALGORITHM_BMRM, 1, wa, 10);
+    bmrm_info b = solve(conditioning, BMRM_ALGORITHM_BMRM, 1, wb, 10);
+    bmrm_info u = solve(unary, BMRM_ALGORITHM_BMRM, 1, wc, 10);
+    CHECK(fabs(a.primal - b.primal) <= 1e-6 * a.primal, "conditioning: F %.17g vs %.17g",
+          b.primal, a.primal);
+    CHECK(a.certified && b.certified, "the exact engines certify");
+    CHECK(!u.certified, "unary on chains is not certified");
+    bmrm_problem_free(exhaustive);
+    bmrm_problem_free(conditioning);
+    bmrm_problem_free(unary);
+}
+
 static void test_wrong_decoder_keeps_the_bound_below_the_optimum(void) {
     chains c = make_chains();
     bmrm_graph_data g = graph_data(&c, BMRM_ENGINE_EXHAUSTIVE);
@@ -257,8 +302,8 @@ static void test_bad_graphs(void) {
     expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "grids is set but CONSTANT edge features");
 
     b = g;
-    b.engine = 11;
-    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "engine = 11");
+    b.engine = (bmrm_engine)(BMRM_ENGINE_QPBO + 1);
+    expect_bad(&b, BMRM_ERROR_INVALID_ARGUMENT, "engine = 13 is not a bmrm_engine (0..=12)");
 
     b = g;
     b.node_features = 5;
@@ -456,6 +501,7 @@ int main(int argc, char **argv) {
     (void)mc_make;
     (void)mc_free;
     test_decoder_matches_engine();
+    test_engines_by_name();
     test_wrong_decoder_keeps_the_bound_below_the_optimum();
     test_bad_graphs();
     test_huge_type_ids();

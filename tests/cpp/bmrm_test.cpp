@@ -901,6 +901,12 @@ static bmrm::Labelling enumerate_labellings(const bmrm::Potentials &p) {
 }
 
 static void test_graph() {
+    // Engines by name, resolved by the library's registry.
+    CHECK(bmrm::engine_from_name("conditioning") == bmrm::Engine::conditioning, "conditioning");
+    CHECK(bmrm::engine_from_name("tree_max_sum") == bmrm::Engine::tree_max_sum, "'_' for '-'");
+    CHECK(bmrm::engine_from_name("max-product") == bmrm::Engine::loopy_max_product, "an alias");
+    CHECK_THROWS(bmrm::error, bmrm::engine_from_name("qpbo"),
+                 CHECK(std::strstr(e.what(), "not an engine") != nullptr, "%s", e.what()));
     bmrm::Problem built = bmrm::Problem::graph(graph_chains(bmrm::Engine::exhaustive));
     std::atomic<int> calls{0};
     bmrm::Problem user = bmrm::Problem::graph_decoder(

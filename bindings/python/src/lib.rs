@@ -46,6 +46,7 @@ fn _bmrm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<problem::ChainModel>()?;
     m.add_class::<graph::PyGraphModel>()?;
     m.add_function(wrap_pyfunction!(inference::decode_potentials, m)?)?;
+    m.add("ENGINES", graph::engine_table())?;
     m.add("BmrmError", m.py().get_type::<BmrmError>())?;
     m.add(
         "MULTICLASS_BCFW_MAX_CONDITION",

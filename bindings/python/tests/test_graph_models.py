@@ -13,6 +13,7 @@ import pytest
 from scipy.optimize import minimize
 
 import bmrm
+from bmrm._bmrm import ENGINES
 from bmrm.graph_models import (
     INFERENCE_METHODS, BinaryClf, DirectionalGridCRF, EdgeFeatureGraphCRF, GraphCRF, GridCRF,
     MultiLabelClf, chow_liu_tree, engine_for)
@@ -457,6 +458,12 @@ def test_inference_method_table():
         GraphCRF(inference_method=("qpbo",))
     assert set(INFERENCE_METHODS) >= {None, "max-product", "qpbo", "ad3", "ad3+", "lp", "unary",
                                       "exhaustive"}
+    # Every engine of the library's registry, by its name and its aliases.
+    for engine, aliases, *_ in ENGINES:
+        for name in (engine, *aliases):
+            assert engine_for("GraphCRF", name) == engine
+    assert engine_for("GraphCRF", "conditioning") == "conditioning"
+    assert engine_for("GraphCRF", "max-product") == "loopy-max-product"
 
 
 def dense_data(n=2, m=8, k=3, d=3, seed=13):

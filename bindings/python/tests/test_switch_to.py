@@ -81,7 +81,13 @@ def test_switch_to_every_inference_method(model):
                 with pytest.raises(ValueError, match=str(e).split(":")[0]):
                     est.fit(X, Y)
                 continue
-            est.fit(X, Y)
+            try:
+                est.fit(X, Y)
+            except ValueError as e:
+                # graph cut ('qpbo') refuses a non-submodular edge of an
+                # iterate (documented), naming it.
+                assert INFERENCE_METHODS[name][0] == "graph-cut" and "is not submodular" in str(e), e
+                continue
             assert m.inference_method == target
             w = np.asarray(est.w)
             value = _objective(make, X, Y, w)

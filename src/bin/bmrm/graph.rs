@@ -5,9 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bmrm::models::graph::registry::{self, EngineEntry, ENGINES};
 use bmrm::models::graph::{EngineChoice, EngineKind, GraphModel};
 use bmrm::{MaxOracle, Problem, Solver};
-use clap::ValueEnum;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use serde_json::json;
 
 use crate::graph_data::{parse_header, read, GraphFile, Header};
@@ -15,55 +16,32 @@ use crate::modelfile::ModelFile;
 use crate::progress::{emit, info_json, rel_gap, short, Mode, Progress};
 use crate::{option_names, say};
 
-/// `--engine`: the built-in inference engines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum EngineArg {
-    /// The best exact engine for each example's graph.
-    Auto,
-    /// Every labelling (at most 2^24): exact.
-    Exhaustive,
-    /// Max-sum dynamic programming on trees and forests: exact.
-    TreeMaxSum,
-    /// Tree max-sum with distance transforms (displacement edges): exact.
-    DistanceTransform,
-    /// s-t minimum cut (binary nodes, submodular edges): exact.
-    GraphCut,
-    /// Alpha-expansion (metric edges): approximate, the gap is not certified.
-    AlphaExpansion,
-    /// Loopy max-product: exact on forests, approximate on cycles.
-    LoopyMaxProduct,
-    /// The best exact engine where one applies, else loopy max-product.
-    ExactOrLoopy,
-    /// AD3, the LP relaxation: exact where the LP is tight, else rounded.
-    Ad3,
-    /// AD3 with branch and bound: exact.
-    Ad3BranchAndBound,
-    /// QPBO (any binary terms; alpha-expansion with QPBO moves for more
-    /// states): exact where it labels every node, else not certified.
-    Qpbo,
-}
+/// `--engine`: a built-in inference engine of the registry.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineArg(&'static EngineEntry);
 
 impl EngineArg {
+    /// The default, [`EngineKind::Auto`].
+    pub fn auto() -> Self {
+        EngineArg(registry::entry(EngineKind::Auto))
+    }
     fn kind(self) -> EngineKind {
-        match self {
-            EngineArg::Auto => EngineKind::Auto,
-            EngineArg::Exhaustive => EngineKind::Exhaustive,
-            EngineArg::TreeMaxSum => EngineKind::TreeMaxSum,
-            EngineArg::DistanceTransform => EngineKind::DistanceTransform,
-            EngineArg::GraphCut => EngineKind::GraphCut,
-            EngineArg::AlphaExpansion => EngineKind::AlphaExpansion,
-            EngineArg::LoopyMaxProduct => EngineKind::LoopyMaxProduct,
-            EngineArg::ExactOrLoopy => EngineKind::ExactOrLoopy,
-            EngineArg::Ad3 => EngineKind::Ad3,
-            EngineArg::Ad3BranchAndBound => EngineKind::Ad3BranchAndBound,
-            EngineArg::Qpbo => EngineKind::Qpbo,
-        }
+        self.0.kind
     }
-    fn name(self) -> String {
-        self.to_possible_value()
-            .map(|v| v.get_name().to_string())
-            .unwrap_or_default()
+    fn name(self) -> &'static str {
+        self.0.name
     }
+}
+
+/// `--engine`'s values: every registry entry, its name with its aliases
+/// and its summary for the help.
+pub fn engine_parser() -> impl TypedValueParser<Value = EngineArg> {
+    PossibleValuesParser::new(ENGINES.iter().map(|e| {
+        PossibleValue::new(e.name)
+            .aliases(e.aliases.iter().copied())
+            .help(e.summary)
+    }))
+    .map(|name| EngineArg(registry::by_name(&name).expect("a possible value is a registry name")))
 }
 
 fn model(g: GraphFile, bias: bool, engine: EngineArg, path: &Path) -> Result<GraphModel, String> {
@@ -317,8 +295,9 @@ pub fn read_model(f: ModelFile, path: &Path) -> Result<SavedGraph, String> {
     ))
     .map_err(|e| format!("model file {name}: {e}"))?;
     let engine_name = f.require::<String>(path, "engine")?;
-    let engine = EngineArg::from_str(&engine_name, false)
-        .map_err(|_| format!("model file {name}: unknown engine `{engine_name}`"))?;
+    let engine = registry::by_name(&engine_name)
+        .map(EngineArg)
+        .ok_or_else(|| format!("model file {name}: unknown engine `{engine_name}`"))?;
     let bias = match f.require::<u8>(path, "bias")? {
         0 => false,
         1 => true,

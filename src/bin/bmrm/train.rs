@@ -39,7 +39,7 @@ pub struct TrainArgs {
     #[arg(long)]
     pub graph: bool,
     /// With --graph: the inference engine.
-    #[arg(long, value_enum, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = crate::graph::engine_parser())]
     pub engine: Option<crate::graph::EngineArg>,
     /// Train over MPI (a build with `--features mpi`, started by mpirun, e.g.
     /// `mpirun -np 4 bmrm train --distributed ...`): every rank reads the
@@ -331,7 +331,7 @@ fn run_graph(a: &TrainArgs, mode: Mode) -> Result<(), String> {
     crate::graph::train(crate::graph::TrainGraph {
         data: &d.data,
         limit: d.examples,
-        engine: a.engine.unwrap_or(crate::graph::EngineArg::Auto),
+        engine: a.engine.unwrap_or_else(crate::graph::EngineArg::auto),
         bias: !a.solver.no_bias,
         reg: &a.reg,
         solver: &a.solver,

@@ -57,7 +57,10 @@
 //!
 //! # Engines
 //!
-//! [`EngineKind`] names the built-in engines; [`EngineChoice::Custom`] takes
+//! [`EngineKind`] names the built-in engines, each declared once in
+//! [`registry::ENGINES`] (its names, C value, the graphs it accepts and
+//! when it is exact; the front ends take their lists from it);
+//! [`EngineChoice::Custom`] takes
 //! the caller's (the C ABI's `bmrm_graph_decoder_fn`). Each engine checks
 //! once, when the model is built, that it can handle every example's graph
 //! (a tree engine refuses a cycle, naming the edge). [`EngineKind::Auto`]
@@ -80,14 +83,16 @@ mod examples;
 mod layout;
 mod model;
 mod potentials;
+pub mod registry;
 mod select;
 pub mod synthetic;
 
-pub use engine::{Engine, EngineKind};
+pub use engine::Engine;
 pub use examples::{
     sparse_node_rows, EdgeFeatures, GraphExamples, GraphLoss, NodeFeatures, MAX_TYPES,
 };
 pub use layout::TableForm;
 pub use model::GraphModel;
 pub use potentials::{GraphShape, Grid, Pairwise, Potentials};
+pub use registry::EngineKind;
 pub use select::{decode, EngineChoice};

@@ -3,13 +3,11 @@
 
 use std::sync::Arc;
 
-use super::engines::{
-    cut_labellings, cut_set, Ad3, AlphaExpansion, Conditioning, DistanceTransform, Exhaustive,
-    GraphCut, LoopyMaxProduct, Qpbo, TreeMaxSum,
-};
+use super::engines::{cut_labellings, cut_set, GraphCut, TreeMaxSum};
 use super::examples::{in_example, EdgeFeatures, GraphExamples};
-use super::{Engine, EngineKind, GraphShape};
+use super::registry::{self, Accepts, Exactness};
 use super::{Pairwise, Potentials};
+use super::{Engine, EngineKind, GraphShape};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The engine of a graph model.
@@ -27,83 +25,85 @@ impl From<EngineKind> for EngineChoice {
     }
 }
 
+/// An engine in use: its kind (`None`: the caller's) and when it is exact
+/// (`None`: the caller's says so call by call).
+#[derive(Clone)]
+struct InUse {
+    kind: Option<EngineKind>,
+    engine: Arc<dyn Engine>,
+    exact: Option<Exactness>,
+}
+
 /// The engines a model uses and which one decodes each example.
 #[derive(Clone)]
 pub(crate) struct Engines {
-    /// Each engine in use, with its kind (`None`: the caller's).
-    list: Vec<(Option<EngineKind>, Arc<dyn Engine>)>,
+    /// Each engine in use.
+    list: Vec<InUse>,
     of_example: Vec<u32>,
-    /// The kind the caller asked for (`None`: the caller's engine).
-    asked: Option<EngineKind>,
+    /// Whether every example's engine is exact on its graph whatever the
+    /// potentials (the registry's [`Exactness`] of each).
+    all_exact: bool,
 }
 
 impl Engines {
     /// Picks and checks each example's engine; errors name the example.
     pub(crate) fn new(ex: &GraphExamples, choice: EngineChoice) -> Result<Self> {
         let displacement = matches!(ex.edge_features, EdgeFeatures::Displacement { .. });
-        let mut list: Vec<(Option<EngineKind>, Arc<dyn Engine>)> = Vec::new();
+        let mut list: Vec<InUse> = Vec::new();
+        let mut all_exact = true;
         let mut of_example = Vec::with_capacity(ex.num_examples());
         for i in 0..ex.num_examples() {
             let shape = ex.shape(i);
             let kind = kind_for(&choice, &shape, displacement);
-            let at = match list.iter().position(|(k, _)| *k == kind) {
+            let at = match list.iter().position(|e| e.kind == kind) {
                 Some(at) => at,
                 None => {
-                    let engine = match (&choice, kind) {
-                        (EngineChoice::Custom(e), _) => e.clone(),
-                        (EngineChoice::Kind(asked), Some(k)) => built_in(k, *asked)?,
+                    let (engine, exact) = match (&choice, kind) {
+                        (EngineChoice::Custom(e), _) => (e.clone(), None),
+                        (EngineChoice::Kind(asked), Some(k)) => {
+                            let (e, x) = built_in(k, *asked)?;
+                            (e, Some(x))
+                        }
                         (_, None) => unreachable!("a built-in choice has a kind"),
                     };
-                    list.push((kind, engine));
+                    list.push(InUse {
+                        kind,
+                        engine,
+                        exact,
+                    });
                     list.len() - 1
                 }
             };
-            let engine = &list[at].1;
+            let InUse { engine, exact, .. } = &list[at];
+            all_exact &= exact.is_none_or(|x| x.on(&shape));
             check_engine(engine.as_ref(), kind, &shape, displacement)
                 .map_err(|e| in_example(e, i).context(format!("({})", engine.name())))?;
             of_example.push(at as u32);
         }
-        let asked = match choice {
-            EngineChoice::Kind(k) => Some(k),
-            EngineChoice::Custom(_) => None,
-        };
         Ok(Engines {
             list,
             of_example,
-            asked,
+            all_exact,
         })
     }
 
     /// Example `i`'s engine.
     #[inline]
     pub(crate) fn of(&self, i: usize) -> &dyn Engine {
-        self.list[self.of_example[i] as usize].1.as_ref()
+        self.list[self.of_example[i] as usize].engine.as_ref()
     }
 
     /// Whether every engine may run on several threads at once.
     pub(crate) fn thread_safe(&self) -> bool {
-        self.list.iter().all(|(_, e)| e.thread_safe())
+        self.list.iter().all(|e| e.engine.thread_safe())
     }
 
-    /// Whether every built-in engine in use is exact on every potential
+    /// Whether every built-in engine in use is exact on its examples'
+    /// graphs whatever the potentials, by the registry's [`Exactness`]
     /// (the caller's engine says so call by call, and so does AD3 with
-    /// branch and bound when its branch budget runs out): not
-    /// alpha-expansion nor loopy max-product on a graph with cycles, nor
-    /// AD3 without branch and bound, nor QPBO, nor the graph cut of
-    /// [`EngineKind::Auto`] or [`EngineKind::ExactOrLoopy`], which falls
-    /// back to one of them.
+    /// branch and bound when its branch budget runs out).
     pub(crate) fn all_exact(&self) -> bool {
-        let plain_cut = self.asked == Some(EngineKind::GraphCut);
-        self.list.iter().all(|(k, _)| match k {
-            Some(
-                EngineKind::AlphaExpansion
-                | EngineKind::LoopyMaxProduct
-                | EngineKind::Ad3
-                | EngineKind::Qpbo,
-            ) => false,
-            Some(EngineKind::GraphCut) => plain_cut,
-            _ => true,
-        })
+        self.all_exact
     }
 }
 
@@ -137,7 +137,9 @@ fn check_engine(
     shape: &GraphShape,
     displacement: bool,
 ) -> Result<()> {
-    if kind == Some(EngineKind::DistanceTransform) && !displacement {
+    let needs_displacement =
+        kind.is_some_and(|k| registry::entry(k).accepts == Accepts::DisplacementForests);
+    if needs_displacement && !displacement {
         return Err(Error::invalid_argument(
             "the engine needs displacement edge features (grids), not tables \
              (use tree max-sum)",
@@ -193,7 +195,7 @@ pub fn decode(potentials: &Potentials, choice: &EngineChoice, labels: &mut [u32]
     let kind = kind_for(choice, shape, displacement);
     let engine = match (choice, kind) {
         (EngineChoice::Custom(e), _) => e.clone(),
-        (EngineChoice::Kind(asked), Some(k)) => built_in(k, *asked)?,
+        (EngineChoice::Kind(asked), Some(k)) => built_in(k, *asked)?.0,
         (_, None) => unreachable!("a built-in choice has a kind"),
     };
     check_engine(engine.as_ref(), kind, shape, displacement)
@@ -246,12 +248,12 @@ const AUTO_CONDITIONED: u64 = 64;
 /// (alpha-expansion) and [`EngineKind::ExactOrLoopy`] (loopy max-product)
 /// for binary graphs with cycles, which an iterate without positivity
 /// constraints can make non-submodular.
-struct CutOr<F: Engine> {
-    fallback: F,
+struct CutOr {
+    fallback: Arc<dyn Engine>,
     name: &'static str,
 }
 
-impl<F: Engine> Engine for CutOr<F> {
+impl Engine for CutOr {
     fn name(&self) -> &str {
         self.name
     }
@@ -266,35 +268,39 @@ impl<F: Engine> Engine for CutOr<F> {
     }
 }
 
-/// A built-in engine of `kind`, chosen for the caller's `asked`.
-fn built_in(kind: EngineKind, asked: EngineKind) -> Result<Arc<dyn Engine>> {
-    Ok(match kind {
-        EngineKind::Exhaustive => Arc::new(Exhaustive),
-        EngineKind::Conditioning => Arc::new(Conditioning),
-        EngineKind::TreeMaxSum => Arc::new(TreeMaxSum),
-        EngineKind::DistanceTransform => Arc::new(DistanceTransform),
-        EngineKind::GraphCut if asked == EngineKind::Auto => Arc::new(CutOr {
-            fallback: AlphaExpansion,
-            name: "graph cut (alpha-expansion where not submodular)",
-        }),
-        EngineKind::GraphCut if asked == EngineKind::ExactOrLoopy => Arc::new(CutOr {
-            fallback: LoopyMaxProduct,
-            name: "graph cut (loopy max-product where not submodular)",
-        }),
-        EngineKind::GraphCut => Arc::new(GraphCut),
-        EngineKind::AlphaExpansion => Arc::new(AlphaExpansion),
-        EngineKind::LoopyMaxProduct => Arc::new(LoopyMaxProduct),
-        EngineKind::Ad3 => Arc::new(Ad3::default()),
-        EngineKind::Ad3BranchAndBound => Arc::new(Ad3 {
-            branch_and_bound: true,
-        }),
-        EngineKind::Qpbo => Arc::new(Qpbo),
-        other => {
-            return Err(Error::internal(format!(
-                "graph model: no engine for {other:?}"
-            )))
-        }
-    })
+/// A built-in engine of `kind`, chosen for the caller's `asked`, and when
+/// it is exact (the registry's word; for graph cut with a fallback, the
+/// fallback's).
+fn built_in(kind: EngineKind, asked: EngineKind) -> Result<(Arc<dyn Engine>, Exactness)> {
+    let fallback = match (kind, asked) {
+        (EngineKind::GraphCut, EngineKind::Auto) => Some((
+            EngineKind::AlphaExpansion,
+            "graph cut (alpha-expansion where not submodular)",
+        )),
+        (EngineKind::GraphCut, EngineKind::ExactOrLoopy) => Some((
+            EngineKind::LoopyMaxProduct,
+            "graph cut (loopy max-product where not submodular)",
+        )),
+        _ => None,
+    };
+    if let Some((fallback, name)) = fallback {
+        let (engine, exact) = built_in(fallback, fallback)?;
+        return Ok((
+            Arc::new(CutOr {
+                fallback: engine,
+                name,
+            }),
+            exact,
+        ));
+    }
+    let entry = registry::entry(kind);
+    let make = entry.make.ok_or_else(|| {
+        Error::internal(format!(
+            "graph model: {} picks an engine per example",
+            entry.name
+        ))
+    })?;
+    Ok((make(), entry.exact))
 }
 
 #[cfg(test)]

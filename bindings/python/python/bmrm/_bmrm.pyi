@@ -8,6 +8,8 @@ ArrayLike = npt.ArrayLike
 class BmrmError(RuntimeError): ...
 MULTICLASS_BCFW_MAX_CONDITION: float
 MULTICLASS_BCFW_MIN_EXAMPLES: int
+# The engine registry: (name, aliases, C value, exactness, summary) per engine.
+ENGINES: List[Tuple[str, List[str], int, str, str]]
 
 class Info:
     exit: str

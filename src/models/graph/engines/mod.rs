@@ -18,6 +18,7 @@ mod test_graphs;
 #[cfg(test)]
 mod testing;
 mod tree;
+mod unary;
 
 pub use ad3::{Ad3, Relaxation, MAX_BRANCHES};
 pub use alpha_expansion::{AlphaExpansion, MAX_SWEEPS};
@@ -29,3 +30,4 @@ pub use loopy::LoopyMaxProduct;
 pub use maxflow::MaxFlow;
 pub use qpbo::Qpbo;
 pub use tree::TreeMaxSum;
+pub use unary::UnaryArgmax;
