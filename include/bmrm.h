@@ -368,6 +368,13 @@ typedef enum bmrm_engine {
      * without edges (otherwise the gap is not certified).
      */
     BMRM_ENGINE_UNARY = 11,
+    /**
+     * QPBO (roof duality), any pairwise terms: exact on binary graphs
+     * where it labels every node or every term is submodular;
+     * alpha-expansion with QPBO moves otherwise and with more states (then
+     * not certified).
+     */
+    BMRM_ENGINE_QPBO = 12,
 } bmrm_engine;
 
 /**
