@@ -11,8 +11,6 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::blocks::Block;
-use super::chains::ChainBlocks;
-use super::classes::ClassBlocks;
 use super::sampler::Sampler;
 use super::sparse::BlockVec;
 use super::BcfwStats;
@@ -42,6 +40,7 @@ mod class_steps;
 mod dual;
 mod evaluate;
 mod exact;
+mod form;
 mod kept_exact;
 mod line;
 mod multiplane;
@@ -49,6 +48,7 @@ mod steps;
 
 pub use dual::{BlockDual, CornerDual};
 pub use evaluate::ExactPass;
+use form::BlockForm;
 
 /// An error when `||psi||^2` of example `i`'s answer is not finite: the
 /// steps' curvature would be infinite, and BCFW would make no progress
@@ -136,24 +136,13 @@ pub struct BcfwState {
     /// Multi-plane: the most inactive corners per block, set by each pass;
     /// then exact passes add their corners to the working sets.
     working_set: Option<usize>,
-    /// The blocks' iterates as class coefficients, for a class-factored
-    /// oracle without a box or mini-batches (then `blocks[i].w` is unused
-    /// and kept corners hold no psi); see [`ClassBlocks`].
-    classes: Option<ClassBlocks>,
-    /// The blocks' iterates as per-position label coefficients, for a
-    /// chain-factored oracle under FW steps without kept corners, a box or
-    /// mini-batches; see [`ChainBlocks`].
-    chains: Option<ChainBlocks>,
     /// `<w, psi>` of the fresh corner (chain blocks).
     fresh_w_dot_psi: f64,
     /// Where the approximate steps and passes stop (the run's time limit).
     deadline: Option<Instant>,
-    /// Exact block steps: shrinking and the class losses (`StepType::Exact`).
-    exact: Option<exact::ExactSteps>,
-    /// Exact block steps on vector blocks: their shrinking.
-    kept_exact: Option<kept_exact::KeptExact>,
-    /// Exact steps on class blocks: the pass average ([`average`]).
-    pass_average: Option<average::DualAverage>,
+    /// The form the blocks' iterates are held in, with what only its steps
+    /// keep ([`BlockForm`]).
+    form: BlockForm,
 }
 
 impl BcfwState {
@@ -172,25 +161,12 @@ impl BcfwState {
         }
         let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
         let sampler = Sampler::new(settings.sampling, n, &mut rng).with_degree(settings.gap_degree);
-        let classes = if bounds.is_none() && class_steps_fit(settings) {
-            oracle.class_rows().map(|rows| ClassBlocks::new(rows, n))
-        } else {
-            None
-        };
-        let chains =
-            chain_steps::chain_blocks(oracle, settings, bounds.is_none() && classes.is_none())?;
-        let exact = match (settings.step_type, &classes) {
-            (StepType::Exact, Some(cb)) => Some(exact::ExactSteps::of_blocks(cb, n)?),
-            _ => None,
-        };
-        let kept_exact = (settings.step_type == StepType::Exact && classes.is_none())
-            .then(|| kept_exact::KeptExact::new(n, settings))
-            .transpose()?;
+        let form = BlockForm::choose(oracle, settings, bounds.is_some(), n)?;
         // Exact steps keep corners on vector blocks (their sub-problem is
         // solved over them), not on class blocks (which hold every corner).
         let keep_atoms = settings.use_cache
             || settings.multi_plane
-            || kept_exact.is_some()
+            || form.keeps_corners_for_exact()
             || !matches!(settings.step_type, StepType::FrankWolfe | StepType::Exact);
         let v = vec![0.0; dim];
         let w = match &bounds {
@@ -234,13 +210,9 @@ impl BcfwState {
             merged: SparseVec::default(),
             order: Vec::new(),
             working_set: None,
-            classes,
-            chains,
             fresh_w_dot_psi: 0.0,
             deadline: None,
-            exact,
-            kept_exact,
-            pass_average: None,
+            form,
         })
     }
 
@@ -258,8 +230,11 @@ impl BcfwState {
     /// corners `(psi_i, L_i)` the oracle gave at `w = 0`, at this lambda.
     pub fn set_corners(&mut self, corners: Vec<(u64, SparseVec, f64)>) -> Result<()> {
         let scale = 1.0 / (self.lambda * self.n as f64);
-        // The path's corners come as vectors: general blocks.
-        self.chains = None;
+        // The path's corners come as vectors: general blocks (class blocks
+        // take them as classes).
+        if self.form.chains().is_some() {
+            self.form.to_vectors();
+        }
         self.v.iter_mut().for_each(|x| *x = 0.0);
         self.l = 0.0;
         for (i, (label, psi, loss)) in corners.into_iter().enumerate() {
@@ -270,7 +245,7 @@ impl BcfwState {
                 Some(self.new_atom(i, label, psi.clone(), loss, 1.0)?)
             };
             let b = &mut self.blocks[i];
-            match &mut self.classes {
+            match self.form.classes_mut() {
                 Some(cb) => {
                     // The corner's class is its label id (MaxOracle::class_rows).
                     let class = cb.class_of(i, label)?;
@@ -314,8 +289,7 @@ impl BcfwState {
             // The block gap moves by (1 - c)(l_i - lambda <w_i, w>) at a fixed
             // w: exact when every block keeps its w_i, an estimate otherwise.
             if b.gap_estimate.is_finite() {
-                let kinds = (self.classes.as_ref(), self.chains.as_ref());
-                let u = b.l - self.lambda * block_dot(kinds, b, i, point!(self));
+                let u = b.l - self.lambda * self.form.dot(b, i, point!(self));
                 b.gap_estimate += (1.0 - c) * u;
                 self.estimate_sum += (1.0 - c) * u;
                 self.sampler.set_gap(i, b.gap_estimate);
@@ -329,18 +303,16 @@ impl BcfwState {
             } else {
                 b.truth_alpha = 0.0;
                 let f = c / rho;
-                match &mut self.classes {
-                    Some(cb) => {
+                match &mut self.form {
+                    BlockForm::Classes { blocks: cb, .. } => {
                         cb.add_to(i, f - 1.0, &mut self.v);
                         cb.coef_mut(i).iter_mut().for_each(|x| *x *= f);
                     }
-                    None => match &mut self.chains {
-                        Some(ch) => ch.scale_block(i, f, &mut self.v),
-                        None => {
-                            b.w.add_to(f - 1.0, &mut self.v);
-                            b.w.scale(f);
-                        }
-                    },
+                    BlockForm::Chains(ch) => ch.scale_block(i, f, &mut self.v),
+                    BlockForm::Vectors { .. } => {
+                        b.w.add_to(f - 1.0, &mut self.v);
+                        b.w.scale(f);
+                    }
                 }
                 b.w_norm2 *= f * f;
                 shrunk = true;
@@ -506,17 +478,7 @@ impl BcfwState {
         let memory = self.blocks.iter().map(Block::bytes).sum::<usize>()
             + (self.v.capacity() + self.w.capacity()) * 8
             + self.vbar.as_ref().map_or(0, |v| v.capacity() * 8)
-            + self.classes.as_ref().map_or(0, ClassBlocks::bytes)
-            + self.chains.as_ref().map_or(0, ChainBlocks::bytes)
-            + self.exact.as_ref().map_or(0, exact::ExactSteps::bytes)
-            + self
-                .kept_exact
-                .as_ref()
-                .map_or(0, kept_exact::KeptExact::bytes)
-            + self
-                .pass_average
-                .as_ref()
-                .map_or(0, average::DualAverage::bytes);
+            + self.form.bytes();
         BcfwStats {
             passes: self.passes,
             effective_passes: self.oracle_calls as f64 / self.n as f64,
@@ -535,22 +497,14 @@ impl BcfwState {
         }
     }
 
-    /// Every block the exact steps shrunk is visited again (class blocks or
-    /// vector blocks, whichever the run has).
+    /// Every block the exact steps shrunk is visited again.
     fn unshrink_all(&mut self) {
-        if let Some(ex) = &mut self.exact {
-            ex.unshrink_all();
-        }
-        if let Some(kept) = &mut self.kept_exact {
-            kept.unshrink_all();
-        }
+        self.form.unshrink_all();
     }
 
     /// What every kind of pass sets up first: the multi-plane working-set
     /// bound and the weighted average.
     fn begin_pass(&mut self, settings: &Settings) {
-        // A solver's settings other than lambda never change.
-        debug_assert!(self.classes.is_none() || class_steps_fit(settings));
         self.working_set = settings.multi_plane.then_some(settings.cache_size);
         if settings.weighted_averaging && self.vbar.is_none() {
             self.vbar = Some(self.v.clone());
@@ -586,34 +540,8 @@ impl BcfwState {
 
     /// `<w, w_i>` of block `i`.
     pub(super) fn block_dot(&self, i: usize, w: &[f64]) -> f64 {
-        block_dot(self.kinds(), &self.blocks[i], i, w)
+        self.form.dot(&self.blocks[i], i, w)
     }
-
-    /// The factored forms of the blocks, if any.
-    fn kinds(&self) -> (Option<&ClassBlocks>, Option<&ChainBlocks>) {
-        (self.classes.as_ref(), self.chains.as_ref())
-    }
-}
-
-/// `<w, w_i>` of block `i`, `b`: from its class or chain coefficients when
-/// kept.
-fn block_dot(
-    kinds: (Option<&ClassBlocks>, Option<&ChainBlocks>),
-    b: &Block,
-    i: usize,
-    w: &[f64],
-) -> f64 {
-    match kinds {
-        (Some(cb), _) => cb.dot(i, w),
-        (None, Some(ch)) => ch.dot(i, w),
-        (None, None) => b.w.dot_dense(w),
-    }
-}
-
-/// Whether runs with these settings can step on class-factored blocks: one
-/// block at a time (a mini-batch steps towards answers held as vectors).
-fn class_steps_fit(settings: &Settings) -> bool {
-    settings.mini_batch == 0 || settings.step_type == StepType::Exact
 }
 
 /// `-f = l - lambda/2 (||v||^2 - ||v - clip(v)||^2)`.

@@ -48,7 +48,7 @@ impl BcfwState {
         oracle: &dyn MaxOracle,
         i: usize,
     ) -> Result<(CornerRef, f64)> {
-        let cb = self.chains.as_mut().expect("chain blocks");
+        let cb = self.form.chains_mut().expect("chain blocks");
         cb.prepare(i);
         let Some(answer) = oracle.chain_answer(i, point!(self), &mut cb.scores, &mut cb.labels)
         else {
@@ -111,7 +111,7 @@ impl BcfwState {
     /// then nothing changes the draw before it is made, and the guess is
     /// the block drawn (a pass's last step guesses past an exact pass).
     pub(super) fn prefetch_next_chain_block(&self) {
-        if let (Some(cb), Some(j)) = (&self.chains, self.sampler.peek(&self.rng)) {
+        if let (Some(cb), Some(j)) = (self.form.chains(), self.sampler.peek(&self.rng)) {
             cb.prefetch(j);
             let b = &self.blocks[j];
             crate::linalg::prefetch_l2(std::slice::from_ref(b));
@@ -130,7 +130,7 @@ impl BcfwState {
         let scale = 1.0 / (self.lambda * self.n as f64);
         let fresh = s == CornerRef::Fresh;
         let psi_norm2 = if fresh { self.fresh_norm2 } else { 0.0 };
-        let cb = self.chains.as_mut().expect("chain blocks");
+        let cb = self.form.chains_mut().expect("chain blocks");
         cb.step_towards(i, gamma, scale, fresh, &mut self.v);
         let b = &mut self.blocks[i];
         let keep = 1.0 - gamma;

@@ -46,7 +46,7 @@ impl BcfwState {
                 .iter()
                 .map(|a| CornerDual {
                     label: a.label,
-                    psi: match &self.classes {
+                    psi: match self.form.classes() {
                         Some(cb) => cb.corner_psi(i, a.label as usize, self.dim),
                         None => a.psi.clone(),
                     },
@@ -112,7 +112,7 @@ impl BcfwState {
         let n = self.n as f64;
         let scale = 1.0 / (self.lambda * n);
         // Imported corners are general vectors, whatever the oracle.
-        self.classes = None;
+        self.form.to_vectors();
         self.v.iter_mut().for_each(|x| *x = 0.0);
         self.l = 0.0;
         self.estimate_sum = 0.0;

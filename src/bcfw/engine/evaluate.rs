@@ -43,18 +43,18 @@ impl BcfwState {
         let absorb = refresh && !corners && self.working_set.is_some();
         // Exact steps on an oracle that scores every class at once: the
         // answers from the scores, the shrinking kept where they show it.
-        let mut exact = self.exact.take();
+        let mut exact = self.form.take_class_exact();
         let scored = match (&mut exact, corners) {
             (Some(ex), false) => self.scored_pass(oracle, pool, ex, refresh),
             _ => None,
         };
-        self.exact = exact;
+        self.form.put_class_exact(exact);
         let shrinking_kept = scored.is_some();
         let (mut items, wi_dots) = match scored {
             Some(done) => done.map_err(|e| e.context(context.clone()))?,
             None => {
                 // Class blocks keep only the answers' labels.
-                let keep_psi = (absorb && self.classes.is_none()) || corners;
+                let keep_psi = (absorb && self.form.classes().is_none()) || corners;
                 let items = on_oracle_thread(oracle.thread_safe(), pool, || {
                     oracle_pass(oracle, point!(self), keep_psi, &context)
                 })?;
@@ -121,7 +121,7 @@ impl BcfwState {
             "in the pass at the averaged point after pass {}",
             self.passes
         );
-        let scored = match &self.exact {
+        let scored = match self.form.class_exact() {
             Some(ex) => self.scored_risk(oracle, pool, ex, point),
             None => None,
         };

@@ -454,12 +454,11 @@ impl BcfwState {
         settings: &Settings,
         pool: &rayon::ThreadPool,
     ) -> Result<()> {
-        if self.exact.is_none() {
+        let Some(mut ex) = self.form.take_class_exact() else {
             return self.kept_exact_pass(oracle, settings);
-        }
+        };
         self.begin_pass(settings);
         let size = (settings.mini_batch as usize).clamp(1, self.n);
-        let mut ex = self.exact.take().expect("exact-step state");
         // One block at a time, with draws that do not depend on the steps:
         // the pass's draws first, so that the next block's lines are
         // fetched while this one steps (the blocks are cold: drawn at
@@ -473,7 +472,7 @@ impl BcfwState {
         // With a second thread, it reads the rows of the pass's coming
         // blocks while this one steps ([`warm`]), or the steps ask for the
         // next block's row themselves.
-        let rows = self.classes.as_ref().map(|cb| cb.rows.clone());
+        let rows = self.form.classes().map(|cb| cb.rows.clone());
         let can_warm = ahead && ex.rows_to_read && pool.current_num_threads() > 1;
         let warm = can_warm && ex.warm.pick();
         ex.live.clear();
@@ -491,7 +490,7 @@ impl BcfwState {
                 .record(warm, started.elapsed(), self.steps - steps_before);
         }
         ex.live = live_blocks;
-        self.exact = Some(ex);
+        self.form.put_class_exact(Some(ex));
         result.map_err(|e: Error| {
             e.context(format!(
                 "at BCFW pass {} (block step {})",
@@ -510,7 +509,7 @@ impl BcfwState {
         pool: &rayon::ThreadPool,
         ex: &mut ExactSteps,
     ) -> Result<()> {
-        let cb = self.classes.as_ref().expect("class blocks");
+        let cb = self.form.classes().expect("class blocks");
         let k = cb.k;
         let b = ex.batch.len();
         ex.scores.resize(b * k, 0.0);
@@ -598,7 +597,7 @@ impl BcfwState {
     /// The batch's joint direction `D` (into `ex.joint`) and the exact step
     /// along it on `[0, 1]`.
     fn joint_step(&mut self, ex: &mut ExactSteps) -> f64 {
-        let cb = self.classes.as_ref().expect("class blocks");
+        let cb = self.form.classes().expect("class blocks");
         ex.joint.clear();
         ex.joint.resize(self.dim, 0.0);
         let mut dl = 0.0;
@@ -627,7 +626,7 @@ impl BcfwState {
     /// Moves block `i` by `t` times its exact step; `v` too when `own_v`
     /// (else the batch's joint direction moves it).
     fn apply_move(&mut self, i: usize, m: &BlockMove, t: f64, own_v: bool) {
-        let cb = self.classes.as_mut().expect("class blocks");
+        let cb = self.form.classes_mut().expect("class blocks");
         if own_v {
             cb.dir.copy_from_slice(&m.dc);
             cb.move_along_dir(i, t, &mut self.v);

@@ -70,8 +70,8 @@ impl BcfwState {
     ) -> Result<()> {
         self.begin_pass(settings);
         let mut kept = self
-            .kept_exact
-            .take()
+            .form
+            .take_kept_exact()
             .expect("exact steps on vector blocks");
         let mut result = Ok(());
         for _ in 0..self.n {
@@ -91,7 +91,7 @@ impl BcfwState {
                 }
             }
         }
-        self.kept_exact = Some(kept);
+        self.form.put_kept_exact(kept);
         result?;
         self.passes += 1;
         Ok(())

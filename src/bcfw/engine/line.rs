@@ -8,7 +8,7 @@ impl BcfwState {
     /// The exact line search of `phi(gamma) = f(v + gamma d, l + gamma dl)`
     /// on `[0, gmax]`; returns the step and the decrease of `f`.
     pub(super) fn line_search(&self, i: usize, dl: f64, gmax: f64) -> (f64, f64) {
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.class_line_search(i, dl, gmax);
         }
         let d = &self.dir;

@@ -94,7 +94,7 @@ impl BcfwState {
             // Class blocks need only the label of an answer.
             let psi = match item.psi.take() {
                 Some(psi) => psi,
-                None if self.classes.is_some() => SparseVec::default(),
+                None if self.form.classes().is_some() => SparseVec::default(),
                 None => continue,
             };
             if self.is_truth(i, item.label, item.loss, &psi) {

@@ -233,7 +233,7 @@ impl BcfwState {
         );
         let l: f64 = b.atoms.iter().map(|a| a.alpha * a.loss / n).sum();
         assert!((l - b.l).abs() < 1e-9, "block {i}: l_i {} vs {l}", b.l);
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.check_class_block(i);
         }
         let mut w = vec![0.0; self.dim];
@@ -280,10 +280,10 @@ impl BcfwState {
     /// Calls the oracle on block `i` at `w`, checks its answer, and returns
     /// the corner (kept as an atom when atoms are kept) and `H_i(w)` there.
     fn call_oracle(&mut self, oracle: &dyn MaxOracle, i: usize) -> Result<(CornerRef, f64)> {
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.call_class_oracle(oracle, i);
         }
-        if self.chains.is_some() {
+        if self.form.chains().is_some() {
             return self.call_chain_oracle(oracle, i);
         }
         call_max_oracle(oracle, i, point!(self), &mut self.corner)?;
@@ -345,7 +345,7 @@ impl BcfwState {
     /// FW `w_s - w_i` (up to 1), pairwise `w_s - w_a` (up to `alpha_a`),
     /// away `w_i - w_a` (up to `alpha_a / (1 - alpha_a)`).
     fn direction_to(&mut self, i: usize, s: CornerRef, a: CornerRef, kind: StepKind) -> (f64, f64) {
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.class_direction_to(i, s, a, kind);
         }
         let n = self.n as f64;
@@ -387,7 +387,7 @@ impl BcfwState {
 
     /// Applies the chosen step (its direction is in `self.dir`).
     fn apply(&mut self, i: usize, kind: StepKind, gamma: f64, dl: f64, s: CornerRef, a: CornerRef) {
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.class_apply(i, kind, gamma, dl, s, a);
         }
         let dir = std::mem::take(&mut self.dir);
@@ -421,7 +421,7 @@ impl BcfwState {
     /// left `w_i` outside the block's simplex (dual values 1e-4 above the
     /// optimum after 250-600 passes with away steps).
     fn rebuild_block(&mut self, i: usize) {
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.rebuild_class_block(i);
         }
         let n = self.n as f64;
@@ -459,18 +459,19 @@ impl BcfwState {
             CornerRef::Atom(k) => (&b.atoms[k].psi, b.atoms[k].loss, b.atoms[k].psi_norm2),
             CornerRef::Fresh => (&self.fresh_psi, self.fresh_loss, self.fresh_norm2),
         };
-        let (loss, scaled_w_dot_psi, scaled_psi_norm2, psi_dot_wi) = if self.classes.is_some() {
-            self.class_fw_terms(i, s, scale)
-        } else if self.chains.is_some() {
-            self.chain_fw_terms(s, scale)
-        } else {
-            let wp = scale * psi.dot_dense(&self.v);
-            let psi_dot_wi = match (s, self.fresh_dots) {
-                (CornerRef::Fresh, Some(dots)) if dots.block == i => dots.psi_dot_wi,
-                _ => b.w.dot_sparse(psi),
+        let (loss, scaled_w_dot_psi, scaled_psi_norm2, psi_dot_wi) =
+            if self.form.classes().is_some() {
+                self.class_fw_terms(i, s, scale)
+            } else if self.form.chains().is_some() {
+                self.chain_fw_terms(s, scale)
+            } else {
+                let wp = scale * psi.dot_dense(&self.v);
+                let psi_dot_wi = match (s, self.fresh_dots) {
+                    (CornerRef::Fresh, Some(dots)) if dots.block == i => dots.psi_dot_wi,
+                    _ => b.w.dot_sparse(psi),
+                };
+                (loss, wp, scale * scale * psi_norm2, psi_dot_wi)
             };
-            (loss, wp, scale * scale * psi_norm2, psi_dot_wi)
-        };
         let dl = loss / n - b.l;
         // -phi'(0): the block gap.
         let g = dl - lambda * (scaled_w_dot_psi - w_dot_wi);
@@ -488,10 +489,10 @@ impl BcfwState {
     /// The FW step without a box: `w_i <- (1 - gamma) w_i + gamma w_s`,
     /// `v` moved by the difference; O(nnz(w_i) + nnz(psi)).
     fn apply_fw(&mut self, i: usize, gamma: f64, dl: f64, s: CornerRef, psi_dot_wi: f64) {
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.class_apply_fw(i, gamma, dl, s);
         }
-        if self.chains.is_some() {
+        if self.form.chains().is_some() {
             return self.chain_apply_fw(i, gamma, dl, s, psi_dot_wi);
         }
         let scale = 1.0 / (self.lambda * self.n as f64);

@@ -62,7 +62,7 @@ impl BcfwState {
     /// of its example (the multiclass model: its norm and label), a hint;
     /// its row too when `row` (else the second thread reads it, [`warm`]).
     fn prefetch_block(&self, ex: &ExactSteps, i: usize, row: bool) {
-        let cb = self.classes.as_ref().expect("class blocks");
+        let cb = self.form.classes().expect("class blocks");
         let k = cb.k;
         cb.rows.prefetch(i);
         if row {
