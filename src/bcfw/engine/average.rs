@@ -121,7 +121,7 @@ impl BcfwState {
         if let Some(ex) = exact {
             ex.unshrink_all();
         }
-        self.fresh_dots = None;
+        self.fresh.dots = None;
     }
 }
 

@@ -53,13 +53,13 @@ impl BcfwState {
                 let a = &self.blocks[i].atoms[k];
                 Some((a.label as usize, a.loss))
             }
-            CornerRef::Fresh => Some((self.fresh_class, self.fresh_loss)),
+            CornerRef::Fresh => Some((self.fresh.class, self.fresh.loss)),
         }
     }
 
     /// Swaps the direction with the parked one (the best so far).
     pub(super) fn swap_dirs(&mut self) {
-        std::mem::swap(&mut self.dir, &mut self.dir_parked);
+        std::mem::swap(&mut self.scratch.dir, &mut self.scratch.dir_parked);
         if let Some(cb) = self.form.classes_mut() {
             std::mem::swap(&mut cb.dir, &mut cb.dir_parked);
         }
@@ -75,8 +75,8 @@ impl BcfwState {
         let (y, loss) = self.class_answer(oracle, i)?;
         let cb = self.form.classes().expect("class blocks");
         let h = loss - cb.psi_dot_w(i, y);
-        self.fresh_psi.idx.clear();
-        self.fresh_psi.val.clear();
+        self.fresh.psi.idx.clear();
+        self.fresh.psi.val.clear();
         self.adopt_fresh(i, y as u64, loss, h)
     }
 
@@ -95,7 +95,7 @@ impl BcfwState {
             ));
         };
         let answer = answer?;
-        self.oracle_calls += 1;
+        self.count.oracle_calls += 1;
         let mut y = cb.class_of(i, answer.class as u64)?;
         let truth = cb.rows.truth(i);
         let mut loss = if y == truth { 0.0 } else { answer.loss };
@@ -110,10 +110,10 @@ impl BcfwState {
         if hinge < 0.0 && below_rounding(hinge, loss, dot) {
             // Below the truth: the answer becomes the truth
             // (`pass::screen_answer`).
-            self.doubtful += 1;
+            self.count.doubtful += 1;
             (y, loss) = (truth, 0.0);
         }
-        self.fresh_class = y;
+        self.fresh.class = y;
         Ok((y, loss))
     }
 
@@ -293,8 +293,8 @@ impl BcfwState {
             loss,
             psi_norm2,
             alpha,
-            last_used: self.steps,
-            used_pass: self.passes,
+            last_used: self.count.steps,
+            used_pass: self.count.passes,
         })
     }
 

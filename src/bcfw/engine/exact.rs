@@ -463,11 +463,11 @@ impl BcfwState {
         // the pass's draws first, so that the next block's lines are
         // fetched while this one steps (the blocks are cold: drawn at
         // random from data larger than the caches).
-        let ahead = size == 1 && self.sampler.draws_ahead();
+        let ahead = size == 1 && self.sampling.sampler.draws_ahead();
         ex.order.clear();
         if ahead {
             ex.order
-                .extend((0..self.n).map(|_| self.sampler.next(&mut self.rng)));
+                .extend((0..self.n).map(|_| self.sampling.sampler.next(&mut self.sampling.rng)));
         }
         // With a second thread, it reads the rows of the pass's coming
         // blocks while this one steps ([`warm`]), or the steps ask for the
@@ -481,24 +481,24 @@ impl BcfwState {
                 .extend(ex.order.iter().copied().filter(|&i| !ex.shrunk[i]));
         }
         let live_blocks = std::mem::take(&mut ex.live);
-        let (started, steps_before) = (std::time::Instant::now(), self.steps);
+        let (started, steps_before) = (std::time::Instant::now(), self.count.steps);
         let result = warm::with_rows_ahead(pool, rows.as_deref(), &live_blocks, |progress| {
             self.exact_steps_draws(oracle, pool, &mut ex, (size, ahead, !warm), progress)
         });
         if can_warm {
             ex.warm
-                .record(warm, started.elapsed(), self.steps - steps_before);
+                .record(warm, started.elapsed(), self.count.steps - steps_before);
         }
         ex.live = live_blocks;
         self.form.put_class_exact(Some(ex));
         result.map_err(|e: Error| {
             e.context(format!(
                 "at BCFW pass {} (block step {})",
-                self.passes + 1,
-                self.steps
+                self.count.passes + 1,
+                self.count.steps
             ))
         })?;
-        self.passes += 1;
+        self.count.passes += 1;
         Ok(())
     }
 
@@ -569,9 +569,9 @@ impl BcfwState {
         }
         for (j, &i) in ex.batch.iter().enumerate() {
             let m = &ex.moves[j];
-            self.oracle_calls += u64::from(m.called);
-            self.steps += 1;
-            self.doubtful += u64::from(m.doubtful);
+            self.count.oracle_calls += u64::from(m.called);
+            self.count.steps += 1;
+            self.count.doubtful += u64::from(m.doubtful);
             self.set_estimate(i, m.gap);
             ex.shrunk[i] = m.shrink;
             ex.class_off[i * k..(i + 1) * k].copy_from_slice(&m.off);

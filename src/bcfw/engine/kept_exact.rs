@@ -75,7 +75,7 @@ impl BcfwState {
             .expect("exact steps on vector blocks");
         let mut result = Ok(());
         for _ in 0..self.n {
-            let i = self.sampler.next(&mut self.rng);
+            let i = self.sampling.sampler.next(&mut self.sampling.rng);
             if kept.shrunk[i] {
                 continue;
             }
@@ -84,8 +84,8 @@ impl BcfwState {
                 Err(e) => {
                     result = Err(e.context(format!(
                         "at BCFW pass {} (block step {})",
-                        self.passes + 1,
-                        self.steps
+                        self.count.passes + 1,
+                        self.count.steps
                     )));
                     break;
                 }
@@ -93,7 +93,7 @@ impl BcfwState {
         }
         self.form.put_kept_exact(kept);
         result?;
-        self.passes += 1;
+        self.count.passes += 1;
         Ok(())
     }
 

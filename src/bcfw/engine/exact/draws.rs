@@ -40,7 +40,7 @@ impl BcfwState {
                     }
                     i
                 } else {
-                    self.sampler.next(&mut self.rng)
+                    self.sampling.sampler.next(&mut self.sampling.rng)
                 };
                 draws += 1;
                 if !ex.shrunk[i] && !ex.in_batch[i] {
