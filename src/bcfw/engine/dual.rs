@@ -117,6 +117,7 @@ impl BcfwState {
         self.l = 0.0;
         self.gaps.sum = 0.0;
         let mut all_known = true;
+        let (dim, merged) = (self.dim, &mut self.scratch.merged);
         for (i, (b, d)) in self.blocks.iter_mut().zip(blocks).enumerate() {
             let mut w = BlockVec::default();
             let mut l = 0.0;
@@ -124,13 +125,7 @@ impl BcfwState {
             b.atoms.clear();
             for c in d.corners {
                 if c.alpha > 0.0 {
-                    w.combine(
-                        1.0,
-                        c.alpha * scale,
-                        &c.psi,
-                        self.dim,
-                        &mut self.scratch.merged,
-                    );
+                    w.combine(1.0, c.alpha * scale, &c.psi, dim, merged);
                     l += c.alpha * c.loss / n;
                     total += c.alpha;
                 }

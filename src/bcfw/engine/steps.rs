@@ -431,16 +431,11 @@ impl BcfwState {
         let n = self.n as f64;
         let scale = 1.0 / (self.lambda * n);
         let b = &mut self.blocks[i];
+        let (dim, merged) = (self.dim, &mut self.scratch.merged);
         let mut w = BlockVec::default();
         let mut l = 0.0;
         for a in b.atoms.iter().filter(|a| a.alpha > 0.0) {
-            w.combine(
-                1.0,
-                a.alpha * scale,
-                &a.psi,
-                self.dim,
-                &mut self.scratch.merged,
-            );
+            w.combine(1.0, a.alpha * scale, &a.psi, dim, merged);
             l += a.alpha * a.loss / n;
         }
         b.w.add_to(-1.0, &mut self.v);
