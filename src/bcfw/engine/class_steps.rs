@@ -3,7 +3,7 @@
 use super::super::blocks::Atom;
 use super::steps::{track_truth, update_weights, CornerRef, StepKind};
 use super::{BcfwState, Error, Result};
-use crate::oracle::pass::below_rounding;
+use crate::oracle::pass::below_truth;
 use crate::oracle::sparse::SparseVec;
 use crate::oracle::MaxOracle;
 
@@ -99,15 +99,7 @@ impl BcfwState {
         let mut y = cb.class_of(i, answer.class as u64)?;
         let truth = cb.rows.truth(i);
         let mut loss = if y == truth { 0.0 } else { answer.loss };
-        let dot = cb.psi_dot_w(i, y);
-        let hinge = loss - dot;
-        if !hinge.is_finite() {
-            return Err(Error::non_finite(format!(
-                "max-oracle answer for example {i} has H = L - <w, psi> = {hinge} \
-                 (loss {loss}, <w, psi> = {dot})"
-            )));
-        }
-        if hinge < 0.0 && below_rounding(hinge, loss, dot) {
+        if below_truth(loss, cb.psi_dot_w(i, y), i)? {
             // Below the truth: the answer becomes the truth
             // (`pass::screen_answer`).
             self.count.doubtful += 1;

@@ -39,7 +39,7 @@ use rayon::prelude::*;
 
 use super::super::classes::ClassBlocks;
 use super::{BcfwState, Error, Result};
-use crate::oracle::pass::below_rounding;
+use crate::oracle::pass::below_truth;
 use crate::oracle::{ClassAnswer, MaxOracle};
 use crate::vocab::Settings;
 
@@ -675,14 +675,7 @@ fn screen(
     } else {
         scores[truth] - scores[y]
     };
-    let hinge = loss - dot;
-    if !hinge.is_finite() {
-        return Err(Error::non_finite(format!(
-            "max-oracle answer for example {i} has H = L - <w, psi> = {hinge} \
-             (loss {loss}, <w, psi> = {dot})"
-        )));
-    }
-    if hinge < 0.0 && below_rounding(hinge, loss, dot) {
+    if below_truth(loss, dot, i)? {
         return Ok((truth, 0.0, true));
     }
     Ok((y, loss, false))
