@@ -162,7 +162,7 @@ impl BcfwState {
         // The path's corners come as vectors: general blocks (class blocks
         // take them as classes).
         if self.form.chains().is_some() {
-            self.form.to_vectors();
+            self.form.become_vectors();
         }
         self.v.iter_mut().for_each(|x| *x = 0.0);
         self.l = 0.0;

@@ -112,7 +112,7 @@ impl BcfwState {
         let n = self.n as f64;
         let scale = 1.0 / (self.lambda * n);
         // Imported corners are general vectors, whatever the oracle.
-        self.form.to_vectors();
+        self.form.become_vectors();
         self.v.iter_mut().for_each(|x| *x = 0.0);
         self.l = 0.0;
         self.gaps.sum = 0.0;

@@ -77,7 +77,7 @@ impl BlockForm {
     /// The blocks as vectors, for corners that come as vectors (a path's
     /// start, an imported dual). Exact steps on class blocks keep no
     /// corners, so no dual is imported under them.
-    pub(crate) fn to_vectors(&mut self) {
+    pub(crate) fn become_vectors(&mut self) {
         if !matches!(self, BlockForm::Vectors { .. }) {
             debug_assert!(self.class_exact().is_none());
             *self = BlockForm::Vectors { exact: None };
@@ -192,6 +192,58 @@ impl BlockForm {
                     + average.as_ref().map_or(0, DualAverage::bytes)
             }
             BlockForm::Chains(chains) => chains.bytes(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BlockForm;
+    use crate::models::{synthetic, Chain, Multiclass};
+    use crate::oracle::MaxOracle;
+    use crate::vocab::{Algorithm, Settings, StepType};
+
+    /// An oracle, its step type, mini-batch and box, and the form wanted.
+    type Case<'a> = (&'a dyn MaxOracle, StepType, u32, bool, (&'a str, bool));
+
+    /// The form's name, and whether it keeps exact steps' state.
+    fn chosen(oracle: &dyn MaxOracle, step: StepType, batch: u32, boxed: bool) -> (&str, bool) {
+        let mut s = Settings::new(Algorithm::Bcfw, 1e-2);
+        s.step_type = step;
+        s.mini_batch = batch;
+        let n = oracle.num_examples();
+        match BlockForm::choose(oracle, &s, boxed, n).unwrap() {
+            BlockForm::Vectors { exact } => ("vectors", exact.is_some()),
+            BlockForm::Classes { exact, .. } => ("classes", exact.is_some()),
+            BlockForm::Chains(_) => ("chains", false),
+        }
+    }
+
+    /// Class blocks for the multiclass model one block at a time (and
+    /// under exact steps with mini-batches), chain blocks for the chain
+    /// model under plain FW steps only, vectors under a box or otherwise;
+    /// exact steps' state with the form that steps them.
+    #[test]
+    fn the_form_follows_the_factoring_and_the_settings() {
+        let (x, y) = synthetic::gaussian_multiclass(12, 3, 3, 1.0, 1);
+        let classes = Multiclass::new(x, 3, y, 3, true).unwrap();
+        let (values, lengths, labels) = synthetic::markov_chain(6, 3, 4, 2);
+        let chains = Chain::dense(values, 4, &lengths, labels, 3, true).unwrap();
+        use StepType::{Exact, FrankWolfe, Pairwise};
+        let cases: [Case; 10] = [
+            (&classes, FrankWolfe, 0, false, ("classes", false)),
+            (&classes, Pairwise, 0, false, ("classes", false)),
+            (&classes, Exact, 0, false, ("classes", true)),
+            (&classes, Exact, 4, false, ("classes", true)),
+            (&classes, FrankWolfe, 4, false, ("vectors", false)),
+            (&classes, Exact, 0, true, ("vectors", true)),
+            (&chains, FrankWolfe, 0, false, ("chains", false)),
+            (&chains, Pairwise, 0, false, ("vectors", false)),
+            (&chains, Exact, 0, false, ("vectors", true)),
+            (&chains, FrankWolfe, 0, true, ("vectors", false)),
+        ];
+        for (k, (oracle, step, batch, boxed, want)) in cases.into_iter().enumerate() {
+            assert_eq!(chosen(oracle, step, batch, boxed), want, "case {k}");
         }
     }
 }
