@@ -7,20 +7,14 @@
 
 use std::time::Instant;
 
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-
 use super::blocks::Block;
-use super::chains::ChainBlocks;
-use super::classes::ClassBlocks;
-use super::sampler::Sampler;
 use super::sparse::BlockVec;
 use super::BcfwStats;
 use crate::error::{Error, Result};
 use crate::oracle::adapters::{deadline_passed, past};
-use crate::oracle::sparse::{CornerScratch, SparseVec};
+use crate::oracle::sparse::SparseVec;
 use crate::oracle::Bounds;
-use crate::oracle::{Corner, MaxOracle};
+use crate::oracle::MaxOracle;
 use crate::vocab::{Iteration, Settings, StepType};
 
 /// The primal point: `clip(v)` under a box, else `v` itself (then `w` is
@@ -42,13 +36,17 @@ mod class_steps;
 mod dual;
 mod evaluate;
 mod exact;
+mod form;
 mod kept_exact;
 mod line;
 mod multiplane;
+mod parts;
 mod steps;
 
 pub use dual::{BlockDual, CornerDual};
 pub use evaluate::ExactPass;
+use form::BlockForm;
+use parts::{Averaging, FreshCorner, FreshDots, GapEstimates, Sampling, Scratch, StepCounts};
 
 /// An error when `||psi||^2` of example `i`'s answer is not finite: the
 /// steps' curvature would be infinite, and BCFW would make no progress
@@ -64,23 +62,15 @@ pub(crate) fn check_psi_norm(psi: &SparseVec, i: usize) -> Result<()> {
     )))
 }
 
-/// The dot products a block step needs of the oracle's fresh answer on a
-/// sparse block, gathered in the one pass over `w_i` that forms psi.
-#[derive(Clone, Copy)]
-struct FreshDots {
-    block: usize,
-    w_dot_wi: f64,
-    psi_dot_wi: f64,
-    /// Every coordinate of psi is one of `w_i`'s.
-    psi_within: bool,
-}
-
 /// Everything BCFW keeps between block steps and between runs.
 pub struct BcfwState {
     n: usize,
     dim: usize,
     lambda: f64,
     pub(super) blocks: Vec<Block>,
+    /// The form the blocks' iterates are held in, with what only its steps
+    /// keep ([`BlockForm`]).
+    form: BlockForm,
     /// `v = sum_i w_i`.
     v: Vec<f64>,
     /// The primal point `clip(v)` under a box (empty without one).
@@ -88,72 +78,22 @@ pub struct BcfwState {
     /// `l = sum_i l_i`.
     l: f64,
     bounds: Option<Bounds>,
-    /// Whether corners and their weights are kept (pairwise/away steps or the cache).
+    /// Whether corners and their weights are kept (pairwise/away steps,
+    /// the cache, multi-plane or exact steps on vector blocks).
     keep_atoms: bool,
-    /// Weighted averages of `v` and `l` (option).
-    vbar: Option<Vec<f64>>,
-    lbar: f64,
-    avg_steps: u64,
-    /// Block steps so far (for the step 2n/(k + 2n) and the eviction score).
-    steps: u64,
-    /// The last exact total gap (infinity before the first exact pass).
-    last_exact_gap: f64,
-    /// The sum of the finite block-gap estimates.
-    estimate_sum: f64,
-    /// Blocks whose gap estimate is not known (not finite): counted as it
-    /// changes, not by walking the blocks every pass.
-    unestimated: usize,
-    rng: ChaCha8Rng,
-    sampler: Sampler,
-    pub(super) passes: u64,
-    pub(super) oracle_calls: u64,
-    /// Oracle answers not trusted as maximisers (marked inexact, or clipped
-    /// at the ground truth), over the state's life.
-    pub(crate) doubtful: u64,
-    pub(super) cache_hits: u64,
-    /// Multi-plane approximate passes (no oracle calls).
-    pub(super) approx_passes: u64,
-    /// The `w` the last run returned (a later run must start from it).
-    pub(crate) returned_w: Option<Vec<f64>>,
-    // Scratch, reused so block steps do not allocate.
-    corner: Corner,
-    corner_sums: CornerScratch,
-    dir: SparseVec,
-    dir_parked: SparseVec,
-    /// psi of the oracle's last answer when atoms are not kept.
-    fresh_psi: SparseVec,
-    fresh_norm2: f64,
-    /// `<w, w_i>` and `<psi, w_i>` of the fresh corner's block, gathered
-    /// while psi was dense (sparse blocks; cleared after the step).
-    fresh_dots: Option<FreshDots>,
-    /// The loss of the fresh corner.
-    fresh_loss: f64,
-    /// The class of the fresh corner (class blocks).
-    fresh_class: usize,
-    merged: SparseVec,
-    /// The block order of an approximate pass.
-    order: Vec<usize>,
     /// Multi-plane: the most inactive corners per block, set by each pass;
     /// then exact passes add their corners to the working sets.
     working_set: Option<usize>,
-    /// The blocks' iterates as class coefficients, for a class-factored
-    /// oracle without a box or mini-batches (then `blocks[i].w` is unused
-    /// and kept corners hold no psi); see [`ClassBlocks`].
-    classes: Option<ClassBlocks>,
-    /// The blocks' iterates as per-position label coefficients, for a
-    /// chain-factored oracle under FW steps without kept corners, a box or
-    /// mini-batches; see [`ChainBlocks`].
-    chains: Option<ChainBlocks>,
-    /// `<w, psi>` of the fresh corner (chain blocks).
-    fresh_w_dot_psi: f64,
     /// Where the approximate steps and passes stop (the run's time limit).
     deadline: Option<Instant>,
-    /// Exact block steps: shrinking and the class losses (`StepType::Exact`).
-    exact: Option<exact::ExactSteps>,
-    /// Exact block steps on vector blocks: their shrinking.
-    kept_exact: Option<kept_exact::KeptExact>,
-    /// Exact steps on class blocks: the pass average ([`average`]).
-    pass_average: Option<average::DualAverage>,
+    /// The `w` the last run returned (a later run must start from it).
+    pub(crate) returned_w: Option<Vec<f64>>,
+    pub(super) count: StepCounts,
+    average: Averaging,
+    gaps: GapEstimates,
+    sampling: Sampling,
+    fresh: FreshCorner,
+    scratch: Scratch,
 }
 
 impl BcfwState {
@@ -170,27 +110,12 @@ impl BcfwState {
                 "BCFW supports dimensions up to 2^32 - 1, got {dim}"
             )));
         }
-        let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
-        let sampler = Sampler::new(settings.sampling, n, &mut rng).with_degree(settings.gap_degree);
-        let classes = if bounds.is_none() && class_steps_fit(settings) {
-            oracle.class_rows().map(|rows| ClassBlocks::new(rows, n))
-        } else {
-            None
-        };
-        let chains =
-            chain_steps::chain_blocks(oracle, settings, bounds.is_none() && classes.is_none())?;
-        let exact = match (settings.step_type, &classes) {
-            (StepType::Exact, Some(cb)) => Some(exact::ExactSteps::of_blocks(cb, n)?),
-            _ => None,
-        };
-        let kept_exact = (settings.step_type == StepType::Exact && classes.is_none())
-            .then(|| kept_exact::KeptExact::new(n, settings))
-            .transpose()?;
+        let form = BlockForm::choose(oracle, settings, bounds.is_some(), n)?;
         // Exact steps keep corners on vector blocks (their sub-problem is
         // solved over them), not on class blocks (which hold every corner).
         let keep_atoms = settings.use_cache
             || settings.multi_plane
-            || kept_exact.is_some()
+            || form.keeps_corners_for_exact()
             || !matches!(settings.step_type, StepType::FrankWolfe | StepType::Exact);
         let v = vec![0.0; dim];
         let w = match &bounds {
@@ -202,45 +127,21 @@ impl BcfwState {
             dim,
             lambda: settings.lambda,
             blocks: (0..n).map(|_| Block::new()).collect(),
+            form,
             v,
             w,
             l: 0.0,
             bounds,
             keep_atoms,
-            vbar: None,
-            lbar: 0.0,
-            avg_steps: 0,
-            steps: 0,
-            last_exact_gap: f64::INFINITY,
-            estimate_sum: 0.0,
-            unestimated: n,
-            rng,
-            sampler,
-            passes: 0,
-            oracle_calls: 0,
-            doubtful: 0,
-            cache_hits: 0,
-            approx_passes: 0,
-            returned_w: None,
-            corner: Corner::new(dim),
-            corner_sums: CornerScratch::default(),
-            dir: SparseVec::default(),
-            dir_parked: SparseVec::default(),
-            fresh_psi: SparseVec::default(),
-            fresh_norm2: 0.0,
-            fresh_dots: None,
-            fresh_loss: 0.0,
-            fresh_class: 0,
-            merged: SparseVec::default(),
-            order: Vec::new(),
             working_set: None,
-            classes,
-            chains,
-            fresh_w_dot_psi: 0.0,
             deadline: None,
-            exact,
-            kept_exact,
-            pass_average: None,
+            returned_w: None,
+            count: StepCounts::default(),
+            average: Averaging::default(),
+            gaps: GapEstimates::new(n),
+            sampling: Sampling::new(settings, n),
+            fresh: FreshCorner::default(),
+            scratch: Scratch::new(dim),
         })
     }
 
@@ -258,8 +159,11 @@ impl BcfwState {
     /// corners `(psi_i, L_i)` the oracle gave at `w = 0`, at this lambda.
     pub fn set_corners(&mut self, corners: Vec<(u64, SparseVec, f64)>) -> Result<()> {
         let scale = 1.0 / (self.lambda * self.n as f64);
-        // The path's corners come as vectors: general blocks.
-        self.chains = None;
+        // The path's corners come as vectors: general blocks (class blocks
+        // take them as classes).
+        if self.form.chains().is_some() {
+            self.form.become_vectors();
+        }
         self.v.iter_mut().for_each(|x| *x = 0.0);
         self.l = 0.0;
         for (i, (label, psi, loss)) in corners.into_iter().enumerate() {
@@ -270,7 +174,7 @@ impl BcfwState {
                 Some(self.new_atom(i, label, psi.clone(), loss, 1.0)?)
             };
             let b = &mut self.blocks[i];
-            match &mut self.classes {
+            match self.form.classes_mut() {
                 Some(cb) => {
                     // The corner's class is its label id (MaxOracle::class_rows).
                     let class = cb.class_of(i, label)?;
@@ -280,7 +184,7 @@ impl BcfwState {
                 }
                 None => {
                     let mut w = BlockVec::default();
-                    w.combine(0.0, scale, &psi, self.dim, &mut self.merged);
+                    w.combine(0.0, scale, &psi, self.dim, &mut self.scratch.merged);
                     w.add_to(1.0, &mut self.v);
                     b.w_norm2 = w.norm2();
                     b.w = w;
@@ -314,11 +218,10 @@ impl BcfwState {
             // The block gap moves by (1 - c)(l_i - lambda <w_i, w>) at a fixed
             // w: exact when every block keeps its w_i, an estimate otherwise.
             if b.gap_estimate.is_finite() {
-                let kinds = (self.classes.as_ref(), self.chains.as_ref());
-                let u = b.l - self.lambda * block_dot(kinds, b, i, point!(self));
+                let u = b.l - self.lambda * self.form.dot(b, i, point!(self));
                 b.gap_estimate += (1.0 - c) * u;
-                self.estimate_sum += (1.0 - c) * u;
-                self.sampler.set_gap(i, b.gap_estimate);
+                self.gaps.sum += (1.0 - c) * u;
+                self.sampling.sampler.set_gap(i, b.gap_estimate);
             }
             b.l *= c;
             for a in &mut b.atoms {
@@ -329,18 +232,16 @@ impl BcfwState {
             } else {
                 b.truth_alpha = 0.0;
                 let f = c / rho;
-                match &mut self.classes {
-                    Some(cb) => {
+                match &mut self.form {
+                    BlockForm::Classes { blocks: cb, .. } => {
                         cb.add_to(i, f - 1.0, &mut self.v);
                         cb.coef_mut(i).iter_mut().for_each(|x| *x *= f);
                     }
-                    None => match &mut self.chains {
-                        Some(ch) => ch.scale_block(i, f, &mut self.v),
-                        None => {
-                            b.w.add_to(f - 1.0, &mut self.v);
-                            b.w.scale(f);
-                        }
-                    },
+                    BlockForm::Chains(ch) => ch.scale_block(i, f, &mut self.v),
+                    BlockForm::Vectors { .. } => {
+                        b.w.add_to(f - 1.0, &mut self.v);
+                        b.w.scale(f);
+                    }
                 }
                 b.w_norm2 *= f * f;
                 shrunk = true;
@@ -353,7 +254,7 @@ impl BcfwState {
             self.l *= rho;
         }
         self.lambda = lambda;
-        self.last_exact_gap = f64::INFINITY;
+        self.gaps.last_exact = f64::INFINITY;
         self.recount_estimated();
         // Every margin moved with w: the shrinking the last exact pass kept
         // is re-checked by visiting every block again.
@@ -362,10 +263,10 @@ impl BcfwState {
     }
 
     fn reset_average(&mut self) {
-        if self.vbar.is_some() {
-            self.vbar = Some(self.v.clone());
-            self.lbar = self.l;
-            self.avg_steps = 0;
+        if self.average.v.is_some() {
+            self.average.v = Some(self.v.clone());
+            self.average.l = self.l;
+            self.average.steps = 0;
         }
     }
 
@@ -389,7 +290,7 @@ impl BcfwState {
     /// they are reported, so that a certificate computed from them stays
     /// below `min F`.
     fn rounding(&self, l: f64, v: &[f64]) -> f64 {
-        let terms = 2 * self.steps as usize + 4 * self.n + 16;
+        let terms = 2 * self.count.steps as usize + 4 * self.n + 16;
         let magnitude = l.abs() + self.lambda * crate::linalg::norm2(v);
         2.0 * crate::rounding::gamma(terms) * magnitude
     }
@@ -421,9 +322,9 @@ impl BcfwState {
 
     /// The certified dual value of the averaged weights, when averaging is on.
     pub fn dual_of_average(&self) -> Option<f64> {
-        self.vbar.as_ref().map(|vb| {
-            dual_value(self.lambda, vb, self.bounds.as_ref(), self.lbar)
-                - self.rounding(self.lbar, vb)
+        self.average.v.as_ref().map(|vb| {
+            dual_value(self.lambda, vb, self.bounds.as_ref(), self.average.l)
+                - self.rounding(self.average.l, vb)
         })
     }
 
@@ -432,11 +333,11 @@ impl BcfwState {
     /// `ell` and `dual` are rounded down by the same allowance, so that
     /// `ell - lambda/2 ||w||^2` computed by the caller is a valid bound too.
     pub fn with_iterate<R>(&self, f: impl FnOnce(&[f64], f64, f64, bool) -> R) -> R {
-        match (self.average_point(), self.vbar.as_ref()) {
+        match (self.average_point(), self.average.v.as_ref()) {
             (Some(avg), Some(vb)) => {
-                let e = self.rounding(self.lbar, vb);
-                let dual = dual_value(self.lambda, vb, self.bounds.as_ref(), self.lbar);
-                f(&avg, self.lbar - e, dual - e, true)
+                let e = self.rounding(self.average.l, vb);
+                let dual = dual_value(self.lambda, vb, self.bounds.as_ref(), self.average.l);
+                f(&avg, self.average.l - e, dual - e, true)
             }
             _ => {
                 let e = self.rounding(self.l, &self.v);
@@ -447,8 +348,8 @@ impl BcfwState {
 
     /// Every block's gap estimate is known (finite).
     pub fn all_estimated(&self) -> bool {
-        debug_assert_eq!(self.unestimated, self.walk_unestimated());
-        self.unestimated == 0
+        debug_assert_eq!(self.gaps.unknown, self.walk_unestimated());
+        self.gaps.unknown == 0
     }
 
     /// The blocks whose gap estimate is not known, by walking them all.
@@ -462,7 +363,7 @@ impl BcfwState {
     /// Recounts the blocks whose gap estimate is not known, after changes
     /// to many (a new lambda, an imported dual).
     fn recount_estimated(&mut self) {
-        self.unestimated = self.walk_unestimated();
+        self.gaps.unknown = self.walk_unestimated();
     }
 
     /// The corners kept and those with weight (the truth's among them),
@@ -475,7 +376,7 @@ impl BcfwState {
 
     /// The averaged primal point `clip(vbar)`, when averaging is on.
     pub fn average_point(&self) -> Option<Vec<f64>> {
-        self.vbar.as_ref().map(|vb| match &self.bounds {
+        self.average.v.as_ref().map(|vb| match &self.bounds {
             Some(b) => b.clip_all(vb),
             None => vb.clone(),
         })
@@ -484,50 +385,40 @@ impl BcfwState {
     /// The sum of the finite block-gap estimates (kept as a running sum,
     /// recomputed at every exact pass).
     pub fn gap_estimate(&self) -> f64 {
-        self.estimate_sum
+        self.gaps.sum
     }
 
     fn set_estimate(&mut self, i: usize, g: f64) {
         let old = self.blocks[i].gap_estimate;
         if old.is_finite() {
-            self.estimate_sum -= old;
-            self.unestimated += 1;
+            self.gaps.sum -= old;
+            self.gaps.unknown += 1;
         }
         if g.is_finite() {
-            self.estimate_sum += g;
-            self.unestimated -= 1;
+            self.gaps.sum += g;
+            self.gaps.unknown -= 1;
         }
         self.blocks[i].gap_estimate = g;
-        self.sampler.set_gap(i, g);
+        self.sampling.sampler.set_gap(i, g);
     }
 
     pub fn stats(&self) -> BcfwStats {
         let (corners, active_corners) = self.corner_counts();
         let memory = self.blocks.iter().map(Block::bytes).sum::<usize>()
             + (self.v.capacity() + self.w.capacity()) * 8
-            + self.vbar.as_ref().map_or(0, |v| v.capacity() * 8)
-            + self.classes.as_ref().map_or(0, ClassBlocks::bytes)
-            + self.chains.as_ref().map_or(0, ChainBlocks::bytes)
-            + self.exact.as_ref().map_or(0, exact::ExactSteps::bytes)
-            + self
-                .kept_exact
-                .as_ref()
-                .map_or(0, kept_exact::KeptExact::bytes)
-            + self
-                .pass_average
-                .as_ref()
-                .map_or(0, average::DualAverage::bytes);
+            + self.average.v.as_ref().map_or(0, |v| v.capacity() * 8)
+            + self.form.bytes();
         BcfwStats {
-            passes: self.passes,
-            effective_passes: self.oracle_calls as f64 / self.n as f64,
-            oracle_calls: self.oracle_calls,
-            cache_hits: self.cache_hits,
-            approx_passes: self.approx_passes,
+            passes: self.count.passes,
+            effective_passes: self.count.oracle_calls as f64 / self.n as f64,
+            oracle_calls: self.count.oracle_calls,
+            cache_hits: self.count.cache_hits,
+            approx_passes: self.count.approx_passes,
             ell: self.l - self.rounding(self.l, &self.v),
             returned_ell: self.returned_ell(),
             dual: self.certified_dual(),
             gap_estimate: self.gap_estimate(),
-            last_exact_gap: self.last_exact_gap,
+            last_exact_gap: self.gaps.last_exact,
             corners,
             active_corners,
             dense_blocks: self.blocks.iter().filter(|b| b.w.is_dense()).count() as u64,
@@ -535,27 +426,19 @@ impl BcfwState {
         }
     }
 
-    /// Every block the exact steps shrunk is visited again (class blocks or
-    /// vector blocks, whichever the run has).
+    /// Every block the exact steps shrunk is visited again.
     fn unshrink_all(&mut self) {
-        if let Some(ex) = &mut self.exact {
-            ex.unshrink_all();
-        }
-        if let Some(kept) = &mut self.kept_exact {
-            kept.unshrink_all();
-        }
+        self.form.unshrink_all();
     }
 
     /// What every kind of pass sets up first: the multi-plane working-set
     /// bound and the weighted average.
     fn begin_pass(&mut self, settings: &Settings) {
-        // A solver's settings other than lambda never change.
-        debug_assert!(self.classes.is_none() || class_steps_fit(settings));
         self.working_set = settings.multi_plane.then_some(settings.cache_size);
-        if settings.weighted_averaging && self.vbar.is_none() {
-            self.vbar = Some(self.v.clone());
-            self.lbar = self.l;
-            self.avg_steps = 0;
+        if settings.weighted_averaging && self.average.v.is_none() {
+            self.average.v = Some(self.v.clone());
+            self.average.l = self.l;
+            self.average.steps = 0;
         }
     }
 
@@ -568,52 +451,26 @@ impl BcfwState {
             if past(self.deadline) {
                 return Err(deadline_passed());
             }
-            let i = self.sampler.next(&mut self.rng);
+            let i = self.sampling.sampler.next(&mut self.sampling.rng);
             self.block_step(oracle, settings, i).map_err(|e| {
                 e.context(format!(
                     "at BCFW pass {} (block step {})",
-                    self.passes + 1,
-                    self.steps + 1
+                    self.count.passes + 1,
+                    self.count.steps + 1
                 ))
             })?;
             if settings.multi_plane {
                 self.approximate_block_steps(settings, i);
             }
         }
-        self.passes += 1;
+        self.count.passes += 1;
         Ok(())
     }
 
     /// `<w, w_i>` of block `i`.
     pub(super) fn block_dot(&self, i: usize, w: &[f64]) -> f64 {
-        block_dot(self.kinds(), &self.blocks[i], i, w)
+        self.form.dot(&self.blocks[i], i, w)
     }
-
-    /// The factored forms of the blocks, if any.
-    fn kinds(&self) -> (Option<&ClassBlocks>, Option<&ChainBlocks>) {
-        (self.classes.as_ref(), self.chains.as_ref())
-    }
-}
-
-/// `<w, w_i>` of block `i`, `b`: from its class or chain coefficients when
-/// kept.
-fn block_dot(
-    kinds: (Option<&ClassBlocks>, Option<&ChainBlocks>),
-    b: &Block,
-    i: usize,
-    w: &[f64],
-) -> f64 {
-    match kinds {
-        (Some(cb), _) => cb.dot(i, w),
-        (None, Some(ch)) => ch.dot(i, w),
-        (None, None) => b.w.dot_dense(w),
-    }
-}
-
-/// Whether runs with these settings can step on class-factored blocks: one
-/// block at a time (a mini-batch steps towards answers held as vectors).
-fn class_steps_fit(settings: &Settings) -> bool {
-    settings.mini_batch == 0 || settings.step_type == StepType::Exact
 }
 
 /// `-f = l - lambda/2 (||v||^2 - ||v - clip(v)||^2)`.
@@ -634,12 +491,12 @@ pub fn pass_row(
     // Not `stats()`: its memory and dense-block counts walk every block.
     let (corners, active_corners) = state.corner_counts();
     Iteration {
-        iteration: state.passes,
+        iteration: state.count.passes,
         risk: exact.map_or(f64::NAN, |e| e.risk),
         objective: exact.map_or(f64::NAN, |e| e.primal),
         num_planes: corners,
         active_planes: active_corners,
-        effective_passes: state.oracle_calls as f64 / state.n as f64,
+        effective_passes: state.count.oracle_calls as f64 / state.n as f64,
         gap_estimate: state.gap_estimate(),
         exact_gap: exact.map(|e| e.gap).or(traced_gap).unwrap_or(f64::NAN),
         ..Iteration::default()

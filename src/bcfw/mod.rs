@@ -123,7 +123,7 @@ pub struct BcfwMethod<'s> {
 impl<'s> BcfwMethod<'s> {
     /// A run continuing from `state`.
     pub fn new(state: &'s mut BcfwState, settings: &Settings) -> Self {
-        let noted = state.doubtful;
+        let noted = state.count.doubtful;
         state.start_pass_average(
             settings.step_type == crate::vocab::StepType::Exact && !settings.weighted_averaging,
         );
@@ -143,8 +143,10 @@ impl<'s> BcfwMethod<'s> {
     /// Gives the run the untrusted answers the state counted since the last
     /// call (so the run reports `certified == false`).
     fn note_doubtful(&mut self, ctx: &Context<'_>) {
-        ctx.oracles.answers.note(self.state.doubtful - self.noted);
-        self.noted = self.state.doubtful;
+        ctx.oracles
+            .answers
+            .note(self.state.count.doubtful - self.noted);
+        self.noted = self.state.count.doubtful;
     }
 
     /// Exact steps: whether the gap estimate of the shrunk problem (every

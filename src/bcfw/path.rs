@@ -171,11 +171,11 @@ pub fn regularization_path(
     let mut lambda = lmax.max(lambda_min);
     state.set_lambda(lambda);
     state.set_corners(corners)?;
-    state.oracle_calls += 2 * oracle.num_examples() as u64;
+    state.count.oracle_calls += 2 * oracle.num_examples() as u64;
     let mut out = Vec::new();
     loop {
-        let passes0 = state.passes;
-        let doubtful0 = state.doubtful;
+        let passes0 = state.count.passes;
+        let doubtful0 = state.count.doubtful;
         let mut exit;
         let mut gap;
         let mut primal;
@@ -199,10 +199,10 @@ pub fn regularization_path(
             w: state.w().to_vec(),
             gap,
             primal,
-            passes: state.passes - passes0,
-            oracle_calls: state.oracle_calls,
+            passes: state.count.passes - passes0,
+            oracle_calls: state.count.oracle_calls,
             exit,
-            certified: state.doubtful == doubtful0,
+            certified: state.count.doubtful == doubtful0,
         });
         let stop = matches!(exit, Exit::TimeLimit | Exit::StoppedByUser);
         match next {

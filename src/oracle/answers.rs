@@ -44,6 +44,17 @@ impl AnswerLog {
 /// not finite.
 pub fn screen_answer(corner: &mut Corner, dot: f64, i: usize) -> Result<(f64, bool)> {
     let loss = corner.loss();
+    if below_truth(loss, dot, i)? {
+        corner.clear();
+        return Ok((0.0, false));
+    }
+    Ok((loss - dot, corner.is_exact()))
+}
+
+/// Whether an answer of loss `loss` and `<w, psi> = dot` falls below the
+/// ground truth by more than rounding ([`screen_answer`]: then it becomes
+/// the truth); an error naming example `i` when its hinge is not finite.
+pub fn below_truth(loss: f64, dot: f64, i: usize) -> Result<bool> {
     let hinge = loss - dot;
     if !hinge.is_finite() {
         return Err(Error::non_finite(format!(
@@ -51,11 +62,7 @@ pub fn screen_answer(corner: &mut Corner, dot: f64, i: usize) -> Result<(f64, bo
              (loss {loss}, <w, psi> = {dot})"
         )));
     }
-    if hinge < 0.0 && below_rounding(hinge, loss, dot) {
-        corner.clear();
-        return Ok((0.0, false));
-    }
-    Ok((hinge, corner.is_exact()))
+    Ok(hinge < 0.0 && below_rounding(hinge, loss, dot))
 }
 
 /// Whether a hinge below 0 is further below than the rounding of `loss -

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use std::time::Instant;
 
 use super::adapters::{call_max_oracle_block_until, ORACLE_BLOCK};
-pub use super::answers::{below_rounding, screen_answer, AnswerLog};
+pub use super::answers::{below_rounding, below_truth, screen_answer, AnswerLog};
 use super::sparse::{CornerScratch, SparseVec};
 use super::{Corner, MaxOracle};
 use crate::error::{Error, Result};

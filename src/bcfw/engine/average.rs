@@ -10,7 +10,7 @@
 //! point's dual value, a valid bound (the dual is concave: the averaged
 //! point's value is at least the average of the values).
 
-use super::BcfwState;
+use super::{BcfwState, BlockForm};
 
 /// The averaged dual point.
 pub(crate) struct DualAverage {
@@ -40,22 +40,31 @@ impl BcfwState {
     /// Starts the pass average of a run (`on`), where the state can move
     /// to it: exact steps on class blocks (which have no box).
     pub(crate) fn start_pass_average(&mut self, on: bool) {
-        let fits = on && self.exact.is_some() && self.bounds.is_none();
-        self.pass_average = match &self.classes {
-            Some(cb) if fits => Some(DualAverage {
+        let fits = on && self.bounds.is_none();
+        if let BlockForm::Classes {
+            blocks: cb,
+            exact,
+            average,
+        } = &mut self.form
+        {
+            *average = (fits && exact.is_some()).then(|| DualAverage {
                 coef: vec![0.0; cb.all_coef().len()],
                 block_l: vec![0.0; self.n],
                 v: vec![0.0; self.dim],
                 l: 0.0,
                 passes: 0,
-            }),
-            _ => None,
-        };
+            });
+        }
     }
 
     /// Adds the dual point that ended a pass.
     pub(crate) fn add_to_pass_average(&mut self) {
-        let (Some(avg), Some(cb)) = (&mut self.pass_average, &self.classes) else {
+        let BlockForm::Classes {
+            blocks: cb,
+            average: Some(avg),
+            ..
+        } = &mut self.form
+        else {
             return;
         };
         avg.passes += 1;
@@ -74,7 +83,12 @@ impl BcfwState {
     /// (two passes or more), and a restart: the next pass starts a new
     /// average (the point stays until then, for [`Self::adopt_pass_average`]).
     pub(crate) fn take_pass_average(&mut self) -> Option<Vec<f64>> {
-        let avg = self.pass_average.as_mut()?;
+        let BlockForm::Classes {
+            average: Some(avg), ..
+        } = &mut self.form
+        else {
+            return None;
+        };
         let passes = std::mem::take(&mut avg.passes);
         (passes >= 2).then(|| avg.v.clone())
     }
@@ -84,7 +98,12 @@ impl BcfwState {
     /// truth weights follow from the coefficients; the shrinking and the
     /// gap estimates are the next exact pass's to set.
     pub(crate) fn adopt_pass_average(&mut self) {
-        let (Some(avg), Some(cb)) = (&self.pass_average, &mut self.classes) else {
+        let BlockForm::Classes {
+            blocks: cb,
+            exact,
+            average: Some(avg),
+        } = &mut self.form
+        else {
             return;
         };
         cb.all_coef_mut().copy_from_slice(&avg.coef);
@@ -99,10 +118,10 @@ impl BcfwState {
         }
         self.v.copy_from_slice(&avg.v);
         self.l = avg.l;
-        self.fresh_dots = None;
-        if let Some(ex) = &mut self.exact {
+        if let Some(ex) = exact {
             ex.unshrink_all();
         }
+        self.fresh.dots = None;
     }
 }
 
@@ -132,14 +151,14 @@ mod tests {
         for _ in 0..3 {
             state.exact_steps_pass(&model, &s, &pool).unwrap();
             state.add_to_pass_average();
-            let cb = state.classes.as_ref().unwrap();
+            let cb = state.form.classes().unwrap();
             let ls: Vec<f64> = state.blocks.iter().map(|b| b.l).collect();
             seen.push((cb.all_coef().to_vec(), ls, state.v.clone(), state.l));
         }
         let avg = |f: &dyn Fn(usize) -> f64| (f(0) + 2.0 * f(1) + 3.0 * f(2)) / 6.0;
         let v_avg = state.take_pass_average().unwrap();
         state.adopt_pass_average();
-        let cb = state.classes.as_ref().unwrap();
+        let cb = state.form.classes().unwrap();
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-14 * (1.0 + b.abs());
         for (j, &c) in cb.all_coef().iter().enumerate() {
             let want = avg(&|p| seen[p].0[j]);

@@ -37,15 +37,15 @@ impl BcfwState {
             let take = size.min(self.n - done);
             self.draw_batch(take, &mut blocks, &mut in_batch);
             let items = self.answers(oracle, pool, &blocks)?;
-            self.doubtful += items.iter().filter(|x| !x.exact).count() as u64;
-            self.oracle_calls += blocks.len() as u64;
+            self.count.doubtful += items.iter().filter(|x| !x.exact).count() as u64;
+            self.count.oracle_calls += blocks.len() as u64;
             for (&i, item) in blocks.iter().zip(items) {
                 in_batch[i] = false;
                 self.answered_step(settings, i, item)?;
             }
             done += blocks.len();
         }
-        self.passes += 1;
+        self.count.passes += 1;
         Ok(())
     }
 
@@ -58,12 +58,12 @@ impl BcfwState {
         let mut attempts = 0;
         while blocks.len() < take && attempts < 4 * take {
             attempts += 1;
-            let i = self.sampler.next(&mut self.rng);
+            let i = self.sampling.sampler.next(&mut self.sampling.rng);
             if in_batch[i] {
                 continue;
             }
             in_batch[i] = true;
-            self.sampler.set_gap(i, 0.0);
+            self.sampling.sampler.set_gap(i, 0.0);
             blocks.push(i);
         }
     }
@@ -80,17 +80,17 @@ impl BcfwState {
         self.begin_pass(settings);
         let at = self.w().to_vec();
         let (exact, items) = self.exact_pass_items(oracle, pool, true, true)?;
-        let mut order = std::mem::take(&mut self.order);
+        let mut order = std::mem::take(&mut self.scratch.order);
         order.clear();
         order.extend(0..self.n);
-        order.shuffle(&mut self.rng);
+        order.shuffle(&mut self.sampling.rng);
         let mut items: Vec<Option<PassItem>> = items.into_iter().map(Some).collect();
         for &i in &order {
             let item = items[i].take().expect("one answer per block");
             self.answered_step(settings, i, item)?;
         }
-        self.order = order;
-        self.passes += 1;
+        self.scratch.order = order;
+        self.count.passes += 1;
         Ok((exact, at))
     }
 
@@ -147,16 +147,17 @@ impl BcfwState {
         let n = self.n as f64;
         let w_dot_wi = self.blocks[i].w.dot_dense(self.w());
         let base = self.lambda * w_dot_wi - self.blocks[i].l;
-        self.fresh_psi = item.psi.unwrap_or_default();
-        let h = item.loss - self.fresh_psi.dot_dense(self.w());
+        self.fresh.psi = item.psi.unwrap_or_default();
+        let h = item.loss - self.fresh.psi.dot_dense(self.w());
         let (s, h) = self.adopt_fresh(i, item.label, item.loss, h)?;
         if let CornerRef::Atom(k) = s {
             let a = &mut self.blocks[i].atoms[k];
-            a.last_used = self.steps;
-            a.used_pass = self.passes;
+            a.last_used = self.count.steps;
+            a.used_pass = self.count.passes;
         }
         self.set_estimate(i, base + h / n);
-        let fixed = (!settings.line_search).then(|| 2.0 * n / (self.steps as f64 - 1.0 + 2.0 * n));
+        let fixed =
+            (!settings.line_search).then(|| 2.0 * n / (self.count.steps as f64 - 1.0 + 2.0 * n));
         self.step_towards(settings, i, s, w_dot_wi, fixed);
         if settings.multi_plane {
             self.approximate_block_steps(settings, i);

@@ -48,7 +48,7 @@ impl BcfwState {
         oracle: &dyn MaxOracle,
         i: usize,
     ) -> Result<(CornerRef, f64)> {
-        let cb = self.chains.as_mut().expect("chain blocks");
+        let cb = self.form.chains_mut().expect("chain blocks");
         cb.prepare(i);
         let Some(answer) = oracle.chain_answer(i, point!(self), &mut cb.scores, &mut cb.labels)
         else {
@@ -58,11 +58,11 @@ impl BcfwState {
             ));
         };
         let answer = answer.map_err(|e| e.context(format!("(example {i})")))?;
-        self.oracle_calls += 1;
+        self.count.oracle_calls += 1;
         cb.check_answer(i)?;
         let truth = cb.answered_truth(i);
         let f = cb.fresh_terms(i, point!(self));
-        self.fresh_dots = Some(FreshDots {
+        self.fresh.dots = Some(FreshDots {
             block: i,
             w_dot_wi: f.w_dot_wi,
             psi_dot_wi: f.psi_dot_wi,
@@ -83,23 +83,23 @@ impl BcfwState {
         if hinge < 0.0 && below_rounding(hinge, loss, f.w_dot_psi) {
             // Below the truth: the answer becomes the truth
             // (`pass::screen_answer`).
-            self.doubtful += 1;
+            self.count.doubtful += 1;
             return Ok((CornerRef::Truth, 0.0));
         }
-        self.fresh_loss = loss;
-        self.fresh_w_dot_psi = f.w_dot_psi;
-        self.fresh_norm2 = f.psi_norm2;
+        self.fresh.loss = loss;
+        self.fresh.w_dot_psi = f.w_dot_psi;
+        self.fresh.norm2 = f.psi_norm2;
         Ok((CornerRef::Fresh, hinge))
     }
 
     /// The FW line's corner terms on chain blocks: `(loss, scale <w, psi>,
     /// scale^2 ||psi||^2, <psi, w_i>)`.
     pub(super) fn chain_fw_terms(&self, s: CornerRef, scale: f64) -> (f64, f64, f64, f64) {
-        match (s, self.fresh_dots) {
+        match (s, self.fresh.dots) {
             (CornerRef::Fresh, Some(dots)) => (
-                self.fresh_loss,
-                scale * self.fresh_w_dot_psi,
-                scale * scale * self.fresh_norm2,
+                self.fresh.loss,
+                scale * self.fresh.w_dot_psi,
+                scale * scale * self.fresh.norm2,
                 dots.psi_dot_wi,
             ),
             _ => (0.0, 0.0, 0.0, 0.0),
@@ -111,7 +111,10 @@ impl BcfwState {
     /// then nothing changes the draw before it is made, and the guess is
     /// the block drawn (a pass's last step guesses past an exact pass).
     pub(super) fn prefetch_next_chain_block(&self) {
-        if let (Some(cb), Some(j)) = (&self.chains, self.sampler.peek(&self.rng)) {
+        if let (Some(cb), Some(j)) = (
+            self.form.chains(),
+            self.sampling.sampler.peek(&self.sampling.rng),
+        ) {
             cb.prefetch(j);
             let b = &self.blocks[j];
             crate::linalg::prefetch_l2(std::slice::from_ref(b));
@@ -129,8 +132,8 @@ impl BcfwState {
     ) {
         let scale = 1.0 / (self.lambda * self.n as f64);
         let fresh = s == CornerRef::Fresh;
-        let psi_norm2 = if fresh { self.fresh_norm2 } else { 0.0 };
-        let cb = self.chains.as_mut().expect("chain blocks");
+        let psi_norm2 = if fresh { self.fresh.norm2 } else { 0.0 };
+        let cb = self.form.chains_mut().expect("chain blocks");
         cb.step_towards(i, gamma, scale, fresh, &mut self.v);
         let b = &mut self.blocks[i];
         let keep = 1.0 - gamma;

@@ -3,7 +3,7 @@
 use super::super::blocks::Atom;
 use super::steps::{track_truth, update_weights, CornerRef, StepKind};
 use super::{BcfwState, Error, Result};
-use crate::oracle::pass::below_rounding;
+use crate::oracle::pass::below_truth;
 use crate::oracle::sparse::SparseVec;
 use crate::oracle::MaxOracle;
 
@@ -18,7 +18,7 @@ impl BcfwState {
     /// `<w, w_i>` at the start of a step on block `i`; with class blocks,
     /// also the scores of its truth and kept classes.
     pub(super) fn step_dot(&mut self, i: usize) -> f64 {
-        match &mut self.classes {
+        match self.form.classes_mut() {
             Some(cb) => {
                 let kept = self.blocks[i].atoms.iter().map(|a| a.label as usize);
                 cb.score_corners(i, kept, point!(self))
@@ -30,7 +30,7 @@ impl BcfwState {
     /// `<w, w_i>` after the oracle answered block `i` (its scores, on class
     /// blocks).
     pub(super) fn answered_dot(&self, i: usize) -> f64 {
-        match &self.classes {
+        match self.form.classes() {
             Some(cb) => cb.dot_scored(i),
             None => self.blocks[i].w.dot_dense(point!(self)),
         }
@@ -39,7 +39,7 @@ impl BcfwState {
     /// `<w, psi>` of kept corner `k` of block `i`.
     pub(super) fn atom_dot_w(&self, i: usize, k: usize) -> f64 {
         let a = &self.blocks[i].atoms[k];
-        match &self.classes {
+        match self.form.classes() {
             Some(cb) => cb.psi_dot_w(i, a.label as usize),
             None => a.psi.dot_dense(point!(self)),
         }
@@ -53,14 +53,14 @@ impl BcfwState {
                 let a = &self.blocks[i].atoms[k];
                 Some((a.label as usize, a.loss))
             }
-            CornerRef::Fresh => Some((self.fresh_class, self.fresh_loss)),
+            CornerRef::Fresh => Some((self.fresh.class, self.fresh.loss)),
         }
     }
 
     /// Swaps the direction with the parked one (the best so far).
     pub(super) fn swap_dirs(&mut self) {
-        std::mem::swap(&mut self.dir, &mut self.dir_parked);
-        if let Some(cb) = &mut self.classes {
+        std::mem::swap(&mut self.scratch.dir, &mut self.scratch.dir_parked);
+        if let Some(cb) = self.form.classes_mut() {
             std::mem::swap(&mut cb.dir, &mut cb.dir_parked);
         }
     }
@@ -73,10 +73,10 @@ impl BcfwState {
         i: usize,
     ) -> Result<(CornerRef, f64)> {
         let (y, loss) = self.class_answer(oracle, i)?;
-        let cb = self.classes.as_ref().expect("class blocks");
+        let cb = self.form.classes().expect("class blocks");
         let h = loss - cb.psi_dot_w(i, y);
-        self.fresh_psi.idx.clear();
-        self.fresh_psi.val.clear();
+        self.fresh.psi.idx.clear();
+        self.fresh.psi.val.clear();
         self.adopt_fresh(i, y as u64, loss, h)
     }
 
@@ -87,7 +87,7 @@ impl BcfwState {
         oracle: &dyn MaxOracle,
         i: usize,
     ) -> Result<(usize, f64)> {
-        let cb = self.classes.as_mut().expect("class blocks");
+        let cb = self.form.classes_mut().expect("class blocks");
         let Some(answer) = oracle.class_answer(i, point!(self), &mut cb.scores) else {
             return Err(Error::oracle(
                 "the max-oracle gives class rows (MaxOracle::class_rows) but no class answers \
@@ -95,25 +95,17 @@ impl BcfwState {
             ));
         };
         let answer = answer?;
-        self.oracle_calls += 1;
+        self.count.oracle_calls += 1;
         let mut y = cb.class_of(i, answer.class as u64)?;
         let truth = cb.rows.truth(i);
         let mut loss = if y == truth { 0.0 } else { answer.loss };
-        let dot = cb.psi_dot_w(i, y);
-        let hinge = loss - dot;
-        if !hinge.is_finite() {
-            return Err(Error::non_finite(format!(
-                "max-oracle answer for example {i} has H = L - <w, psi> = {hinge} \
-                 (loss {loss}, <w, psi> = {dot})"
-            )));
-        }
-        if hinge < 0.0 && below_rounding(hinge, loss, dot) {
+        if below_truth(loss, cb.psi_dot_w(i, y), i)? {
             // Below the truth: the answer becomes the truth
             // (`pass::screen_answer`).
-            self.doubtful += 1;
+            self.count.doubtful += 1;
             (y, loss) = (truth, 0.0);
         }
-        self.fresh_class = y;
+        self.fresh.class = y;
         Ok((y, loss))
     }
 
@@ -125,7 +117,7 @@ impl BcfwState {
         s: CornerRef,
         scale: f64,
     ) -> (f64, f64, f64, f64) {
-        let cb = self.classes.as_ref().expect("class blocks");
+        let cb = self.form.classes().expect("class blocks");
         let Some((y, loss)) = self.corner_class(i, s) else {
             return (0.0, 0.0, 0.0, 0.0);
         };
@@ -144,7 +136,7 @@ impl BcfwState {
     pub(super) fn class_apply_fw(&mut self, i: usize, gamma: f64, dl: f64, s: CornerRef) {
         let scale = 1.0 / (self.lambda * self.n as f64);
         let corner = self.corner_class(i, s);
-        let cb = self.classes.as_mut().expect("class blocks");
+        let cb = self.form.classes_mut().expect("class blocks");
         let t = cb.rows.truth(i);
         cb.step_towards(i, gamma, corner.map(|(y, _)| (t, y)), scale, &mut self.v);
         let b = &mut self.blocks[i];
@@ -175,7 +167,7 @@ impl BcfwState {
             CornerRef::Atom(k) => b.atoms[k].alpha,
             CornerRef::Fresh => 0.0,
         };
-        let cb = self.classes.as_mut().expect("class blocks");
+        let cb = self.form.classes_mut().expect("class blocks");
         let t = cb.rows.truth(i);
         let (c, dir) = cb.coef_and_dir(i);
         // psi of a corner over scale: e_t - e_y (0 for the truth).
@@ -209,7 +201,7 @@ impl BcfwState {
     /// [`Self::line_search`] on class blocks (no box): the exact step along
     /// `r_i ⊗ dir` on `[0, gmax]` and the decrease of `f`.
     pub(super) fn class_line_search(&self, i: usize, dl: f64, gmax: f64) -> (f64, f64) {
-        let cb = self.classes.as_ref().expect("class blocks");
+        let cb = self.form.classes().expect("class blocks");
         let lambda = self.lambda;
         let w_dot_d = cb.dir_dot_w();
         let d_norm2 = cb.rows.row_norm2(i) * cb.dir.iter().map(|d| d * d).sum::<f64>();
@@ -232,7 +224,7 @@ impl BcfwState {
         s: CornerRef,
         a: CornerRef,
     ) {
-        let cb = self.classes.as_mut().expect("class blocks");
+        let cb = self.form.classes_mut().expect("class blocks");
         cb.move_along_dir(i, gamma, &mut self.v);
         let b = &mut self.blocks[i];
         b.w_norm2 = cb.norm2(i);
@@ -249,7 +241,7 @@ impl BcfwState {
         let n = self.n as f64;
         let scale = 1.0 / (self.lambda * n);
         let b = &mut self.blocks[i];
-        let cb = self.classes.as_mut().expect("class blocks");
+        let cb = self.form.classes_mut().expect("class blocks");
         let t = cb.rows.truth(i);
         let (c, dir) = cb.coef_and_dir(i);
         dir.fill(0.0);
@@ -277,7 +269,7 @@ impl BcfwState {
         loss: f64,
         alpha: f64,
     ) -> Result<Atom> {
-        let (psi, psi_norm2) = match &self.classes {
+        let (psi, psi_norm2) = match self.form.classes() {
             Some(cb) => {
                 cb.class_of(i, label)?;
                 (SparseVec::default(), 2.0 * cb.rows.row_norm2(i))
@@ -293,15 +285,15 @@ impl BcfwState {
             loss,
             psi_norm2,
             alpha,
-            last_used: self.steps,
-            used_pass: self.passes,
+            last_used: self.count.steps,
+            used_pass: self.count.passes,
         })
     }
 
     /// Whether an answer is block `i`'s ground truth: its class on class
     /// blocks, else loss 0 with psi 0.
     pub(super) fn is_truth(&self, i: usize, label: u64, loss: f64, psi: &SparseVec) -> bool {
-        match &self.classes {
+        match self.form.classes() {
             Some(cb) => label as usize == cb.rows.truth(i),
             None => psi.nnz() == 0 && loss == 0.0,
         }
@@ -310,7 +302,9 @@ impl BcfwState {
     /// Debug builds: class block `i`'s coefficients agree with its weights.
     #[cfg(debug_assertions)]
     pub(super) fn check_class_block(&self, i: usize) {
-        let Some(cb) = &self.classes else { return };
+        let Some(cb) = self.form.classes() else {
+            return;
+        };
         let scale = 1.0 / (self.lambda * self.n as f64);
         let t = cb.rows.truth(i);
         let mut expect = vec![0.0; cb.k];

@@ -46,7 +46,7 @@ impl BcfwState {
                 .iter()
                 .map(|a| CornerDual {
                     label: a.label,
-                    psi: match &self.classes {
+                    psi: match self.form.classes() {
                         Some(cb) => cb.corner_psi(i, a.label as usize, self.dim),
                         None => a.psi.clone(),
                     },
@@ -112,11 +112,12 @@ impl BcfwState {
         let n = self.n as f64;
         let scale = 1.0 / (self.lambda * n);
         // Imported corners are general vectors, whatever the oracle.
-        self.classes = None;
+        self.form.become_vectors();
         self.v.iter_mut().for_each(|x| *x = 0.0);
         self.l = 0.0;
-        self.estimate_sum = 0.0;
+        self.gaps.sum = 0.0;
         let mut all_known = true;
+        let (dim, merged) = (self.dim, &mut self.scratch.merged);
         for (i, (b, d)) in self.blocks.iter_mut().zip(blocks).enumerate() {
             let mut w = BlockVec::default();
             let mut l = 0.0;
@@ -124,7 +125,7 @@ impl BcfwState {
             b.atoms.clear();
             for c in d.corners {
                 if c.alpha > 0.0 {
-                    w.combine(1.0, c.alpha * scale, &c.psi, self.dim, &mut self.merged);
+                    w.combine(1.0, c.alpha * scale, &c.psi, dim, merged);
                     l += c.alpha * c.loss / n;
                     total += c.alpha;
                 }
@@ -135,7 +136,7 @@ impl BcfwState {
                     loss: c.loss,
                     alpha: c.alpha,
                     last_used: 0,
-                    used_pass: self.passes,
+                    used_pass: self.count.passes,
                 });
             }
             w.add_to(1.0, &mut self.v);
@@ -146,18 +147,18 @@ impl BcfwState {
             self.l += l;
             b.gap_estimate = d.gap_estimate.max(0.0);
             if b.gap_estimate.is_finite() {
-                self.estimate_sum += b.gap_estimate;
-                self.sampler.set_gap(i, b.gap_estimate);
+                self.gaps.sum += b.gap_estimate;
+                self.sampling.sampler.set_gap(i, b.gap_estimate);
             } else {
                 all_known = false;
             }
         }
         if all_known {
-            self.sampler.all_visited();
+            self.sampling.sampler.all_visited();
         }
         self.recount_estimated();
         self.refresh_w();
-        self.last_exact_gap = f64::INFINITY;
+        self.gaps.last_exact = f64::INFINITY;
         // The imported iterate is new: every block is visited again.
         self.unshrink_all();
         self.returned_w = None;

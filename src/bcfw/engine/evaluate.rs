@@ -39,22 +39,22 @@ impl BcfwState {
         refresh: bool,
         corners: bool,
     ) -> Result<(ExactPass, Vec<PassItem>)> {
-        let context = format!("in the exact gap pass after pass {}", self.passes);
+        let context = format!("in the exact gap pass after pass {}", self.count.passes);
         let absorb = refresh && !corners && self.working_set.is_some();
         // Exact steps on an oracle that scores every class at once: the
         // answers from the scores, the shrinking kept where they show it.
-        let mut exact = self.exact.take();
+        let mut exact = self.form.take_class_exact();
         let scored = match (&mut exact, corners) {
             (Some(ex), false) => self.scored_pass(oracle, pool, ex, refresh),
             _ => None,
         };
-        self.exact = exact;
+        self.form.put_class_exact(exact);
         let shrinking_kept = scored.is_some();
         let (mut items, wi_dots) = match scored {
             Some(done) => done.map_err(|e| e.context(context.clone()))?,
             None => {
                 // Class blocks keep only the answers' labels.
-                let keep_psi = (absorb && self.classes.is_none()) || corners;
+                let keep_psi = (absorb && self.form.classes().is_none()) || corners;
                 let items = on_oracle_thread(oracle.thread_safe(), pool, || {
                     oracle_pass(oracle, point!(self), keep_psi, &context)
                 })?;
@@ -69,9 +69,9 @@ impl BcfwState {
             }
         };
         if refresh {
-            self.oracle_calls += self.n as u64;
+            self.count.oracle_calls += self.n as u64;
         }
-        self.doubtful += items.iter().filter(|x| !x.exact).count() as u64;
+        self.count.doubtful += items.iter().filter(|x| !x.exact).count() as u64;
         let n = self.n as f64;
         let mut risk = 0.0;
         let mut gap = 0.0;
@@ -93,9 +93,9 @@ impl BcfwState {
             if !shrinking_kept {
                 self.unshrink_all();
             }
-            self.sampler.all_visited();
-            self.last_exact_gap = gap;
-            self.estimate_sum = gap;
+            self.sampling.sampler.all_visited();
+            self.gaps.last_exact = gap;
+            self.gaps.sum = gap;
         }
         let primal = 0.5 * self.lambda * crate::linalg::norm2(point!(self)) + risk;
         for (what, x) in [("primal value", primal), ("risk", risk), ("gap", gap)] {
@@ -119,9 +119,9 @@ impl BcfwState {
     ) -> Result<(f64, f64)> {
         let context = format!(
             "in the pass at the averaged point after pass {}",
-            self.passes
+            self.count.passes
         );
-        let scored = match &self.exact {
+        let scored = match self.form.class_exact() {
             Some(ex) => self.scored_risk(oracle, pool, ex, point),
             None => None,
         };
@@ -131,11 +131,11 @@ impl BcfwState {
                 let items = on_oracle_thread(oracle.thread_safe(), pool, || {
                     oracle_pass(oracle, point, false, &context)
                 })?;
-                self.doubtful += items.iter().filter(|x| !x.exact).count() as u64;
+                self.count.doubtful += items.iter().filter(|x| !x.exact).count() as u64;
                 items.iter().map(|x| x.hinge).sum::<f64>() / items.len() as f64
             }
         };
-        self.oracle_calls += self.n as u64;
+        self.count.oracle_calls += self.n as u64;
         Ok((0.5 * self.lambda * crate::linalg::norm2(point) + risk, risk))
     }
 }

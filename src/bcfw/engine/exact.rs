@@ -39,7 +39,7 @@ use rayon::prelude::*;
 
 use super::super::classes::ClassBlocks;
 use super::{BcfwState, Error, Result};
-use crate::oracle::pass::below_rounding;
+use crate::oracle::pass::below_truth;
 use crate::oracle::{ClassAnswer, MaxOracle};
 use crate::vocab::Settings;
 
@@ -454,26 +454,25 @@ impl BcfwState {
         settings: &Settings,
         pool: &rayon::ThreadPool,
     ) -> Result<()> {
-        if self.exact.is_none() {
+        let Some(mut ex) = self.form.take_class_exact() else {
             return self.kept_exact_pass(oracle, settings);
-        }
+        };
         self.begin_pass(settings);
         let size = (settings.mini_batch as usize).clamp(1, self.n);
-        let mut ex = self.exact.take().expect("exact-step state");
         // One block at a time, with draws that do not depend on the steps:
         // the pass's draws first, so that the next block's lines are
         // fetched while this one steps (the blocks are cold: drawn at
         // random from data larger than the caches).
-        let ahead = size == 1 && self.sampler.draws_ahead();
+        let ahead = size == 1 && self.sampling.sampler.draws_ahead();
         ex.order.clear();
         if ahead {
             ex.order
-                .extend((0..self.n).map(|_| self.sampler.next(&mut self.rng)));
+                .extend((0..self.n).map(|_| self.sampling.sampler.next(&mut self.sampling.rng)));
         }
         // With a second thread, it reads the rows of the pass's coming
         // blocks while this one steps ([`warm`]), or the steps ask for the
         // next block's row themselves.
-        let rows = self.classes.as_ref().map(|cb| cb.rows.clone());
+        let rows = self.form.classes().map(|cb| cb.rows.clone());
         let can_warm = ahead && ex.rows_to_read && pool.current_num_threads() > 1;
         let warm = can_warm && ex.warm.pick();
         ex.live.clear();
@@ -482,24 +481,24 @@ impl BcfwState {
                 .extend(ex.order.iter().copied().filter(|&i| !ex.shrunk[i]));
         }
         let live_blocks = std::mem::take(&mut ex.live);
-        let (started, steps_before) = (std::time::Instant::now(), self.steps);
+        let (started, steps_before) = (std::time::Instant::now(), self.count.steps);
         let result = warm::with_rows_ahead(pool, rows.as_deref(), &live_blocks, |progress| {
             self.exact_steps_draws(oracle, pool, &mut ex, (size, ahead, !warm), progress)
         });
         if can_warm {
             ex.warm
-                .record(warm, started.elapsed(), self.steps - steps_before);
+                .record(warm, started.elapsed(), self.count.steps - steps_before);
         }
         ex.live = live_blocks;
-        self.exact = Some(ex);
+        self.form.put_class_exact(Some(ex));
         result.map_err(|e: Error| {
             e.context(format!(
                 "at BCFW pass {} (block step {})",
-                self.passes + 1,
-                self.steps
+                self.count.passes + 1,
+                self.count.steps
             ))
         })?;
-        self.passes += 1;
+        self.count.passes += 1;
         Ok(())
     }
 
@@ -510,7 +509,7 @@ impl BcfwState {
         pool: &rayon::ThreadPool,
         ex: &mut ExactSteps,
     ) -> Result<()> {
-        let cb = self.classes.as_ref().expect("class blocks");
+        let cb = self.form.classes().expect("class blocks");
         let k = cb.k;
         let b = ex.batch.len();
         ex.scores.resize(b * k, 0.0);
@@ -570,9 +569,9 @@ impl BcfwState {
         }
         for (j, &i) in ex.batch.iter().enumerate() {
             let m = &ex.moves[j];
-            self.oracle_calls += u64::from(m.called);
-            self.steps += 1;
-            self.doubtful += u64::from(m.doubtful);
+            self.count.oracle_calls += u64::from(m.called);
+            self.count.steps += 1;
+            self.count.doubtful += u64::from(m.doubtful);
             self.set_estimate(i, m.gap);
             ex.shrunk[i] = m.shrink;
             ex.class_off[i * k..(i + 1) * k].copy_from_slice(&m.off);
@@ -598,7 +597,7 @@ impl BcfwState {
     /// The batch's joint direction `D` (into `ex.joint`) and the exact step
     /// along it on `[0, 1]`.
     fn joint_step(&mut self, ex: &mut ExactSteps) -> f64 {
-        let cb = self.classes.as_ref().expect("class blocks");
+        let cb = self.form.classes().expect("class blocks");
         ex.joint.clear();
         ex.joint.resize(self.dim, 0.0);
         let mut dl = 0.0;
@@ -627,7 +626,7 @@ impl BcfwState {
     /// Moves block `i` by `t` times its exact step; `v` too when `own_v`
     /// (else the batch's joint direction moves it).
     fn apply_move(&mut self, i: usize, m: &BlockMove, t: f64, own_v: bool) {
-        let cb = self.classes.as_mut().expect("class blocks");
+        let cb = self.form.classes_mut().expect("class blocks");
         if own_v {
             cb.dir.copy_from_slice(&m.dc);
             cb.move_along_dir(i, t, &mut self.v);
@@ -676,14 +675,7 @@ fn screen(
     } else {
         scores[truth] - scores[y]
     };
-    let hinge = loss - dot;
-    if !hinge.is_finite() {
-        return Err(Error::non_finite(format!(
-            "max-oracle answer for example {i} has H = L - <w, psi> = {hinge} \
-             (loss {loss}, <w, psi> = {dot})"
-        )));
-    }
-    if hinge < 0.0 && below_rounding(hinge, loss, dot) {
+    if below_truth(loss, dot, i)? {
         return Ok((truth, 0.0, true));
     }
     Ok((y, loss, false))

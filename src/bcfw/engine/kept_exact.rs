@@ -70,12 +70,12 @@ impl BcfwState {
     ) -> Result<()> {
         self.begin_pass(settings);
         let mut kept = self
-            .kept_exact
-            .take()
+            .form
+            .take_kept_exact()
             .expect("exact steps on vector blocks");
         let mut result = Ok(());
         for _ in 0..self.n {
-            let i = self.sampler.next(&mut self.rng);
+            let i = self.sampling.sampler.next(&mut self.sampling.rng);
             if kept.shrunk[i] {
                 continue;
             }
@@ -84,16 +84,16 @@ impl BcfwState {
                 Err(e) => {
                     result = Err(e.context(format!(
                         "at BCFW pass {} (block step {})",
-                        self.passes + 1,
-                        self.steps
+                        self.count.passes + 1,
+                        self.count.steps
                     )));
                     break;
                 }
             }
         }
-        self.kept_exact = Some(kept);
+        self.form.put_kept_exact(kept);
         result?;
-        self.passes += 1;
+        self.count.passes += 1;
         Ok(())
     }
 

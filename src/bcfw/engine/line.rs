@@ -1,5 +1,5 @@
 //! The exact line search of BCFW's steps along the direction in
-//! `self.dir` (under a box, by bisection on the slope), and the decrease of
+//! `self.scratch.dir` (under a box, by bisection on the slope), and the decrease of
 //! the dual objective a step gives.
 
 use super::BcfwState;
@@ -8,10 +8,10 @@ impl BcfwState {
     /// The exact line search of `phi(gamma) = f(v + gamma d, l + gamma dl)`
     /// on `[0, gmax]`; returns the step and the decrease of `f`.
     pub(super) fn line_search(&self, i: usize, dl: f64, gmax: f64) -> (f64, f64) {
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.class_line_search(i, dl, gmax);
         }
-        let d = &self.dir;
+        let d = &self.scratch.dir;
         let lambda = self.lambda;
         let slope0 = lambda * d.dot_dense(point!(self)) - dl;
         if slope0 >= 0.0 || d.nnz() == 0 {
@@ -61,7 +61,7 @@ impl BcfwState {
 
     /// `f(now) - f(after a step gamma along d)`, computed exactly.
     pub(super) fn gain(&self, dl: f64, gamma: f64) -> f64 {
-        let d = &self.dir;
+        let d = &self.scratch.dir;
         let lambda = self.lambda;
         let mut dh = 0.0;
         for (&j, &x) in d.idx.iter().zip(&d.val) {

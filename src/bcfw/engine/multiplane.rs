@@ -18,16 +18,16 @@ impl BcfwState {
     /// One approximate pass: a step on every block, in a random order.
     /// Returns how many blocks moved.
     pub fn approximate_pass(&mut self, settings: &Settings) -> usize {
-        let mut order = std::mem::take(&mut self.order);
+        let mut order = std::mem::take(&mut self.scratch.order);
         order.clear();
         order.extend(0..self.n);
-        order.shuffle(&mut self.rng);
+        order.shuffle(&mut self.sampling.rng);
         let moved = order
             .iter()
             .filter(|&&i| self.approximate_step(settings, i, f64::NEG_INFINITY))
             .count();
-        self.order = order;
-        self.approx_passes += 1;
+        self.scratch.order = order;
+        self.count.approx_passes += 1;
         moved
     }
 
@@ -94,7 +94,7 @@ impl BcfwState {
             // Class blocks need only the label of an answer.
             let psi = match item.psi.take() {
                 Some(psi) => psi,
-                None if self.classes.is_some() => SparseVec::default(),
+                None if self.form.classes().is_some() => SparseVec::default(),
                 None => continue,
             };
             if self.is_truth(i, item.label, item.loss, &psi) {
@@ -105,8 +105,8 @@ impl BcfwState {
                     let b = &mut self.blocks[i];
                     check_same_label(i, item.label, &b.atoms[k], item.loss, &psi)?;
                     let a = &mut b.atoms[k];
-                    a.last_used = self.steps;
-                    a.used_pass = self.passes;
+                    a.last_used = self.count.steps;
+                    a.used_pass = self.count.passes;
                 }
                 None => {
                     let atom = self.new_atom(i, item.label, psi, item.loss, 0.0)?;

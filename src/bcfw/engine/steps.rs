@@ -33,8 +33,8 @@ impl BcfwState {
     /// an earlier oracle answer (they hold for the step that follows its
     /// call only).
     pub(super) fn begin_step(&mut self) {
-        self.steps += 1;
-        self.fresh_dots = None;
+        self.count.steps += 1;
+        self.fresh.dots = None;
     }
 
     /// Block `i`'s step; returns its FW corner and the block's gap there.
@@ -58,15 +58,15 @@ impl BcfwState {
         if let Some(w_dot_wi) = before {
             let (c, h) = self.best_cached(i);
             let g = lambda * w_dot_wi - self.blocks[i].l + h / n;
-            let global = if self.last_exact_gap.is_finite() {
-                self.last_exact_gap
+            let global = if self.gaps.last_exact.is_finite() {
+                self.gaps.last_exact
             } else {
                 self.gap_estimate()
             };
             let need = (settings.cache_factor * self.blocks[i].gap_estimate)
                 .max(settings.cache_nu * global / n);
             if g >= need && g > 0.0 {
-                self.cache_hits += 1;
+                self.count.cache_hits += 1;
                 fw = Some((c, h));
             }
         }
@@ -74,7 +74,7 @@ impl BcfwState {
             Some(hit) => hit,
             None => self.call_oracle(oracle, i)?,
         };
-        let w_dot_wi = match (before, self.fresh_dots) {
+        let w_dot_wi = match (before, self.fresh.dots) {
             (Some(w_dot_wi), _) => w_dot_wi,
             (None, Some(dots)) => dots.w_dot_wi,
             (None, None) => self.answered_dot(i),
@@ -82,12 +82,13 @@ impl BcfwState {
         let g = lambda * w_dot_wi - self.blocks[i].l + h / n;
         if let CornerRef::Atom(k) = s {
             let a = &mut self.blocks[i].atoms[k];
-            a.last_used = self.steps;
-            a.used_pass = self.passes;
+            a.last_used = self.count.steps;
+            a.used_pass = self.count.passes;
         }
         self.set_estimate(i, g);
         self.prefetch_next_chain_block();
-        let fixed = (!settings.line_search).then(|| 2.0 * n / (self.steps as f64 - 1.0 + 2.0 * n));
+        let fixed =
+            (!settings.line_search).then(|| 2.0 * n / (self.count.steps as f64 - 1.0 + 2.0 * n));
         self.step_towards(settings, i, s, w_dot_wi, fixed);
         Ok((s, g))
     }
@@ -109,8 +110,8 @@ impl BcfwState {
         self.begin_step();
         if let CornerRef::Atom(k) = s {
             let a = &mut self.blocks[i].atoms[k];
-            a.last_used = self.steps;
-            a.used_pass = self.passes;
+            a.last_used = self.count.steps;
+            a.used_pass = self.count.passes;
         }
         self.step_towards(settings, i, s, w_dot_wi, None)
     }
@@ -188,7 +189,7 @@ impl BcfwState {
             // The working set: corners with weight, and those that were the
             // best corner within the last mp_inactive_passes oracle passes.
             let horizon = u64::from(settings.mp_inactive_passes);
-            let now = self.passes;
+            let now = self.count.passes;
             let b = &mut self.blocks[i];
             b.atoms
                 .retain(|a| a.alpha > 0.0 || now - a.used_pass <= horizon);
@@ -206,13 +207,13 @@ impl BcfwState {
 
     /// Weighted averaging: `vbar`, `lbar` move towards `v`, `l` after a step.
     pub(super) fn average_step(&mut self) {
-        if let Some(vbar) = &mut self.vbar {
-            self.avg_steps += 1;
-            let rho = 2.0 / (self.avg_steps as f64 + 2.0);
+        if let Some(vbar) = &mut self.average.v {
+            self.average.steps += 1;
+            let rho = 2.0 / (self.average.steps as f64 + 2.0);
             for (b, x) in vbar.iter_mut().zip(&self.v) {
                 *b = (1.0 - rho) * *b + rho * x;
             }
-            self.lbar = (1.0 - rho) * self.lbar + rho * self.l;
+            self.average.l = (1.0 - rho) * self.average.l + rho * self.l;
         }
     }
 
@@ -233,7 +234,7 @@ impl BcfwState {
         );
         let l: f64 = b.atoms.iter().map(|a| a.alpha * a.loss / n).sum();
         assert!((l - b.l).abs() < 1e-9, "block {i}: l_i {} vs {l}", b.l);
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.check_class_block(i);
         }
         let mut w = vec![0.0; self.dim];
@@ -280,37 +281,40 @@ impl BcfwState {
     /// Calls the oracle on block `i` at `w`, checks its answer, and returns
     /// the corner (kept as an atom when atoms are kept) and `H_i(w)` there.
     fn call_oracle(&mut self, oracle: &dyn MaxOracle, i: usize) -> Result<(CornerRef, f64)> {
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.call_class_oracle(oracle, i);
         }
-        if self.chains.is_some() {
+        if self.form.chains().is_some() {
             return self.call_chain_oracle(oracle, i);
         }
-        call_max_oracle(oracle, i, point!(self), &mut self.corner)?;
-        self.oracle_calls += 1;
-        let dot = self.corner.dot(point!(self));
+        call_max_oracle(oracle, i, point!(self), &mut self.scratch.corner)?;
+        self.count.oracle_calls += 1;
+        let dot = self.scratch.corner.dot(point!(self));
         // An answer below the truth becomes the truth (the zero corner).
-        let (h, exact) = screen_answer(&mut self.corner, dot, i)?;
-        self.doubtful += u64::from(!exact);
+        let (h, exact) = screen_answer(&mut self.scratch.corner, dot, i)?;
+        self.count.doubtful += u64::from(!exact);
         // Into the reused buffer: only a corner kept as a new atom allocates.
         let (block, point) = (&self.blocks[i].w, point!(self));
         let mut dots = None;
-        self.fresh_psi
-            .set_from_corner_with(&self.corner, &mut self.corner_sums, |psi| {
+        self.fresh.psi.set_from_corner_with(
+            &self.scratch.corner,
+            &mut self.scratch.corner_sums,
+            |psi| {
                 dots = block.gathered_dots(point, psi);
-            });
-        super::check_psi_norm(&self.fresh_psi, i)?;
-        self.fresh_dots = dots.map(|(w_dot_wi, psi_dot_wi, shared)| FreshDots {
+            },
+        );
+        super::check_psi_norm(&self.fresh.psi, i)?;
+        self.fresh.dots = dots.map(|(w_dot_wi, psi_dot_wi, shared)| FreshDots {
             block: i,
             w_dot_wi,
             psi_dot_wi,
-            psi_within: shared == self.fresh_psi.nnz(),
+            psi_within: shared == self.fresh.psi.nnz(),
         });
-        let (label, loss) = (self.corner.label(), self.corner.loss());
+        let (label, loss) = (self.scratch.corner.label(), self.scratch.corner.loss());
         self.adopt_fresh(i, label, loss, h)
     }
 
-    /// Makes the corner in `self.fresh_psi` (label, loss, `H_i(w) = h`) the
+    /// Makes the corner in `self.fresh.psi` (label, loss, `H_i(w) = h`) the
     /// block's FW corner: the ground truth, a kept atom (new or known), or
     /// the fresh corner when atoms are not kept.
     pub(super) fn adopt_fresh(
@@ -320,32 +324,32 @@ impl BcfwState {
         loss: f64,
         h: f64,
     ) -> Result<(CornerRef, f64)> {
-        self.fresh_loss = loss;
-        if self.is_truth(i, label, loss, &self.fresh_psi) {
+        self.fresh.loss = loss;
+        if self.is_truth(i, label, loss, &self.fresh.psi) {
             return Ok((CornerRef::Truth, 0.0));
         }
         if !self.keep_atoms {
-            self.fresh_norm2 = self.fresh_psi.norm2();
+            self.fresh.norm2 = self.fresh.psi.norm2();
             return Ok((CornerRef::Fresh, h));
         }
         let b = &mut self.blocks[i];
         if let Some(k) = b.find(label) {
-            check_same_label(i, label, &b.atoms[k], loss, &self.fresh_psi)?;
+            check_same_label(i, label, &b.atoms[k], loss, &self.fresh.psi)?;
             return Ok((CornerRef::Atom(k), h));
         }
-        let psi = std::mem::take(&mut self.fresh_psi);
+        let psi = std::mem::take(&mut self.fresh.psi);
         let atom = self.new_atom(i, label, psi, loss, 0.0)?;
         let b = &mut self.blocks[i];
         b.atoms.push(atom);
         Ok((CornerRef::Atom(b.atoms.len() - 1), h))
     }
 
-    /// Writes the direction of a step into `self.dir` and returns the change
+    /// Writes the direction of a step into `self.scratch.dir` and returns the change
     /// of `l` per unit step and the largest step:
     /// FW `w_s - w_i` (up to 1), pairwise `w_s - w_a` (up to `alpha_a`),
     /// away `w_i - w_a` (up to `alpha_a / (1 - alpha_a)`).
     fn direction_to(&mut self, i: usize, s: CornerRef, a: CornerRef, kind: StepKind) -> (f64, f64) {
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.class_direction_to(i, s, a, kind);
         }
         let n = self.n as f64;
@@ -355,10 +359,10 @@ impl BcfwState {
             match c {
                 CornerRef::Truth => (None, 0.0, b.truth_alpha),
                 CornerRef::Atom(k) => (Some(&b.atoms[k].psi), b.atoms[k].loss, b.atoms[k].alpha),
-                CornerRef::Fresh => (Some(&self.fresh_psi), self.fresh_loss, 0.0),
+                CornerRef::Fresh => (Some(&self.fresh.psi), self.fresh.loss, 0.0),
             }
         };
-        let mut dir = std::mem::take(&mut self.dir);
+        let mut dir = std::mem::take(&mut self.scratch.dir);
         dir.idx.clear();
         dir.val.clear();
         let (dl, gmax) = match kind {
@@ -381,18 +385,18 @@ impl BcfwState {
                 (b.l - la / n, alpha_a / (1.0 - alpha_a))
             }
         };
-        self.dir = dir;
+        self.scratch.dir = dir;
         (dl, gmax)
     }
 
-    /// Applies the chosen step (its direction is in `self.dir`).
+    /// Applies the chosen step (its direction is in `self.scratch.dir`).
     fn apply(&mut self, i: usize, kind: StepKind, gamma: f64, dl: f64, s: CornerRef, a: CornerRef) {
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.class_apply(i, kind, gamma, dl, s, a);
         }
-        let dir = std::mem::take(&mut self.dir);
+        let dir = std::mem::take(&mut self.scratch.dir);
         let b = &mut self.blocks[i];
-        b.w.combine(1.0, gamma, &dir, self.dim, &mut self.merged);
+        b.w.combine(1.0, gamma, &dir, self.dim, &mut self.scratch.merged);
         b.l += gamma * dl;
         self.l += gamma * dl;
         for (&j, &x) in dir.idx.iter().zip(&dir.val) {
@@ -402,7 +406,7 @@ impl BcfwState {
                 self.w[j] = bd.clip(j, self.v[j]);
             }
         }
-        self.dir = dir;
+        self.scratch.dir = dir;
         b.w_norm2 = b.w.norm2();
         if self.keep_atoms {
             update_weights(b, kind, gamma, s, a);
@@ -421,16 +425,17 @@ impl BcfwState {
     /// left `w_i` outside the block's simplex (dual values 1e-4 above the
     /// optimum after 250-600 passes with away steps).
     fn rebuild_block(&mut self, i: usize) {
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.rebuild_class_block(i);
         }
         let n = self.n as f64;
         let scale = 1.0 / (self.lambda * n);
         let b = &mut self.blocks[i];
+        let (dim, merged) = (self.dim, &mut self.scratch.merged);
         let mut w = BlockVec::default();
         let mut l = 0.0;
         for a in b.atoms.iter().filter(|a| a.alpha > 0.0) {
-            w.combine(1.0, a.alpha * scale, &a.psi, self.dim, &mut self.merged);
+            w.combine(1.0, a.alpha * scale, &a.psi, dim, merged);
             l += a.alpha * a.loss / n;
         }
         b.w.add_to(-1.0, &mut self.v);
@@ -457,20 +462,21 @@ impl BcfwState {
         let (psi, loss, psi_norm2) = match s {
             CornerRef::Truth => (&EMPTY, 0.0, 0.0),
             CornerRef::Atom(k) => (&b.atoms[k].psi, b.atoms[k].loss, b.atoms[k].psi_norm2),
-            CornerRef::Fresh => (&self.fresh_psi, self.fresh_loss, self.fresh_norm2),
+            CornerRef::Fresh => (&self.fresh.psi, self.fresh.loss, self.fresh.norm2),
         };
-        let (loss, scaled_w_dot_psi, scaled_psi_norm2, psi_dot_wi) = if self.classes.is_some() {
-            self.class_fw_terms(i, s, scale)
-        } else if self.chains.is_some() {
-            self.chain_fw_terms(s, scale)
-        } else {
-            let wp = scale * psi.dot_dense(&self.v);
-            let psi_dot_wi = match (s, self.fresh_dots) {
-                (CornerRef::Fresh, Some(dots)) if dots.block == i => dots.psi_dot_wi,
-                _ => b.w.dot_sparse(psi),
+        let (loss, scaled_w_dot_psi, scaled_psi_norm2, psi_dot_wi) =
+            if self.form.classes().is_some() {
+                self.class_fw_terms(i, s, scale)
+            } else if self.form.chains().is_some() {
+                self.chain_fw_terms(s, scale)
+            } else {
+                let wp = scale * psi.dot_dense(&self.v);
+                let psi_dot_wi = match (s, self.fresh.dots) {
+                    (CornerRef::Fresh, Some(dots)) if dots.block == i => dots.psi_dot_wi,
+                    _ => b.w.dot_sparse(psi),
+                };
+                (loss, wp, scale * scale * psi_norm2, psi_dot_wi)
             };
-            (loss, wp, scale * scale * psi_norm2, psi_dot_wi)
-        };
         let dl = loss / n - b.l;
         // -phi'(0): the block gap.
         let g = dl - lambda * (scaled_w_dot_psi - w_dot_wi);
@@ -488,10 +494,10 @@ impl BcfwState {
     /// The FW step without a box: `w_i <- (1 - gamma) w_i + gamma w_s`,
     /// `v` moved by the difference; O(nnz(w_i) + nnz(psi)).
     fn apply_fw(&mut self, i: usize, gamma: f64, dl: f64, s: CornerRef, psi_dot_wi: f64) {
-        if self.classes.is_some() {
+        if self.form.classes().is_some() {
             return self.class_apply_fw(i, gamma, dl, s);
         }
-        if self.chains.is_some() {
+        if self.form.chains().is_some() {
             return self.chain_apply_fw(i, gamma, dl, s, psi_dot_wi);
         }
         let scale = 1.0 / (self.lambda * self.n as f64);
@@ -499,7 +505,7 @@ impl BcfwState {
         let (psi, psi_norm2) = match s {
             CornerRef::Truth => (&EMPTY, 0.0),
             CornerRef::Atom(k) => (&b.atoms[k].psi, b.atoms[k].psi_norm2),
-            CornerRef::Fresh => (&self.fresh_psi, self.fresh_norm2),
+            CornerRef::Fresh => (&self.fresh.psi, self.fresh.norm2),
         };
         let keep = 1.0 - gamma;
         b.w_norm2 = keep * keep * b.w_norm2
@@ -509,7 +515,8 @@ impl BcfwState {
         let within = match s {
             CornerRef::Truth => true,
             CornerRef::Fresh => self
-                .fresh_dots
+                .fresh
+                .dots
                 .is_some_and(|d| d.block == i && d.psi_within),
             CornerRef::Atom(_) => false,
         };
@@ -520,7 +527,7 @@ impl BcfwState {
             within,
             &mut self.v,
             self.dim,
-            &mut self.merged,
+            &mut self.scratch.merged,
         );
         b.l += gamma * dl;
         self.l += gamma * dl;

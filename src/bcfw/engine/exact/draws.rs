@@ -40,7 +40,7 @@ impl BcfwState {
                     }
                     i
                 } else {
-                    self.sampler.next(&mut self.rng)
+                    self.sampling.sampler.next(&mut self.sampling.rng)
                 };
                 draws += 1;
                 if !ex.shrunk[i] && !ex.in_batch[i] {
@@ -62,7 +62,7 @@ impl BcfwState {
     /// of its example (the multiclass model: its norm and label), a hint;
     /// its row too when `row` (else the second thread reads it, [`warm`]).
     fn prefetch_block(&self, ex: &ExactSteps, i: usize, row: bool) {
-        let cb = self.classes.as_ref().expect("class blocks");
+        let cb = self.form.classes().expect("class blocks");
         let k = cb.k;
         cb.rows.prefetch(i);
         if row {

@@ -37,7 +37,7 @@ impl BcfwState {
         ex: &mut ExactSteps,
         refresh: bool,
     ) -> Option<Result<(Vec<PassItem>, Vec<f64>)>> {
-        let cb = self.classes.as_ref()?;
+        let cb = self.form.classes()?;
         let k = cb.k;
         let w = point!(self);
         let mut scores = vec![0.0; self.n * k];
@@ -115,7 +115,7 @@ impl BcfwState {
         ex: &ExactSteps,
         point: &[f64],
     ) -> Option<Result<f64>> {
-        let cb = self.classes.as_ref()?;
+        let cb = self.form.classes()?;
         let k = cb.k;
         let mut scores = vec![0.0; self.n * k];
         let done = on_oracle_thread(oracle.thread_safe(), pool, || {
