@@ -35,8 +35,13 @@ fn build(name: &str, source: &str, extra: &[&str]) -> PathBuf {
 /// Runs a program; it must pass and print nothing on stderr (no panic
 /// message, no sanitizer report). Returns its stdout.
 fn run_clean(program: &Path, what: &str) -> String {
+    run_command_clean(Command::new(program), what)
+}
+
+/// [`run_clean`] for a prepared command.
+fn run_command_clean(mut command: Command, what: &str) -> String {
     let out = run_ok(
-        Command::new(program).env(
+        command.env(
             "ASAN_OPTIONS",
             "detect_leaks=0:abort_on_error=1:allocator_may_return_null=1",
         ),
@@ -70,8 +75,12 @@ fn figure(stdout: &str, key: &str) -> i64 {
 }
 
 fn check_attack(program: &Path, what: &str) {
+    check_attack_command(Command::new(program), what);
+}
+
+fn check_attack_command(command: Command, what: &str) {
     let started = std::time::Instant::now();
-    let stdout = run_clean(program, what);
+    let stdout = run_command_clean(command, what);
     let calls = figure(&stdout, "calls");
     println!(
         "{what}: {calls} checked calls in {:.1} s",
@@ -90,6 +99,21 @@ fn check_attack(program: &Path, what: &str) {
 fn random_call_sequences_keep_every_invariant() {
     let program = build("attack_test", "tests/c/attack_test.c", &[]);
     check_attack(&program, "attack_test");
+}
+
+/// The same sequences (graph problems included) under a 400 MB limit on
+/// the address space, as on a small machine: the hostile sizes'
+/// reservations fail, and every call still returns a status
+/// (`BMRM_ERROR_OUT_OF_MEMORY` where the docs promise it), never an abort.
+#[test]
+fn random_call_sequences_keep_every_invariant_under_a_memory_limit() {
+    let program = build("attack_test_limited", "tests/c/attack_test.c", &[]);
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg("ulimit -v 400000 && exec \"$0\"")
+        .arg(&program);
+    check_attack_command(command, "attack_test under ulimit -v 400000");
 }
 
 /// The C tests, the attack test and the C example under AddressSanitizer

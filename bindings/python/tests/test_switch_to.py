@@ -84,7 +84,7 @@ def test_switch_to_every_inference_method(model):
             try:
                 est.fit(X, Y)
             except ValueError as e:
-                # graph cut ('qpbo') refuses a non-submodular edge of an
+                # graph cut refuses a non-submodular edge of an
                 # iterate (documented), naming it.
                 assert INFERENCE_METHODS[name][0] == "graph-cut" and "is not submodular" in str(e), e
                 continue
