@@ -66,6 +66,35 @@ class ProtocolOracle:
         psi = self.truth(i) - _dense(self.model.joint_feature(x, y_hat))
         return float(self.model.loss(y, y_hat)), psi, label_id(y_hat)
 
+    def answer(self, i: int, w: np.ndarray) -> Tuple[float, np.ndarray]:
+        """``(loss, psi)`` of example ``i`` at ``w`` (``psi`` a fresh array)."""
+        m = self.model
+        x, y = self.X[i], self.Y[i]
+        y_hat = m.loss_augmented_inference(x, y, w)
+        return float(m.loss(y, y_hat)), self.truth(i) - _dense(m.joint_feature(x, y_hat))
+
+    def answers(self, batch: np.ndarray, w: np.ndarray,
+                pool: Any = None) -> List[Tuple[float, np.ndarray]]:
+        """``(loss, psi)`` of each example of ``batch`` at ``w``, in order: the
+        step of SubgradientSSVM needs no label id. A batch of several
+        examples is decoded by one ``batch_loss_augmented_inference`` when the
+        model has it, else one example per call (on ``pool``'s threads when
+        given)."""
+        m = self.model
+        if len(batch) == 1:
+            return [self.answer(int(batch[0]), w)]
+        if hasattr(m, "batch_loss_augmented_inference"):
+            X_b = self.X[batch] if is_sparse(self.X) or isinstance(self.X, np.ndarray) \
+                else [self.X[int(i)] for i in batch]
+            Y_b = [self.Y[int(i)] for i in batch]
+            Y_hat = m.batch_loss_augmented_inference(X_b, Y_b, w)
+            return [(float(m.loss(y, y_hat)),
+                     self.truth(int(i)) - _dense(m.joint_feature(self.X[int(i)], y_hat)))
+                    for i, y, y_hat in zip(batch, Y_b, Y_hat)]
+        if pool is not None:
+            return [a[:2] for a in pool.map(lambda i: self(int(i), w), batch)]
+        return [self(int(i), w)[:2] for i in batch]
+
     def max_oracle(self) -> MaxOracle:
         return MaxOracle(self, self.dim, self.n)
 

