@@ -17,12 +17,13 @@ step) with ``C = 0.1``.
 
 Prints, after each pass, the CPU seconds so far and the objective of both,
 the CPU ratio (reference / bmrm: above 1 means bmrm is faster) and the
-objectives' difference; then both test accuracies. BLAS runs on one thread
-for both.
+objectives' difference; then both test accuracies. With ``--auto``, also
+bmrm's ``decay_t0='auto'``: its ``t0``, objective, test accuracy and CPU. BLAS
+runs on one thread for both.
 
 Usage::
 
-    python examples/python/subgradient_speed.py [--n 1000] [--passes 20]
+    python examples/python/subgradient_speed.py [--n 1000] [--passes 20] [--auto]
 """
 
 import os
@@ -104,6 +105,8 @@ def main():
     parser.add_argument("--n", type=int, default=1000, help="training images")
     parser.add_argument("--passes", type=int, default=20)
     parser.add_argument("--C", type=float, default=0.1)
+    parser.add_argument("--auto", action="store_true",
+                        help="also fit with decay_t0='auto' and print its figures")
     args = parser.parse_args()
     X, Y, X_test, Y_test = data(args.n)
 
@@ -135,6 +138,14 @@ def main():
               f"{ours_objs[k]:>12.6f} | {ref_times[k] / ours_times[k]:>9.2f} | "
               f"{ours_objs[k] - ref_objs[k]:>14.3g}")
     print(f"test accuracy: reference {ref_test:.4f}, bmrm {learner.score(X_test, Y_test):.4f}")
+    if args.auto:
+        start = time.process_time()
+        auto = SubgradientSSVM(MultiClassClf(), C=args.C, max_iter=args.passes, decay_t0="auto",
+                               break_on_no_constraints=False).fit(X, Y)
+        seconds = time.process_time() - start
+        print(f"decay_t0='auto' (t0_ = {auto.t0_:g}): objective {auto.objective_curve_[-1]:.6f} "
+              f"(t0 = 10: {ours_objs[-1]:.6f}), test accuracy {auto.score(X_test, Y_test):.4f}, "
+              f"CPU {seconds:.3f} s ({seconds / ours_times[-1]:.2f} times t0 = 10's)")
 
 
 if __name__ == "__main__":
