@@ -47,15 +47,17 @@ class SubgradientSSVM(BaseSSVM):
     A mini-batch is decoded by one call of the model's
     ``batch_loss_augmented_inference`` when it has one; else ``n_jobs``
     runs its inferences on that many threads (the result does not depend on
-    it; pystruct's ``n_jobs`` changed the batches).
+    it; pystruct's ``n_jobs`` changed the batches). A native graph model
+    decodes one example on its one-example problem, built at the example's
+    first step and reused.
     ``logger`` is called after every pass and with ``'final'``;
     ``fit(..., warm_start=True)`` continues the step count ``t_`` and ``t0_``;
     ``show_loss_every=k`` records the training loss every ``k`` passes.
 
     ``decay_t0=10`` is pystruct's default: with ``learning_rate='auto'``
-    the default schedule is pystruct's.
-    ``decay_t0='auto'`` chooses ``t0`` as Bottou's heuristic (a search
-    costing about one fit, and at least 16 passes over its sample): on a seeded sample of at most 1000 examples it
+    the default schedule is pystruct's. ``decay_t0='auto'`` chooses ``t0``
+    as Bottou's heuristic (a search costing about one fit, and at least 16
+    passes over its sample): on a seeded sample of at most 1000 examples it
     runs this update from the start ``w`` with every ``t0`` in
     ``4^0 .. 4^15`` for as many passes as costs about one run of the fit
     (all ``max_iter`` passes when that is at most 20000 steps in all), and
