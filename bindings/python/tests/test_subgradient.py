@@ -192,3 +192,28 @@ def test_one_example_decoders_answer_as_the_model():
     np.testing.assert_array_equal(fast.w, slow.w)
     assert fast.objective_curve_ == slow.objective_curve_
     assert np.abs(fast.w).max() > 0
+
+
+@pytest.mark.parametrize("problem, args", [("multiclass", ["--n", "200"]), ("binary", []),
+                                           ("chain", ["--n", "40"])])
+def test_speed_example_matches_its_reference(problem, args):
+    """examples/python/subgradient_speed.py runs (2 passes) and prints, every
+    pass, bmrm's objective equal to pystruct's loop's (relative 1e-8)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("sklearn")
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "python",
+                        "subgradient_speed.py")
+    if not os.path.exists(path):
+        pytest.skip("not in a source tree")
+    out = subprocess.run([sys.executable, path, "--problem", problem, "--passes", "2"] + args,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    rows = [line.split("|") for line in out.stdout.splitlines()
+            if line.split("|")[0].strip().isdigit()]
+    assert len(rows) == 2
+    for row in rows:
+        ref, difference = float(row[1].split()[1]), float(row[4])
+        assert abs(difference) <= 1e-8 * abs(ref), (problem, row)
