@@ -325,7 +325,8 @@ pub const ENGINES: &[EngineEntry] = &[
         c_value: 12,
         accepts: Accepts::Any,
         exact: Exactness::WhenProven,
-        summary: "QPBO (roof duality; expansion moves for more states): exact where it labels every node",
+        summary:
+            "QPBO (roof duality; expansion moves for more states): exact where it labels every node",
         make: Some(|| Arc::new(Qpbo)),
     },
 ];

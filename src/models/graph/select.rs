@@ -6,8 +6,8 @@ use std::sync::Arc;
 use super::engines::{cut_labellings, cut_set, GraphCut, TreeMaxSum};
 use super::examples::{in_example, EdgeFeatures, GraphExamples};
 use super::registry::{self, Accepts, Exactness};
-use super::{Pairwise, Potentials};
 use super::{Engine, EngineKind, GraphShape};
+use super::{Pairwise, Potentials};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The engine of a graph model.
@@ -77,7 +77,7 @@ impl Engines {
             let InUse { engine, exact, .. } = &list[at];
             all_exact &= exact.is_none_or(|x| x.on(&shape));
             check_engine(engine.as_ref(), kind, &shape, displacement)
-                .map_err(|e| in_example(e, i).context(format!("({})", engine.name())))?;
+                .map_err(|e| in_example(e, i))?;
             of_example.push(at as u32);
         }
         Ok(Engines {
@@ -130,7 +130,7 @@ fn kind_for(choice: &EngineChoice, shape: &GraphShape, displacement: bool) -> Op
 }
 
 /// Whether `engine` (of `kind`) can decode `shape`: the message names the
-/// node or edge.
+/// engine and the node or edge.
 fn check_engine(
     engine: &dyn Engine,
     kind: Option<EngineKind>,
@@ -140,12 +140,15 @@ fn check_engine(
     let needs_displacement =
         kind.is_some_and(|k| registry::entry(k).accepts == Accepts::DisplacementForests);
     if needs_displacement && !displacement {
-        return Err(Error::invalid_argument(
-            "the engine needs displacement edge features (grids), not tables \
+        return Err(Error::invalid_argument(format!(
+            "the {} engine needs displacement edge features (grids), not tables \
              (use tree max-sum)",
-        ));
+            engine.name()
+        )));
     }
-    engine.check_shape(shape)
+    engine
+        .check_shape(shape)
+        .map_err(|e| e.context(format!("({})", engine.name())))
 }
 
 /// Decodes one graph given its potentials with the engine `choice` picks
@@ -198,8 +201,7 @@ pub fn decode(potentials: &Potentials, choice: &EngineChoice, labels: &mut [u32]
         (EngineChoice::Kind(asked), Some(k)) => built_in(k, *asked)?.0,
         (_, None) => unreachable!("a built-in choice has a kind"),
     };
-    check_engine(engine.as_ref(), kind, shape, displacement)
-        .map_err(|e| e.context(format!("({})", engine.name())))?;
+    check_engine(engine.as_ref(), kind, shape, displacement)?;
     engine.maximize(potentials, labels)
 }
 

@@ -44,7 +44,7 @@ for _name, _aliases, _c_value, _exact, _summary in _ENGINES:
         INFERENCE_METHODS[_alias] = (_name, _ENGINE_OPTIONS.get(_alias, ()), _summary)
 INFERENCE_METHODS.update({
     "ad3+": ("ad3-branch-and-bound", ("branch_and_bound",), "AD3 with branch and bound: exact "
-             "MAP (the same engine as ('ad3', {'branch_and_bound': True}))"),
+             "MAP (the engine of ('ad3', dict(branch_and_bound=True)))"),
     "ogm": (None, (), "not available (OpenGM)"),
 })
 
