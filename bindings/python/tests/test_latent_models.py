@@ -161,7 +161,7 @@ class NodeTypeRef(EnumRef):
                 for (u, v), f in zip([] if edges is None else edges, [] if ef is None else ef):
                     ya, yb = y[start[a] + u] - offs[a], y[start[b] + v] - offs[b]
                     tab[ya, yb, : len(f)] += f
-                tables.append(tab.ravel())
+                tables.append(tab.transpose(2, 0, 1).ravel())  # feature outermost
         return np.concatenate([unary[0].ravel(), unary[1].ravel()] + tables)
 
     def weight(self, y):
