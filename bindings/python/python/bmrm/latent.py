@@ -398,8 +398,8 @@ class LatentSSVM(_LatentPredictions, BaseSSVM):
 
 def __getattr__(name: str) -> Any:
     """``LatentNodeCRF``, ``EdgeFeatureLatentNodeCRF`` and
-    ``LatentSubgradientSSVM`` beside the other latent classes (their modules build on this one: loaded on first
-    use)."""
+    ``LatentSubgradientSSVM`` beside the other latent classes (their modules
+    build on this one: loaded on first use)."""
     if name == "LatentNodeCRF":
         from .latent_nodes import LatentNodeCRF
         return LatentNodeCRF
