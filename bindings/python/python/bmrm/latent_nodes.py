@@ -168,13 +168,22 @@ class LatentNodeCRF(_LatentBase):
         self._check_x(X)
         if len(Y) != len(X):
             raise ValueError(f"LatentNodeCRF: X has {len(X)} examples but Y has {len(Y)}")
+        name = type(self).__name__
         d = self._node_count(X[0], 0)[1]
         if self.n_features is None:
             self.n_features = d
-        top = max(int(np.max(_ints("LatentNodeCRF", y, f"Y[{i}]"))) if np.size(y) else 0
-                  for i, y in enumerate(Y))
+        top = 0
+        for i, (x, y) in enumerate(zip(X, Y)):
+            # The observed nodes' labels (Y, or the observed part of a hidden
+            # labelling).
+            f, _, n_hidden = self._unpack(x, i)
+            nv = len(f) - (n_hidden if self.latent_node_features else 0)
+            y = _ints(name, y, f"Y[{i}]")[:nv]
+            top = max(top, int(np.max(y)) if np.size(y) else 0)
         if self.n_labels is None:
             self.n_labels = top + 1
+        elif top >= self.n_labels:
+            raise ValueError(f"{name}: Y has label {top} but n_labels={self.n_labels}")
         self._set_states()
 
     def label_from_latent(self, h: Any) -> np.ndarray:
