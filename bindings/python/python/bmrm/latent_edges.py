@@ -1,4 +1,4 @@
-"""pystruct's ``EdgeFeatureLatentNodeCRF``: :class:`bmrm.latent.LatentNodeCRF`
+"""pystruct's ``EdgeFeatureLatentNodeCRF``: :class:`bmrm.latent_nodes.LatentNodeCRF`
 (graphs with hidden nodes) whose edges carry features, as
 :class:`bmrm.graph_models.EdgeFeatureGraphCRF`'s. Re-exported by
 :mod:`bmrm.latent`, :mod:`bmrm.models` and :mod:`bmrm.graph_models`.
@@ -11,7 +11,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .graph_models import EdgeFeatureGraphCRF, _feature_list, _matrix
-from .latent import LatentNodeCRF
+from .latent_nodes import LatentNodeCRF
 
 
 class EdgeFeatureLatentNodeCRF(LatentNodeCRF):
@@ -21,11 +21,12 @@ class EdgeFeatureLatentNodeCRF(LatentNodeCRF):
     :class:`LatentNodeCRF`, and edge ``(u, v)`` in joint states ``(a, b)``
     scores ``sum_k edge_features[k] W[a, b, k]``.
 
-    ``w``: the unary block ``n_states x n_features`` (``n_states =
-    n_labels + n_hidden_states``; the hidden states' rows stay 0 without
-    ``latent_node_features``, pystruct's block has only the observed
-    states' rows) then the ``n_states x n_states x n_edge_features`` table,
-    feature innermost (pystruct: feature outermost). Edges are directed;
+    ``w`` (``layout='pystruct'``, the default) is pystruct's: the unary
+    block as :class:`LatentNodeCRF`'s, then the ``n_edge_features x
+    n_states x n_states`` tables, feature outermost. ``layout='bmrm'``:
+    ``n_states`` unary rows, then the ``n_states x n_states x
+    n_edge_features`` table, feature innermost (bmrm's former ``w``).
+    Edges are directed;
     ``symmetric_edge_features`` / ``antisymmetric_edge_features`` enter psi
     as ``(E + E^T)/2`` / ``(E - E^T)/2``, as pystruct. Loss, completion
     (``latent``), ``init_latent`` and ``class_weight``: as
@@ -36,7 +37,7 @@ class EdgeFeatureLatentNodeCRF(LatentNodeCRF):
                  n_edge_features: Optional[int] = None, n_hidden_states: int = 2,
                  inference_method: Any = None, class_weight: Any = None,
                  symmetric_edge_features: Any = None, antisymmetric_edge_features: Any = None,
-                 latent_node_features: bool = False) -> None:
+                 latent_node_features: bool = False, layout: str = "pystruct") -> None:
         name = "EdgeFeatureLatentNodeCRF"
         self.n_edge_features = n_edge_features
         self.symmetric_edge_features = _feature_list(
@@ -53,8 +54,9 @@ class EdgeFeatureLatentNodeCRF(LatentNodeCRF):
             raise ValueError(f"{name}: edge feature {bad} is listed as (anti)symmetric but "
                              f"n_edge_features={n_edge_features}")
         super().__init__(n_labels, n_features, n_hidden_states, inference_method, class_weight,
-                         latent_node_features)
+                         latent_node_features, layout)
         self.directed = True
+        self.full_pairwise = False
 
     def __repr__(self) -> str:
         return (f"EdgeFeatureLatentNodeCRF(n_labels={self.n_labels}, "
@@ -64,6 +66,9 @@ class EdgeFeatureLatentNodeCRF(LatentNodeCRF):
 
     def _n_pair(self) -> int:
         return self.n_states ** 2 * (self.n_edge_features or 0)
+
+    def _table_form(self) -> str:
+        return "feature-major" if self.layout == "pystruct" else "state-major"
 
     def _size(self) -> Optional[int]:
         if self.n_edge_features is None:
@@ -92,8 +97,9 @@ class EdgeFeatureLatentNodeCRF(LatentNodeCRF):
     def _anchor(self) -> Optional[dict]:
         if self.n_features is None or self.n_edge_features is None:
             return None
-        return dict(features=np.zeros((2, self.n_features)), edges=np.array([[0, 1]]),
-                    edge_features=np.zeros((1, self.n_edge_features)),
+        f = np.zeros((2, self.n_features))
+        return dict(features=self._state_rows(f) if self._per_state else f,
+                    edges=np.array([[0, 1]]), edge_features=np.zeros((1, self.n_edge_features)),
                     states=np.full(2, self._k()))
 
     def _symmetric(self) -> Optional[List[int]]:
@@ -118,4 +124,5 @@ class EdgeFeatureLatentNodeCRF(LatentNodeCRF):
     def _pair_psi(self, p: dict, y: np.ndarray) -> np.ndarray:
         # EdgeFeatureGraphCRF's table (it reads only the state count and the
         # (anti)symmetric lists).
-        return EdgeFeatureGraphCRF._edge_tables(self, p, y).ravel()  # type: ignore[arg-type]
+        t = EdgeFeatureGraphCRF._edge_tables(self, p, y)  # type: ignore[arg-type]
+        return (t.transpose(2, 0, 1) if self.layout == "pystruct" else t).ravel()

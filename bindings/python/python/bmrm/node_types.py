@@ -11,7 +11,7 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
-from ._tabled import _TabledGraph, check_count, hamming_rows
+from ._tabled import _TabledGraph, check_count, check_layout, hamming_rows
 from .graph_models import _ints
 
 _NAME = "NodeTypeEdgeFeatureGraphCRF"
@@ -40,12 +40,17 @@ class NodeTypeEdgeFeatureGraphCRF(_TabledGraph):
     l_n_states[t] - 1`` (pystruct's convention).
 
     ``w``: the unary block of each type (``l_n_states[t] x F``, state-major),
-    then a table per type pair with edge features (``l_n_states[t1] x
-    l_n_states[t2] x E``, feature innermost), with ``F = max(l_n_features)``
-    and ``E = max(a_n_edge_features)``: the core has one feature width for
-    all nodes and one for all edges, so a type with fewer features has its
-    rows padded with zero features, whose weights stay 0 (pystruct's ``w``
-    has no such entries; the objective and the optimum are the same).
+    then, for each type pair with edge features (row-major over the pairs),
+    its tables: ``E x l_n_states[t1] x l_n_states[t2]``, feature outermost
+    (``layout='pystruct'``, the default) or ``l_n_states[t1] x
+    l_n_states[t2] x E``, feature innermost (``layout='bmrm'``), with ``F =
+    max(l_n_features)`` and ``E = max(a_n_edge_features)``. This is
+    pystruct's ``w`` when every type has the same number of features and
+    every type pair with edge features the same number of them. Otherwise
+    the core's single feature width for nodes (and for edges) pads a type
+    with fewer features with zero features, whose weights stay 0 (the
+    objective and the optimum are pystruct's), and :meth:`w_to_pystruct` /
+    :meth:`w_from_pystruct` convert between this ``w`` and pystruct's.
     Loss: pystruct's Hamming loss, each wrong node weighted by its type's
     ``l_class_weight[t][y_true]``. Every type and every type pair with edge
     features must occur in the training examples.
@@ -53,7 +58,8 @@ class NodeTypeEdgeFeatureGraphCRF(_TabledGraph):
 
     def __init__(self, n_types: int, l_n_states: Sequence[int], l_n_features: Sequence[int],
                  a_n_edge_features: Any, inference_method: Any = None,
-                 l_class_weight: Any = None) -> None:
+                 l_class_weight: Any = None, layout: str = "pystruct") -> None:
+        self.layout = check_layout(_NAME, layout)
         self.n_types = n_types
         self.l_n_states = l_n_states
         self.l_n_features = l_n_features
@@ -116,14 +122,88 @@ class NodeTypeEdgeFeatureGraphCRF(_TabledGraph):
                     if self._edge_feats[a, b] > 0)
         return int(self._states.sum()) * f + pairs
 
-    def initialize(self, X: Sequence[Any], Y: Sequence[Any]) -> None:
-        """Checks ``X`` and ``Y`` against the constructor's sizes (pystruct's
-        sizes are all given to the constructor)."""
+    def _table_form(self) -> str:
+        return "feature-major" if self.layout == "pystruct" else "state-major"
+
+    def _pystruct_index(self) -> np.ndarray:
+        """Where each of pystruct's weights sits in ``w`` (pystruct's order:
+        each type's ``l_n_states[t] x l_n_features[t]`` block, then each type
+        pair's ``a_n_edge_features[t1, t2] x l_n_states[t1] x
+        l_n_states[t2]`` tables)."""
+        t, F, E = self.n_types, int(self._feats.max()), int(self._edge_feats.max())
+        idx, off = [], 0
+        for a in range(t):
+            n_s, d = int(self._states[a]), int(self._feats[a])
+            idx.append((off + np.arange(n_s)[:, None] * F + np.arange(d)[None, :]).ravel())
+            off += n_s * F
+        for a in range(t):
+            for b in range(t):
+                k = int(self._edge_feats[a, b])
+                if k == 0:
+                    continue
+                pairs = int(self._states[a] * self._states[b])
+                f, s = np.arange(k)[:, None], np.arange(pairs)[None, :]
+                idx.append((off + (f * pairs + s if self.layout == "pystruct"
+                                   else s * E + f)).ravel())
+                off += pairs * E
+        return np.concatenate(idx).astype(np.int64)
+
+    def w_to_pystruct(self, w: Any) -> np.ndarray:
+        """``w`` (this model's layout) as pystruct's weight vector (the
+        padded slots, 0 in any trained ``w``, dropped)."""
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (self.size_joint_feature,):
+            raise ValueError(f"{_NAME}: w must have shape ({self.size_joint_feature},) "
+                             f"(size_joint_feature), got {w.shape}")
+        return w[self._pystruct_index()]
+
+    def w_from_pystruct(self, w: Any) -> np.ndarray:
+        """pystruct's weight vector for this model in this model's layout
+        (the padded slots 0): the same score for every labelling."""
+        idx = self._pystruct_index()
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (len(idx),):
+            raise ValueError(f"{_NAME}: w must have pystruct's shape ({len(idx)},), got "
+                             f"{w.shape}")
+        out = np.zeros(self.size_joint_feature)
+        out[idx] = w
+        return out
+
+    def initialize(self, X: Any, Y: Any = None) -> None:
+        """Checks ``X`` (a list of examples, or one example: a tuple, as
+        pystruct accepts) and ``Y`` (optional) against the constructor's
+        sizes (pystruct's sizes are all given to the constructor)."""
+        if isinstance(X, tuple):
+            X, Y = [X], None if Y is None else [Y]
         self._check_x(X)
-        if len(Y) != len(X):
+        if Y is not None and len(Y) != len(X):
             raise ValueError(f"{_NAME}: X has {len(X)} examples but Y has {len(Y)}")
-        for i, (x, y) in enumerate(zip(X, Y)):
-            self._to_core(y, self._parts(x, i), i)
+        for i, x in enumerate(X):
+            p = self._parts(x, i)
+            if Y is not None:
+                self._to_core(Y[i], p, i)
+
+    def flattenY(self, lY_by_typ: Sequence[Any]) -> np.ndarray:
+        """pystruct's ``flattenY``: one label array per type, each type's
+        labels from 0, as one array over the nodes numbered across types."""
+        if len(lY_by_typ) != self.n_types:
+            raise ValueError(f"{_NAME}: flattenY takes one label array per type "
+                             f"({self.n_types}), got {len(lY_by_typ)}")
+        return np.hstack([np.asarray(y, dtype=np.int64).ravel() + off
+                          for y, off in zip(lY_by_typ, self._offsets[:-1])])
+
+    def unflattenY(self, X: Any, flatY: Any) -> List[np.ndarray]:
+        """pystruct's ``unflattenY``: the labels of example ``X`` (one array
+        over its nodes, numbered across types) as one array per type, each
+        type's labels from 0."""
+        nf = self._unpack(X, 0)[0]
+        counts = [0 if f is None else len(f) for f in nf]
+        flat = np.asarray(flatY, dtype=np.int64).ravel()
+        if len(flat) != sum(counts):
+            raise ValueError(f"{_NAME}: flatY has {len(flat)} labels but X has {sum(counts)} "
+                             "nodes")
+        pieces = np.split(flat, np.cumsum(counts)[:-1])
+        return [y - off for y, off in zip(pieces, self._offsets[:-1])]
 
     # -- the example's graph --------------------------------------------------
     def _unpack(self, x: Any, i: int) -> tuple:
@@ -267,7 +347,8 @@ class NodeTypeEdgeFeatureGraphCRF(_TabledGraph):
                 tab = np.zeros((int(self._states[a]), int(self._states[b]), emax))
                 sel = r == a * t + b
                 np.add.at(tab, (yc[e[sel, 0]], yc[e[sel, 1]]), ef[sel])
-                blocks.append(tab.ravel())
+                blocks.append((tab.transpose(2, 0, 1) if self.layout == "pystruct"
+                               else tab).ravel())
         return np.concatenate(blocks)
 
     def loss(self, y: Any, y_hat: Any) -> float:
