@@ -11,8 +11,8 @@ use crate::error::Result;
 /// The rows and ground truths of a class-factored oracle
 /// ([`super::Factoring::Classes`]): the arithmetic BCFW needs on `r_i ⊗
 /// c`, and the oracle calls that also give the class scores. `w` is made
-/// of `num_classes` blocks of equal length (class `k` at `w[k d' .. (k +
-/// 1) d']`). Its arithmetic may be called from any thread, also when the
+/// of `num_classes` blocks of equal length (class `k` at
+/// `w[k d' .. (k + 1) d']`). Its arithmetic may be called from any thread, also when the
 /// oracle is not thread-safe (BCFW's exact passes compute `<w, w_i>` in
 /// parallel); its oracle calls ([`ClassRows::answer`],
 /// [`ClassRows::scores_pass`]) are made as [`super::MaxOracle::max_oracle`]
