@@ -10,28 +10,25 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bmrm::models::{synthetic, Chain, SparseRows};
-use bmrm::oracle::{ChainAnswer, ChainRows};
+use bmrm::oracle::{ChainAnswer, ChainLayout, ChainRows, Factoring};
 use bmrm::{
-    Algorithm, BcfwStats, Corner, ErrorKind, Exit, Info, MaxOracle, Problem, Result, Sampling,
-    Settings, Solver, StepType,
+    Algorithm, BcfwStats, Corner, Exit, Info, MaxOracle, Problem, Result, Sampling, Settings,
+    Solver, StepType,
 };
 
 /// The chain model, seen either through its corners alone (general
-/// blocks) or with its chain rows, counting the chain answers; with
-/// `rows_only` it gives the rows but no answers (a broken capability).
+/// blocks) or with its chain rows, counting the chain answers.
 struct Wrapped {
     model: Chain,
     chain: bool,
-    rows_only: bool,
-    chain_answers: AtomicU64,
+    chain_answers: Arc<AtomicU64>,
 }
 
 fn wrap(model: Chain, chain: bool) -> Arc<Wrapped> {
     Arc::new(Wrapped {
         model,
         chain,
-        rows_only: false,
-        chain_answers: AtomicU64::new(0),
+        chain_answers: Arc::default(),
     })
 }
 
@@ -45,21 +42,59 @@ impl MaxOracle for Wrapped {
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
         self.model.max_oracle(example, w, out)
     }
-    fn chain_rows(&self) -> Option<Arc<dyn ChainRows>> {
-        self.model.chain_rows().filter(|_| self.chain)
+    fn factoring(&self) -> Factoring {
+        match self.model.factoring() {
+            Factoring::Chains(rows) if self.chain => Factoring::Chains(Arc::new(CountedRows {
+                rows,
+                answers: self.chain_answers.clone(),
+            })),
+            _ => Factoring::Vector,
+        }
     }
-    fn chain_answer(
+}
+
+/// The chain model's rows, counting their answers.
+struct CountedRows {
+    rows: Arc<dyn ChainRows>,
+    answers: Arc<AtomicU64>,
+}
+
+impl ChainRows for CountedRows {
+    fn answer(
         &self,
-        example: usize,
+        i: usize,
         w: &[f64],
         scores: &mut [f64],
         labels: &mut [u32],
-    ) -> Option<Result<ChainAnswer>> {
-        if !self.chain || self.rows_only {
-            return None;
-        }
-        self.chain_answers.fetch_add(1, Ordering::Relaxed);
-        self.model.chain_answer(example, w, scores, labels)
+    ) -> Result<ChainAnswer> {
+        self.answers.fetch_add(1, Ordering::Relaxed);
+        self.rows.answer(i, w, scores, labels)
+    }
+    fn num_labels(&self) -> usize {
+        self.rows.num_labels()
+    }
+    fn truth(&self, i: usize) -> &[u32] {
+        self.rows.truth(i)
+    }
+    fn layout(&self) -> ChainLayout {
+        self.rows.layout()
+    }
+    fn gram(&self, i: usize, out: &mut [f64]) {
+        self.rows.gram(i, out);
+    }
+    fn token_dot(&self, i: usize, t: usize, c: &[f64], w: &[f64]) -> f64 {
+        self.rows.token_dot(i, t, c, w)
+    }
+    fn add_token(&self, i: usize, t: usize, change: &[(u32, f64)], v: &mut [f64]) {
+        self.rows.add_token(i, t, change, v);
+    }
+}
+
+/// The rows of a chain model.
+fn chain_rows(m: &Chain) -> Arc<dyn ChainRows> {
+    match m.factoring() {
+        Factoring::Chains(rows) => rows,
+        _ => panic!("the chain model factors over positions"),
     }
 }
 
@@ -270,7 +305,7 @@ fn chain_blocks_certify_against_bmrm() {
 }
 
 #[test]
-fn other_settings_keep_general_blocks_and_a_missing_answer_is_an_error() {
+fn other_settings_keep_general_blocks() {
     let m = model(30, 3, 5, true, false, 9);
     // Pairwise steps keep corners: general blocks, no chain answers.
     let mut s = settings(0.01, Sampling::Gap, true, false);
@@ -279,22 +314,6 @@ fn other_settings_keep_general_blocks_and_a_missing_answer_is_an_error() {
     let pairwise = run(chain.clone(), s, &[]);
     assert!(pairwise.stats.oracle_calls > 0);
     assert_eq!(chain.chain_answers.load(Ordering::Relaxed), 0);
-
-    let broken = Arc::new(Wrapped {
-        model: m,
-        chain: true,
-        rows_only: true,
-        chain_answers: AtomicU64::new(0),
-    });
-    let mut solver = Solver::new(
-        Problem::Examples(broken),
-        settings(0.01, Sampling::Gap, true, false),
-    )
-    .unwrap();
-    let mut w = vec![0.0; solver.dim()];
-    let err = solver.run(&mut w).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::OracleFailed, "{err}");
-    assert!(err.to_string().contains("chain_answer"), "{err}");
 }
 
 /// The features of token `tok` as a dense vector (bias last), from the
@@ -329,7 +348,7 @@ fn chain_rows_agree_with_the_feature_map_and_the_oracle() {
         let what = format!("bias {bias}, sparse {sparse}");
         let m = model(12, 4, 5, bias, sparse, 2);
         let k = m.num_labels();
-        let rows = m.chain_rows().unwrap();
+        let rows = chain_rows(&m);
         let w: Vec<f64> = (0..m.dim()).map(|_| rng.gen_range(-1.0..1.0)).collect();
         for i in 0..m.num_examples() {
             let toks = m.tokens(i);
@@ -347,10 +366,7 @@ fn chain_rows_agree_with_the_feature_map_and_the_oracle() {
             // The answer's labelling and loss are max_oracle's, its
             // scores the emission scores of the weights' layout.
             let (mut scores, mut labels) = (vec![0.0; l * k], vec![0u32; l]);
-            let answer = m
-                .chain_answer(i, &w, &mut scores, &mut labels)
-                .unwrap()
-                .unwrap();
+            let answer = rows.answer(i, &w, &mut scores, &mut labels).unwrap();
             let mut corner = Corner::new(m.dim());
             m.max_oracle(i, &w, &mut corner).unwrap();
             assert_eq!(answer.loss, corner.loss(), "{what}");

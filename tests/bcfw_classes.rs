@@ -5,28 +5,20 @@
 //! valid against BMRM's optimum, their memory `K` numbers per block, and
 //! their results the same bits for any thread count.
 
-use std::sync::Arc;
-
 use bmrm::models::{synthetic, Multiclass, SparseRows};
-use bmrm::oracle::ClassRows;
 use bmrm::{
-    Algorithm, BcfwStats, Corner, ErrorKind, Exit, Info, MaxOracle, Problem, Result, Sampling,
-    Settings, Solver, StepType,
+    Algorithm, BcfwStats, Corner, Exit, Info, MaxOracle, Problem, Result, Sampling, Settings,
+    Solver, StepType,
 };
 
 /// The multiclass model seen through its corners: BCFW keeps general block
-/// vectors for it. With `rows_only` it also gives the class rows, but no
-/// class answers (a broken capability).
+/// vectors for it.
 struct Wrapped {
     model: Multiclass,
-    rows_only: bool,
 }
 
 fn general(model: Multiclass) -> Wrapped {
-    Wrapped {
-        model,
-        rows_only: false,
-    }
+    Wrapped { model }
 }
 
 impl MaxOracle for Wrapped {
@@ -41,9 +33,6 @@ impl MaxOracle for Wrapped {
     }
     fn max_oracle_block(&self, first: usize, w: &[f64], out: &mut [Corner]) -> Option<Result<()>> {
         self.model.max_oracle_block(first, w, out)
-    }
-    fn class_rows(&self) -> Option<Arc<dyn ClassRows>> {
-        self.model.class_rows().filter(|_| self.rows_only)
     }
 }
 
@@ -214,24 +203,6 @@ fn class_blocks_give_the_same_bits_for_any_thread_count() {
     }
     assert_eq!(results[0], results[1]);
     assert_eq!(results[0], results[2]);
-}
-
-#[test]
-fn class_rows_without_class_answers_are_an_oracle_error() {
-    let model = model(30, 4, 3, false, false, 1);
-    let s = settings(0.01, Sampling::Gap, true, false);
-    let mut solver = Solver::new(
-        Problem::from_max_oracle(Wrapped {
-            model,
-            rows_only: true,
-        }),
-        s,
-    )
-    .unwrap();
-    let mut w = vec![0.0; solver.dim()];
-    let e = solver.run(&mut w).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::OracleFailed);
-    assert!(e.to_string().contains("class_answer"), "{e}");
 }
 
 /// Along a path the solves run many passes, and a block drawn by the gap

@@ -10,6 +10,7 @@
 use std::sync::{Arc, Mutex};
 
 use bmrm::models::{synthetic, Chain, Multiclass};
+use bmrm::oracle::{ClassAnswer, ClassRows, Factoring};
 use bmrm::{
     Algorithm, Corner, ErrorKind, Exit, Info, IterateHook, MaxOracle, Problem, Result, Sampling,
     Settings, Solver, StepType,
@@ -205,7 +206,7 @@ fn exact_steps_give_the_same_bits_for_any_thread_count() {
 
 /// The multiclass model through its corners, with its class rows and
 /// per-example class answers when `class_rows` (else none), but never its
-/// pass of all class scores (`class_scores_pass`).
+/// pass of all class scores (`ClassRows::scores_pass`).
 struct Limited {
     model: Multiclass,
     class_rows: bool,
@@ -221,18 +222,55 @@ impl MaxOracle for Limited {
     fn max_oracle(&self, example: usize, w: &[f64], out: &mut Corner) -> Result<()> {
         self.model.max_oracle(example, w, out)
     }
-    fn class_rows(&self) -> Option<Arc<dyn bmrm::oracle::ClassRows>> {
-        self.model.class_rows().filter(|_| self.class_rows)
+    fn factoring(&self) -> Factoring {
+        match self.model.factoring() {
+            Factoring::Classes(rows) if self.class_rows => {
+                Factoring::Classes(Arc::new(WithoutPass(rows)))
+            }
+            _ => Factoring::Vector,
+        }
     }
-    fn class_answer(
-        &self,
-        example: usize,
-        w: &[f64],
-        scores: &mut [f64],
-    ) -> Option<Result<bmrm::oracle::ClassAnswer>> {
-        self.model
-            .class_answer(example, w, scores)
-            .filter(|_| self.class_rows)
+}
+
+/// Class rows without their pass of all class scores.
+struct WithoutPass(Arc<dyn ClassRows>);
+
+impl ClassRows for WithoutPass {
+    fn answer(&self, i: usize, w: &[f64], scores: &mut [f64]) -> Result<ClassAnswer> {
+        self.0.answer(i, w, scores)
+    }
+    fn num_classes(&self) -> usize {
+        self.0.num_classes()
+    }
+    fn truth(&self, i: usize) -> usize {
+        self.0.truth(i)
+    }
+    fn row_norm2(&self, i: usize) -> f64 {
+        self.0.row_norm2(i)
+    }
+    fn row_dot(&self, i: usize, k: usize, w: &[f64]) -> f64 {
+        self.0.row_dot(i, k, w)
+    }
+    fn row_dots(&self, i: usize, off: &[bool], w: &[f64], out: &mut [f64]) {
+        self.0.row_dots(i, off, w, out);
+    }
+    fn add_row(&self, i: usize, k: usize, a: f64, v: &mut [f64]) {
+        self.0.add_row(i, k, a, v);
+    }
+    fn prefetch(&self, i: usize) {
+        self.0.prefetch(i);
+    }
+    fn prefetch_row(&self, i: usize) {
+        self.0.prefetch_row(i);
+    }
+    fn warm(&self, i: usize) -> Option<f64> {
+        self.0.warm(i)
+    }
+    fn row_entries(&self, i: usize, f: &mut dyn FnMut(usize, f64)) {
+        self.0.row_entries(i, f);
+    }
+    fn class_loss(&self, i: usize, y: usize) -> Option<f64> {
+        self.0.class_loss(i, y)
     }
 }
 

@@ -919,7 +919,15 @@ fn multiclass_optimum_equals_crammer_singer_dual() {
     }
 }
 
-/// The pass of all class scores (`class_scores_pass`, BCFW's exact gap
+/// The class view of a multiclass model ([`MaxOracle::factoring`]).
+fn class_rows(m: &Multiclass) -> std::sync::Arc<dyn bmrm::oracle::ClassRows> {
+    match m.factoring() {
+        bmrm::oracle::Factoring::Classes(rows) => rows,
+        _ => panic!("the multiclass model factors over classes"),
+    }
+}
+
+/// The pass of all class scores (`ClassRows::scores_pass`, BCFW's exact gap
 /// passes over exact steps) gives every example's scores with the bits of
 /// `ClassRows::row_dot`, the same on 1 and 3 threads, dense and sparse,
 /// more examples than one block; a wrong length is an error naming it.
@@ -940,13 +948,13 @@ fn multiclass_pass_of_all_class_scores_matches_one_by_one() {
                     .build()
                     .unwrap()
             };
+            let cr = class_rows(model);
             let pass = |t| {
                 let mut out = vec![f64::NAN; 130 * k];
-                pool(t).install(|| model.class_scores_pass(&w, &mut out).unwrap().unwrap());
+                pool(t).install(|| cr.scores_pass(&w, &mut out).unwrap().unwrap());
                 out
             };
             let (one, three) = (pass(1), pass(3));
-            let cr = model.class_rows().unwrap();
             for i in 0..130 {
                 for c in 0..k {
                     let want = cr.row_dot(i, c, &w).to_bits();
@@ -959,10 +967,7 @@ fn multiclass_pass_of_all_class_scores_matches_one_by_one() {
                 }
             }
             let mut short = vec![0.0; 130 * k - 1];
-            let e = model
-                .class_scores_pass(&w, &mut short)
-                .unwrap()
-                .unwrap_err();
+            let e = cr.scores_pass(&w, &mut short).unwrap().unwrap_err();
             assert_eq!(e.kind, bmrm::ErrorKind::DimensionMismatch, "{}", e.message);
         }
     }
@@ -983,7 +988,7 @@ fn multiclass_class_rows_score_at_once_as_one_by_one() {
         let sparse =
             Multiclass::new_sparse(rows, dense.labels().to_vec(), k, trial % 2 == 0).unwrap();
         for model in [&dense, &sparse] {
-            let cr = model.class_rows().unwrap();
+            let cr = class_rows(model);
             for i in 0..5 {
                 let off: Vec<bool> = (0..k).map(|_| rng.gen_bool(0.3)).collect();
                 let mut out = vec![f64::NAN; k];
@@ -1012,7 +1017,7 @@ fn multiclass_class_rows_warm_reads_a_value_per_line() {
         let sparse =
             Multiclass::new_sparse(rows.clone(), dense.labels().to_vec(), 3, trial % 2 == 0)
                 .unwrap();
-        let (dense_rows, sparse_rows) = (dense.class_rows().unwrap(), sparse.class_rows().unwrap());
+        let (dense_rows, sparse_rows) = (class_rows(&dense), class_rows(&sparse));
         for i in 0..6 {
             let row = &x[i * d..(i + 1) * d];
             let want: f64 = row.iter().step_by(16).map(|&v| f64::from(v)).sum();

@@ -170,16 +170,8 @@ impl MaxOracle for PassAtOnce {
     }
     // A wrapper forwards the class-factored corners (BCFW's steps then are
     // the wrapped model's, bit for bit).
-    fn class_rows(&self) -> Option<Arc<dyn bmrm::oracle::ClassRows>> {
-        self.all.class_rows()
-    }
-    fn class_answer(
-        &self,
-        i: usize,
-        w: &[f64],
-        scores: &mut [f64],
-    ) -> Option<bmrm::Result<bmrm::oracle::ClassAnswer>> {
-        self.all.class_answer(i, w, scores)
+    fn factoring(&self) -> bmrm::oracle::Factoring {
+        self.all.factoring()
     }
     fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<bmrm::Result<Vec<PassItem>>> {
         self.passes.fetch_add(1, Ordering::SeqCst);

@@ -176,7 +176,7 @@ impl BcfwState {
             let b = &mut self.blocks[i];
             match self.form.classes_mut() {
                 Some(cb) => {
-                    // The corner's class is its label id (MaxOracle::class_rows).
+                    // The corner's class is its label id (Factoring::Classes).
                     let class = cb.class_of(i, label)?;
                     cb.set_corner(i, class, if truth { 0.0 } else { scale });
                     cb.add_to(i, 1.0, &mut self.v);
@@ -446,6 +446,7 @@ impl BcfwState {
     /// steps (each step keeps the dual feasible, so the dual value stays a
     /// bound; the pass is not counted).
     pub fn pass(&mut self, oracle: &dyn MaxOracle, settings: &Settings) -> Result<()> {
+        self.form.bind(oracle);
         self.begin_pass(settings);
         for _ in 0..self.n {
             if past(self.deadline) {

@@ -24,8 +24,7 @@ use crate::bcfw::Breakpoint;
 use crate::error::{Error, Result};
 use crate::oracle::PassItem;
 use crate::oracle::{
-    ClassAnswer, ClassRows, Corner, ExampleParts, MaxOracle, PartValues, PartitionedRisk, Problem,
-    Subgradient,
+    Corner, ExampleParts, Factoring, MaxOracle, PartValues, PartitionedRisk, Problem, Subgradient,
 };
 use crate::solver::{Algorithm, Info, Settings, Solver};
 
@@ -125,25 +124,18 @@ impl MaxOracle for DistributedOracle {
     fn thread_safe(&self) -> bool {
         false
     }
-    fn class_rows(&self) -> Option<Arc<dyn ClassRows>> {
-        self.full.class_rows()
-    }
-    fn class_answer(
-        &self,
-        example: usize,
-        w: &[f64],
-        scores: &mut [f64],
-    ) -> Option<Result<ClassAnswer>> {
-        self.full.class_answer(example, w, scores)
-    }
     fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<Result<Vec<PassItem>>> {
         Some(self.remote.with(|hub| hub.pass(w, keep_psi)))
     }
-    /// From rank 0's whole problem, as the class rows and answers: exact
-    /// block steps run there, and their exact passes then keep the same
-    /// shrinking as in one process (the same bits).
-    fn class_scores_pass(&self, w: &[f64], out: &mut [f64]) -> Option<Result<()>> {
-        self.full.class_scores_pass(w, out)
+    /// Rank 0's whole problem's class rows, answers and pass of class
+    /// scores: exact block steps run there, and their exact passes then
+    /// keep the same shrinking as in one process (the same bits). Chain
+    /// blocks are not kept (their corners are asked as vectors).
+    fn factoring(&self) -> Factoring {
+        match self.full.factoring() {
+            Factoring::Chains(_) => Factoring::Vector,
+            other => other,
+        }
     }
 }
 

@@ -14,8 +14,8 @@ use crate::error::Result;
 use crate::oracle::adapters::{eval_parts, PassDeadline};
 use crate::oracle::pass::local_pass_until;
 use crate::oracle::{
-    ChainAnswer, ChainRows, ClassAnswer, ClassRows, Corner, MaxOracle, PartValues, PartitionedRisk,
-    PassItem,
+    ChainAnswer, ChainLayout, ChainRows, ClassAnswer, ClassRows, Corner, Factoring, MaxOracle,
+    PartValues, PartitionedRisk, PassItem,
 };
 
 /// Calls and seconds spent in the user's callbacks, shared by the wrappers
@@ -128,46 +128,20 @@ impl MaxOracle for CountedOracle {
     fn thread_safe(&self) -> bool {
         self.inner.thread_safe()
     }
-    fn class_rows(&self) -> Option<Arc<dyn ClassRows>> {
-        self.inner.class_rows()
-    }
-    fn class_answer(
-        &self,
-        example: usize,
-        w: &[f64],
-        scores: &mut [f64],
-    ) -> Option<Result<ClassAnswer>> {
-        let t = self.tally.single();
-        let result = self.inner.class_answer(example, w, scores);
-        if result.is_some() {
-            self.tally.add(1, t);
+    /// The family's oracle calls counted too.
+    fn factoring(&self) -> Factoring {
+        match self.inner.factoring() {
+            Factoring::Vector => Factoring::Vector,
+            Factoring::Classes(inner) => Factoring::Classes(Arc::new(CountedClassRows {
+                inner,
+                tally: self.tally.clone(),
+                num_examples: self.inner.num_examples(),
+            })),
+            Factoring::Chains(inner) => Factoring::Chains(Arc::new(CountedChainRows {
+                inner,
+                tally: self.tally.clone(),
+            })),
         }
-        result
-    }
-    fn class_scores_pass(&self, w: &[f64], out: &mut [f64]) -> Option<Result<()>> {
-        let t = self.tally.single();
-        let result = self.inner.class_scores_pass(w, out);
-        if result.is_some() {
-            self.tally.add(self.inner.num_examples() as u64, t);
-        }
-        result
-    }
-    fn chain_rows(&self) -> Option<Arc<dyn ChainRows>> {
-        self.inner.chain_rows()
-    }
-    fn chain_answer(
-        &self,
-        example: usize,
-        w: &[f64],
-        scores: &mut [f64],
-        labels: &mut [u32],
-    ) -> Option<Result<ChainAnswer>> {
-        let t = self.tally.single();
-        let result = self.inner.chain_answer(example, w, scores, labels);
-        if result.is_some() {
-            self.tally.add(1, t);
-        }
-        result
     }
     fn eval_pass(&self, w: &[f64], keep_psi: bool) -> Option<Result<Vec<PassItem>>> {
         let n = self.inner.num_examples() as u64;
@@ -177,6 +151,104 @@ impl MaxOracle for CountedOracle {
                 local_pass_until(self.inner.as_ref(), 0, w, keep_psi, deadline)
             })
         }))
+    }
+}
+
+/// The class rows of a [`CountedOracle`]: its oracle calls counted, one
+/// per example answered; the arithmetic forwarded as it is.
+struct CountedClassRows {
+    inner: Arc<dyn ClassRows>,
+    tally: Arc<Tally>,
+    num_examples: usize,
+}
+
+impl ClassRows for CountedClassRows {
+    fn answer(&self, i: usize, w: &[f64], scores: &mut [f64]) -> Result<ClassAnswer> {
+        let t = self.tally.single();
+        let result = self.inner.answer(i, w, scores);
+        self.tally.add(1, t);
+        result
+    }
+    fn scores_pass(&self, w: &[f64], out: &mut [f64]) -> Option<Result<()>> {
+        let t = self.tally.single();
+        let result = self.inner.scores_pass(w, out);
+        if result.is_some() {
+            self.tally.add(self.num_examples as u64, t);
+        }
+        result
+    }
+    fn num_classes(&self) -> usize {
+        self.inner.num_classes()
+    }
+    fn truth(&self, i: usize) -> usize {
+        self.inner.truth(i)
+    }
+    fn row_norm2(&self, i: usize) -> f64 {
+        self.inner.row_norm2(i)
+    }
+    fn row_dot(&self, i: usize, k: usize, w: &[f64]) -> f64 {
+        self.inner.row_dot(i, k, w)
+    }
+    fn row_dots(&self, i: usize, off: &[bool], w: &[f64], out: &mut [f64]) {
+        self.inner.row_dots(i, off, w, out);
+    }
+    fn add_row(&self, i: usize, k: usize, a: f64, v: &mut [f64]) {
+        self.inner.add_row(i, k, a, v);
+    }
+    fn prefetch(&self, i: usize) {
+        self.inner.prefetch(i);
+    }
+    fn prefetch_row(&self, i: usize) {
+        self.inner.prefetch_row(i);
+    }
+    fn warm(&self, i: usize) -> Option<f64> {
+        self.inner.warm(i)
+    }
+    fn row_entries(&self, i: usize, f: &mut dyn FnMut(usize, f64)) {
+        self.inner.row_entries(i, f);
+    }
+    fn class_loss(&self, i: usize, y: usize) -> Option<f64> {
+        self.inner.class_loss(i, y)
+    }
+}
+
+/// The chain rows of a [`CountedOracle`]: its oracle calls counted; the
+/// arithmetic forwarded as it is.
+struct CountedChainRows {
+    inner: Arc<dyn ChainRows>,
+    tally: Arc<Tally>,
+}
+
+impl ChainRows for CountedChainRows {
+    fn answer(
+        &self,
+        i: usize,
+        w: &[f64],
+        scores: &mut [f64],
+        labels: &mut [u32],
+    ) -> Result<ChainAnswer> {
+        let t = self.tally.single();
+        let result = self.inner.answer(i, w, scores, labels);
+        self.tally.add(1, t);
+        result
+    }
+    fn num_labels(&self) -> usize {
+        self.inner.num_labels()
+    }
+    fn truth(&self, i: usize) -> &[u32] {
+        self.inner.truth(i)
+    }
+    fn layout(&self) -> ChainLayout {
+        self.inner.layout()
+    }
+    fn gram(&self, i: usize, out: &mut [f64]) {
+        self.inner.gram(i, out);
+    }
+    fn token_dot(&self, i: usize, t: usize, c: &[f64], w: &[f64]) -> f64 {
+        self.inner.token_dot(i, t, c, w)
+    }
+    fn add_token(&self, i: usize, t: usize, change: &[(u32, f64)], v: &mut [f64]) {
+        self.inner.add_token(i, t, change, v);
     }
 }
 

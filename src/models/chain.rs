@@ -75,7 +75,7 @@ use super::{check_example, check_w_len};
 use crate::error::{Error, Result};
 use crate::models::path::PathMaxSum;
 use crate::models::with_scratch;
-use crate::oracle::{ChainAnswer, ChainRows, Corner, MaxOracle};
+use crate::oracle::{ChainAnswer, ChainRows, Corner, Factoring, MaxOracle};
 
 const NAME: &str = "chain model";
 
@@ -114,7 +114,7 @@ impl ChainFeatures {
 #[derive(Debug, Clone)]
 pub struct Chain {
     /// Shared with the view BCFW's chain blocks read
-    /// ([`MaxOracle::chain_rows`]).
+    /// ([`MaxOracle::factoring`]).
     features: Arc<ChainFeatures>,
     bias: bool,
     /// The labels of all tokens, sequence after sequence.
@@ -424,17 +424,7 @@ impl MaxOracle for Chain {
     }
 
     /// The corners factor over positions: BCFW keeps chain blocks.
-    fn chain_rows(&self) -> Option<Arc<dyn ChainRows>> {
-        Some(Arc::new(self.rows_view()))
-    }
-
-    fn chain_answer(
-        &self,
-        example: usize,
-        w: &[f64],
-        scores: &mut [f64],
-        labels: &mut [u32],
-    ) -> Option<Result<ChainAnswer>> {
-        Some(self.chain_answer_of(example, w, scores, labels))
+    fn factoring(&self) -> Factoring {
+        Factoring::Chains(Arc::new(self.rows_view()))
     }
 }

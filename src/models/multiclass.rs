@@ -12,14 +12,14 @@
 //! The mean `R(w) = (1/m) sum_i H_i(w)` plus `lambda/2 ||w||^2` is
 //! LIBLINEAR's Crammer-Singer problem (`-s 4`) with `C = 1/(m lambda)`.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
 use super::{check_example, check_w_len, DenseFeatures, SparseRows};
 use crate::error::{Error, Result};
 use crate::linalg::PackedRows;
-use crate::oracle::{ClassAnswer, ClassRows, Corner, MaxOracle};
+use crate::oracle::{Corner, Factoring, MaxOracle};
 use complement::{TruthSums, TILE};
 use rows::Rows;
 
@@ -56,13 +56,16 @@ const NAME: &str = "multiclass model";
 /// have the same minimiser when `C = 1/(m lambda)` (and `-B 1` is `bias`).
 #[derive(Debug, Clone)]
 pub struct Multiclass {
-    /// Shared with the class-factored view BCFW keeps ([`ClassView`]).
+    /// Shared with the class-factored view BCFW keeps ([`view`]).
     x: Arc<Rows>,
     labels: Arc<Vec<usize>>,
     num_classes: usize,
     /// The tiles' per-class row sums of the pass's complement form
     /// ([`complement`]), kept across passes and clones.
     truth_sums: Arc<TruthSums>,
+    /// `||(x_i, 1)||^2` of every example, computed when BCFW first asks
+    /// for the class view and kept across clones.
+    row_norms: Arc<OnceLock<Arc<Vec<f64>>>>,
 }
 
 /// Examples scored at once by the pass of the bundle methods
@@ -155,6 +158,7 @@ impl Multiclass {
             labels: Arc::new(labels),
             num_classes,
             truth_sums: Arc::default(),
+            row_norms: Arc::default(),
         })
     }
 
@@ -336,94 +340,9 @@ impl MaxOracle for Multiclass {
     }
 
     /// `psi_i(y) = (x_i, 1) ⊗ (e_{y_i} - e_y)`: the model's corners factor
-    /// over classes with the rows `(x_i, 1)`.
-    fn class_rows(&self) -> Option<Arc<dyn ClassRows>> {
-        let norms = (0..self.x.m())
-            .map(|i| self.x.row_norm2(i))
-            .collect::<Vec<f64>>();
-        Some(Arc::new(ClassView {
-            x: self.x.clone(),
-            labels: self.labels.clone(),
-            num_classes: self.num_classes,
-            norms,
-        }))
-    }
-
-    fn class_answer(
-        &self,
-        example: usize,
-        w: &[f64],
-        scores: &mut [f64],
-    ) -> Option<Result<ClassAnswer>> {
-        Some(self.class_answer_of(example, w, scores))
-    }
-
-    /// Blocks of examples scored by one product each (`multiclass/pass.rs`).
-    fn class_scores_pass(&self, w: &[f64], out: &mut [f64]) -> Option<Result<()>> {
-        Some(self.all_class_scores(w, out))
-    }
-}
-
-/// The rows `(x_i, 1)` and labels of a multiclass model, for BCFW's
-/// class-factored blocks ([`MaxOracle::class_rows`]).
-struct ClassView {
-    x: Arc<Rows>,
-    labels: Arc<Vec<usize>>,
-    num_classes: usize,
-    /// `||(x_i, 1)||^2` of every example.
-    norms: Vec<f64>,
-}
-
-impl ClassRows for ClassView {
-    fn num_classes(&self) -> usize {
-        self.num_classes
-    }
-    fn truth(&self, i: usize) -> usize {
-        self.labels[i]
-    }
-    fn row_norm2(&self, i: usize) -> f64 {
-        self.norms[i]
-    }
-    fn row_dot(&self, i: usize, k: usize, w: &[f64]) -> f64 {
-        self.x.class_score(w, k, i)
-    }
-    fn row_dots(&self, i: usize, off: &[bool], w: &[f64], out: &mut [f64]) {
-        self.x.scores_of(w, i, off, out);
-    }
-    /// The example's norm and label; not its row ([`ClassRows::prefetch_row`]).
-    fn prefetch(&self, i: usize) {
-        crate::linalg::prefetch(std::slice::from_ref(&self.norms[i]));
-        crate::linalg::prefetch(std::slice::from_ref(&self.labels[i]));
-    }
-    /// The row's lines into L2 (not L1, where they wait for fill buffers:
-    /// at lambda 1e-3 on Fashion-MNIST, 1 thread, that was no faster; into
-    /// L2, 3.09-3.24 s against 3.45-3.66 s).
-    fn prefetch_row(&self, i: usize) {
-        match &*self.x {
-            Rows::Dense(x) => crate::linalg::prefetch_l2(x.row(i)),
-            Rows::Sparse { rows, .. } => {
-                let (idx, val) = rows.row(i);
-                crate::linalg::prefetch_l2(idx);
-                crate::linalg::prefetch_l2(val);
-            }
-        }
-    }
-    fn warm(&self, i: usize) -> Option<f64> {
-        Some(self.x.warm(i))
-    }
-    fn add_row(&self, i: usize, k: usize, a: f64, v: &mut [f64]) {
-        self.x.add_row_to(v, i, k * self.x.d_ext(), a);
-    }
-    /// The 0/1 loss.
-    fn class_loss(&self, i: usize, y: usize) -> Option<f64> {
-        Some(if y == self.labels[i] { 0.0 } else { 1.0 })
-    }
-    fn row_entries(&self, i: usize, f: &mut dyn FnMut(usize, f64)) {
-        // Infallible: `f` returns nothing.
-        let _ = self.x.try_for_each_entry(i, |j, v| {
-            f(j, v);
-            Ok(())
-        });
+    /// over classes with the rows `(x_i, 1)` ([`view`]).
+    fn factoring(&self) -> Factoring {
+        Factoring::Classes(Arc::new(self.class_view()))
     }
 }
 
@@ -442,33 +361,6 @@ impl Multiclass {
             self.answer(first + j, |c| s[c], corner)?;
         }
         Ok(())
-    }
-
-    /// [`MaxOracle::class_answer`]: every class score, then the answer of
-    /// [`MaxOracle::max_oracle`] from them.
-    fn class_answer_of(
-        &self,
-        example: usize,
-        w: &[f64],
-        scores: &mut [f64],
-    ) -> Result<ClassAnswer> {
-        check_w_len(NAME, w, self.dim())?;
-        check_example(NAME, example, self.x.m())?;
-        if scores.len() != self.num_classes {
-            return Err(Error::dimension_mismatch(format!(
-                "{NAME}: {} scores asked for {} classes",
-                scores.len(),
-                self.num_classes
-            )));
-        }
-        self.x.all_scores(w, example, scores);
-        let (class, _) = self.decide(example, |k| scores[k])?;
-        let loss = if class == self.labels[example] {
-            0.0
-        } else {
-            1.0
-        };
-        Ok(ClassAnswer { class, loss })
     }
 
     /// The loss-augmented argmax of `example` and its augmented score, from
@@ -657,3 +549,4 @@ mod complement;
 mod pass;
 
 mod rows;
+mod view;

@@ -9,6 +9,8 @@
 //! entries instead of a sparse vector (docs/bcfw.md, "Chain-factored
 //! blocks"; `src/bcfw/chains.rs`).
 
+use crate::error::Result;
+
 /// Where the structural weights of a chain sit in `w`: the transition
 /// `a -> b` at `transitions + a K + b`, the first label `k` at `start + k`
 /// and the last at `end + k` (absent when the model has no such weights).
@@ -23,11 +25,24 @@ pub struct ChainLayout {
 }
 
 /// The token features and ground truths of a chain-factored oracle
-/// ([`super::MaxOracle::chain_rows`]): the arithmetic BCFW needs on
-/// `sum_t x_t ⊗ c_t`, without oracle calls. Its methods may be called
-/// from any thread, also when the oracle is not thread-safe (BCFW's exact
-/// passes compute `<w, w_i>` in parallel).
+/// ([`super::Factoring::Chains`]): the arithmetic BCFW needs on `sum_t
+/// x_t ⊗ c_t`, and the oracle call that also gives the emission scores.
+/// Its arithmetic may be called from any thread, also when the oracle is
+/// not thread-safe (BCFW's exact passes compute `<w, w_i>` in parallel);
+/// [`ChainRows::answer`] is called as [`super::MaxOracle::max_oracle`] is.
 pub trait ChainRows: Send + Sync {
+    /// The oracle call: writes the emission scores `<w_k, x_t>` of
+    /// sequence `i` into `scores[t K + k]` (length `L_i K`) and the
+    /// labelling of [`super::MaxOracle::max_oracle`]'s answer at `w` into
+    /// `labels` (length `L_i`; the ground truth when that is the answer),
+    /// and returns its loss.
+    fn answer(
+        &self,
+        i: usize,
+        w: &[f64],
+        scores: &mut [f64],
+        labels: &mut [u32],
+    ) -> Result<ChainAnswer>;
     /// The number of labels `K`.
     fn num_labels(&self) -> usize;
     /// The ground-truth labels of sequence `i` (its length is `L_i`).
@@ -45,7 +60,7 @@ pub trait ChainRows: Send + Sync {
     fn add_token(&self, i: usize, t: usize, change: &[(u32, f64)], v: &mut [f64]);
 }
 
-/// The answer of [`super::MaxOracle::chain_answer`]: the loss `L_i(y^)` of
+/// The answer of [`ChainRows::answer`]: the loss `L_i(y^)` of
 /// the labelling written (0 for the ground truth).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChainAnswer {

@@ -6,13 +6,32 @@
 //! a vector of `K d'`, and a block step touches only the classes it moves
 //! (docs/bcfw.md, "Class-factored blocks").
 
+use crate::error::Result;
+
 /// The rows and ground truths of a class-factored oracle
-/// ([`super::MaxOracle::class_rows`]): the arithmetic BCFW needs on
-/// `r_i ⊗ c`, without oracle calls. `w` is made of `num_classes` blocks of
-/// equal length (class `k` at `w[k d' .. (k + 1) d']`). Its methods may be
-/// called from any thread, also when the oracle is not thread-safe (BCFW's
-/// exact passes compute `<w, w_i>` in parallel).
+/// ([`super::Factoring::Classes`]): the arithmetic BCFW needs on `r_i ⊗
+/// c`, and the oracle calls that also give the class scores. `w` is made
+/// of `num_classes` blocks of equal length (class `k` at
+/// `w[k d' .. (k + 1) d']`). Its arithmetic may be called from any thread, also when the
+/// oracle is not thread-safe (BCFW's exact passes compute `<w, w_i>` in
+/// parallel); its oracle calls ([`ClassRows::answer`],
+/// [`ClassRows::scores_pass`]) are made as [`super::MaxOracle::max_oracle`]
+/// is, from one thread at a time unless the oracle is thread-safe.
 pub trait ClassRows: Send + Sync {
+    /// The oracle call: writes `<w_k, r_i>` of every class `k` into
+    /// `scores` (length `K`) and returns the class and loss of
+    /// [`super::MaxOracle::max_oracle`]'s answer for example `i` at `w`
+    /// (same tie rule).
+    fn answer(&self, i: usize, w: &[f64], scores: &mut [f64]) -> Result<ClassAnswer>;
+    /// The class scores `<w_k, r_i>` of every example at `w`, into `out[i
+    /// K + k]` (`n K` of them), for rows that know their class losses
+    /// ([`ClassRows::class_loss`]): BCFW's exact gap passes over exact block
+    /// steps then take every answer by enumerating the `K` classes, and
+    /// keep shrunk what the scores show inactive. `None`, the default: not
+    /// available (one [`ClassRows::answer`] per example).
+    fn scores_pass(&self, _w: &[f64], _out: &mut [f64]) -> Option<Result<()>> {
+        None
+    }
     /// The number of classes `K`.
     fn num_classes(&self) -> usize;
     /// The ground-truth class `t_i` of example `i`.
@@ -59,7 +78,7 @@ pub trait ClassRows: Send + Sync {
     }
 }
 
-/// The answer of [`super::MaxOracle::class_answer`]: the class `y^` of the
+/// The answer of [`ClassRows::answer`]: the class `y^` of the
 /// loss-augmented argmax and its loss `L_i(y^)` (0 for the ground truth).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClassAnswer {

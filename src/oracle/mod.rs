@@ -79,6 +79,20 @@ pub trait PartitionedRisk: Send + Sync {
     }
 }
 
+/// How an example max-oracle's corners factor ([`MaxOracle::factoring`]),
+/// with the family's arithmetic and oracle calls.
+#[derive(Clone)]
+pub enum Factoring {
+    /// The corners are general vectors.
+    Vector,
+    /// `psi_i(y) = r_i ⊗ (e_{t_i} - e_y)` with label id `y` ([`classes`]):
+    /// BCFW then keeps `K` coefficients per block.
+    Classes(Arc<dyn ClassRows>),
+    /// Sums over the positions of a chain ([`chains`]): BCFW then keeps
+    /// per-position label coefficients per block.
+    Chains(Arc<dyn ChainRows>),
+}
+
 /// The risks and subgradients of all parts at one point, in part order.
 pub type PartValues = (Vec<f64>, Vec<Subgradient>);
 
@@ -210,58 +224,16 @@ pub trait MaxOracle: Send + Sync {
     fn thread_safe(&self) -> bool {
         true
     }
-    /// The rows and ground truths of an oracle whose corners factor over
-    /// classes, `psi_i(y) = r_i ⊗ (e_{t_i} - e_y)` with label id `y`
-    /// ([`classes`]); BCFW then keeps `K` coefficients per block. `None`,
-    /// the default: the corners are general vectors. An oracle that gives
-    /// them must answer [`MaxOracle::class_answer`].
-    fn class_rows(&self) -> Option<Arc<dyn ClassRows>> {
-        None
-    }
-    /// The oracle call of a class-factored oracle: writes `<w_k, r_i>` of
-    /// every class `k` into `scores` (length `K`) and returns the class and
-    /// loss of [`MaxOracle::max_oracle`]'s answer at `w` (same tie rule).
-    /// `None`, the default, for an oracle without [`MaxOracle::class_rows`].
-    /// A wrapper around another oracle should forward both methods.
-    fn class_answer(
-        &self,
-        _example: usize,
-        _w: &[f64],
-        _scores: &mut [f64],
-    ) -> Option<Result<ClassAnswer>> {
-        None
-    }
-    /// The class scores `<w_k, r_i>` of every example at `w`, into `out[i K
-    /// + k]` (`n K` of them), for an oracle that gives class rows
-    /// ([`MaxOracle::class_rows`]) with their losses: BCFW's exact gap
-    /// passes over exact block steps then take every answer by enumerating
-    /// the `K` classes, and keep shrunk what the scores show inactive.
-    /// `None`, the default: not available (one call per example).
-    fn class_scores_pass(&self, _w: &[f64], _out: &mut [f64]) -> Option<Result<()>> {
-        None
-    }
-    /// The token features and ground truths of an oracle whose corners
-    /// factor over the positions of a chain ([`chains`]); BCFW then keeps
-    /// per-position label coefficients per block. `None`, the default: the
-    /// corners are general vectors. An oracle that gives them must answer
-    /// [`MaxOracle::chain_answer`].
-    fn chain_rows(&self) -> Option<Arc<dyn ChainRows>> {
-        None
-    }
-    /// The oracle call of a chain-factored oracle: writes the emission
-    /// scores `<w_k, x_t>` into `scores[t K + k]` (length `L_i K`) and the
-    /// labelling of [`MaxOracle::max_oracle`]'s answer at `w` into `labels`
-    /// (length `L_i`; the ground truth when that is the answer), and
-    /// returns its loss. `None`, the default, for an oracle without
-    /// [`MaxOracle::chain_rows`]. A wrapper should forward both methods.
-    fn chain_answer(
-        &self,
-        _example: usize,
-        _w: &[f64],
-        _scores: &mut [f64],
-        _labels: &mut [u32],
-    ) -> Option<Result<ChainAnswer>> {
-        None
+    /// How the oracle's corners factor: general vectors (the default), over
+    /// classes or over the positions of a chain. BCFW keeps its blocks in
+    /// the form this names (docs/bcfw.md) and makes its oracle calls
+    /// through the family's answers ([`ClassRows::answer`],
+    /// [`ChainRows::answer`]), which must be those of
+    /// [`MaxOracle::max_oracle`]. Asked once per BCFW pass: an oracle
+    /// should make it cheap (share what it computes). A wrapper around
+    /// another oracle should forward it.
+    fn factoring(&self) -> Factoring {
+        Factoring::Vector
     }
     /// Answers for every example at `w` in one call (BCFW's exact gap
     /// passes and lambda_max passes), for an oracle whose examples are not

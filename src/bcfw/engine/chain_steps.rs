@@ -4,11 +4,9 @@
 //! gathers give them), and the FW update moves the per-position
 //! coefficients.
 
-use super::super::chains::ChainBlocks;
 use super::steps::{track_truth, CornerRef};
 use super::{BcfwState, Error, FreshDots, Result};
 use crate::oracle::pass::below_rounding;
-use crate::oracle::MaxOracle;
 use crate::vocab::{Settings, StepType};
 
 /// Whether runs with these settings step on chain blocks: FW steps with
@@ -20,44 +18,17 @@ pub(super) fn chain_steps_fit(settings: &Settings) -> bool {
         && settings.mini_batch == 0
 }
 
-/// Chain blocks for `oracle` when it gives chain rows and the settings fit.
-pub(super) fn chain_blocks(
-    oracle: &dyn MaxOracle,
-    settings: &Settings,
-    fit: bool,
-) -> Result<Option<ChainBlocks>> {
-    if !fit || !chain_steps_fit(settings) {
-        return Ok(None);
-    }
-    match oracle.chain_rows() {
-        Some(rows) => Ok(Some(ChainBlocks::new(
-            rows,
-            oracle.num_examples(),
-            oracle.dim(),
-        )?)),
-        None => Ok(None),
-    }
-}
-
 impl BcfwState {
     /// The oracle call of a step on chain blocks: the answer becomes the
     /// fresh corner or the truth, with the step's dot products in
     /// `fresh_dots` and `||psi||^2` in `fresh_norm2`.
-    pub(super) fn call_chain_oracle(
-        &mut self,
-        oracle: &dyn MaxOracle,
-        i: usize,
-    ) -> Result<(CornerRef, f64)> {
+    pub(super) fn call_chain_oracle(&mut self, i: usize) -> Result<(CornerRef, f64)> {
         let cb = self.form.chains_mut().expect("chain blocks");
         cb.prepare(i);
-        let Some(answer) = oracle.chain_answer(i, point!(self), &mut cb.scores, &mut cb.labels)
-        else {
-            return Err(Error::oracle(
-                "the max-oracle gives chain rows (MaxOracle::chain_rows) but no chain answers \
-                 (MaxOracle::chain_answer)",
-            ));
-        };
-        let answer = answer.map_err(|e| e.context(format!("(example {i})")))?;
+        let answer = cb
+            .rows
+            .answer(i, point!(self), &mut cb.scores, &mut cb.labels)
+            .map_err(|e| e.context(format!("(example {i})")))?;
         self.count.oracle_calls += 1;
         cb.check_answer(i)?;
         let truth = cb.answered_truth(i);

@@ -2,10 +2,9 @@
 
 use super::super::blocks::Atom;
 use super::steps::{track_truth, update_weights, CornerRef, StepKind};
-use super::{BcfwState, Error, Result};
+use super::{BcfwState, Result};
 use crate::oracle::pass::below_truth;
 use crate::oracle::sparse::SparseVec;
-use crate::oracle::MaxOracle;
 
 /// The steps of class-factored blocks: with `w_i = r_i ⊗ c_i` and a corner
 /// `psi = r_i ⊗ (e_t - e_y)` (its class `y` alone), `<w, w_i> = sum_k c_k
@@ -67,12 +66,8 @@ impl BcfwState {
 
     /// The oracle call of a step on class blocks: the answer's class
     /// becomes the fresh corner, a kept corner or the truth.
-    pub(super) fn call_class_oracle(
-        &mut self,
-        oracle: &dyn MaxOracle,
-        i: usize,
-    ) -> Result<(CornerRef, f64)> {
-        let (y, loss) = self.class_answer(oracle, i)?;
+    pub(super) fn call_class_oracle(&mut self, i: usize) -> Result<(CornerRef, f64)> {
+        let (y, loss) = self.class_answer(i)?;
         let cb = self.form.classes().expect("class blocks");
         let h = loss - cb.psi_dot_w(i, y);
         self.fresh.psi.idx.clear();
@@ -82,19 +77,9 @@ impl BcfwState {
 
     /// The class oracle's answer for block `i` at `w` (all class scores
     /// kept): its class and loss (0 for the truth), checked.
-    pub(super) fn class_answer(
-        &mut self,
-        oracle: &dyn MaxOracle,
-        i: usize,
-    ) -> Result<(usize, f64)> {
+    pub(super) fn class_answer(&mut self, i: usize) -> Result<(usize, f64)> {
         let cb = self.form.classes_mut().expect("class blocks");
-        let Some(answer) = oracle.class_answer(i, point!(self), &mut cb.scores) else {
-            return Err(Error::oracle(
-                "the max-oracle gives class rows (MaxOracle::class_rows) but no class answers \
-                 (MaxOracle::class_answer)",
-            ));
-        };
-        let answer = answer?;
+        let answer = cb.rows.answer(i, point!(self), &mut cb.scores)?;
         self.count.oracle_calls += 1;
         let mut y = cb.class_of(i, answer.class as u64)?;
         let truth = cb.rows.truth(i);

@@ -454,6 +454,7 @@ impl BcfwState {
         settings: &Settings,
         pool: &rayon::ThreadPool,
     ) -> Result<()> {
+        self.form.bind(oracle);
         let Some(mut ex) = self.form.take_class_exact() else {
             return self.kept_exact_pass(oracle, settings);
         };
@@ -526,7 +527,7 @@ impl BcfwState {
             let off = &class_off[i * k..(i + 1) * k];
             out.called = classes_off[i] == 0;
             let (y, loss) = if out.called {
-                let answer = class_answer(oracle, i, w, scores)?;
+                let answer = cb.rows.answer(i, w, scores)?;
                 let (y, loss, doubtful) = screen(cb, i, answer, scores, truth)?;
                 out.doubtful = doubtful;
                 (y, loss)
@@ -641,21 +642,6 @@ impl BcfwState {
         self.l += t * m.dl;
         blk.truth_alpha = (blk.truth_alpha + t * m.dtruth).clamp(0.0, 1.0);
     }
-}
-
-/// The class oracle's answer for block `i` at `w`, its scores into `scores`.
-fn class_answer(
-    oracle: &dyn MaxOracle,
-    i: usize,
-    w: &[f64],
-    scores: &mut [f64],
-) -> Result<ClassAnswer> {
-    oracle.class_answer(i, w, scores).unwrap_or_else(|| {
-        Err(Error::oracle(
-            "the max-oracle gives class rows (MaxOracle::class_rows) but no class answers \
-             (MaxOracle::class_answer)",
-        ))
-    })
 }
 
 /// The answer's class and loss, checked as every oracle answer is: an

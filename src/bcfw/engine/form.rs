@@ -11,11 +11,11 @@ use super::super::blocks::Block;
 use super::super::chains::ChainBlocks;
 use super::super::classes::ClassBlocks;
 use super::average::DualAverage;
-use super::chain_steps::chain_blocks;
+use super::chain_steps::chain_steps_fit;
 use super::exact::ExactSteps;
 use super::kept_exact::KeptExact;
 use super::Result;
-use crate::oracle::MaxOracle;
+use crate::oracle::{Factoring, MaxOracle};
 use crate::vocab::{Settings, StepType};
 
 /// How the blocks' iterates are held, with the state of the steps only
@@ -52,8 +52,8 @@ impl BlockForm {
     ) -> Result<Self> {
         let exact_steps = settings.step_type == StepType::Exact;
         let class_steps_fit = settings.mini_batch == 0 || exact_steps;
-        if !boxed && class_steps_fit {
-            if let Some(rows) = oracle.class_rows() {
+        match oracle.factoring() {
+            Factoring::Classes(rows) if !boxed && class_steps_fit => {
                 let blocks = ClassBlocks::new(rows, n);
                 let exact = exact_steps
                     .then(|| ExactSteps::of_blocks(&blocks, n))
@@ -64,14 +64,31 @@ impl BlockForm {
                     average: None,
                 });
             }
-        }
-        if let Some(chains) = chain_blocks(oracle, settings, !boxed)? {
-            return Ok(BlockForm::Chains(chains));
+            Factoring::Chains(rows) if !boxed && chain_steps_fit(settings) => {
+                let chains = ChainBlocks::new(rows, n, oracle.dim())?;
+                return Ok(BlockForm::Chains(chains));
+            }
+            _ => {}
         }
         let exact = exact_steps
             .then(|| KeptExact::new(n, settings))
             .transpose()?;
         Ok(BlockForm::Vectors { exact })
+    }
+
+    /// Takes the class or chain rows from `oracle` again, before a pass
+    /// that calls it: the state may have been made from another wrapper of
+    /// the same oracle (a run's oracle counts its calls, the uncounted one
+    /// does not), and the rows make the oracle calls of these forms.
+    pub(crate) fn bind(&mut self, oracle: &dyn MaxOracle) {
+        if matches!(self, BlockForm::Vectors { .. }) {
+            return;
+        }
+        match (self, oracle.factoring()) {
+            (BlockForm::Classes { blocks, .. }, Factoring::Classes(rows)) => blocks.rows = rows,
+            (BlockForm::Chains(chains), Factoring::Chains(rows)) => chains.rows = rows,
+            _ => {}
+        }
     }
 
     /// The blocks as vectors, for corners that come as vectors (a path's

@@ -282,10 +282,10 @@ impl BcfwState {
     /// the corner (kept as an atom when atoms are kept) and `H_i(w)` there.
     fn call_oracle(&mut self, oracle: &dyn MaxOracle, i: usize) -> Result<(CornerRef, f64)> {
         if self.form.classes().is_some() {
-            return self.call_class_oracle(oracle, i);
+            return self.call_class_oracle(i);
         }
         if self.form.chains().is_some() {
-            return self.call_chain_oracle(oracle, i);
+            return self.call_chain_oracle(i);
         }
         call_max_oracle(oracle, i, point!(self), &mut self.scratch.corner)?;
         self.count.oracle_calls += 1;

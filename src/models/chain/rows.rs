@@ -13,14 +13,14 @@ pub(super) struct ChainView {
 }
 
 impl Chain {
-    /// The view [`MaxOracle::chain_rows`] returns.
+    /// The view [`MaxOracle::factoring`] returns.
     pub(super) fn rows_view(&self) -> ChainView {
         ChainView {
             chain: self.clone(),
         }
     }
 
-    /// [`MaxOracle::chain_answer`]: the emission scores, then the answer of
+    /// [`ChainRows::answer`]: the emission scores, then the answer of
     /// [`MaxOracle::max_oracle`] from them (the same Viterbi, the same
     /// ties).
     pub(super) fn chain_answer_of(
@@ -94,6 +94,16 @@ fn merged_row(rows: &super::SparseRows, tok: usize) -> Vec<(u32, f64)> {
 }
 
 impl ChainRows for ChainView {
+    fn answer(
+        &self,
+        i: usize,
+        w: &[f64],
+        scores: &mut [f64],
+        labels: &mut [u32],
+    ) -> Result<ChainAnswer> {
+        self.chain.chain_answer_of(i, w, scores, labels)
+    }
+
     fn num_labels(&self) -> usize {
         self.chain.k
     }

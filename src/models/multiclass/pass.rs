@@ -1,7 +1,7 @@
 //! The multiclass model's class scores without corners: one example's
 //! scores read from its row once (BCFW's exact block steps), and every
 //! example's in one pass of block products (BCFW's exact gap passes over
-//! exact steps, [`MaxOracle::class_scores_pass`]).
+//! exact steps, [`crate::oracle::ClassRows::scores_pass`]).
 
 use rayon::prelude::*;
 
@@ -61,7 +61,7 @@ impl Rows {
 }
 
 impl Multiclass {
-    /// [`MaxOracle::class_scores_pass`]: blocks of examples scored by one
+    /// [`crate::oracle::ClassRows::scores_pass`]: blocks of examples scored by one
     /// product each, in parallel (each block on one thread).
     pub(super) fn all_class_scores(&self, w: &[f64], out: &mut [f64]) -> Result<()> {
         check_w_len(NAME, w, self.dim())?;

@@ -1,5 +1,5 @@
 //! Exact gap passes of exact-step runs from every example's class scores
-//! ([`MaxOracle::class_scores_pass`]): each answer by enumerating the `K`
+//! ([`crate::oracle::ClassRows::scores_pass`]): each answer by enumerating the `K`
 //! classes with their losses (the loss-augmented maximum, the truth first
 //! and a class replacing it only on a strict increase, the multiclass
 //! oracle's rule), `<w, w_i>` from the same scores, and the shrinking
@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use super::super::{BcfwState, Error, Result};
 use super::{active, alpha_of, block_shrinks, ExactSteps};
 use crate::oracle::pass::{on_oracle_thread, PassItem};
-use crate::oracle::MaxOracle;
+use crate::oracle::{Factoring, MaxOracle};
 
 /// What one block's scores give: its pass item, `<w, w_i>`, and whether
 /// the block (and which of its classes) would be shrunk at `w`.
@@ -38,11 +38,14 @@ impl BcfwState {
         refresh: bool,
     ) -> Option<Result<(Vec<PassItem>, Vec<f64>)>> {
         let cb = self.form.classes()?;
+        let Factoring::Classes(rows) = oracle.factoring() else {
+            return None;
+        };
         let k = cb.k;
         let w = point!(self);
         let mut scores = vec![0.0; self.n * k];
         let done = on_oracle_thread(oracle.thread_safe(), pool, || {
-            oracle.class_scores_pass(w, &mut scores)
+            rows.scores_pass(w, &mut scores)
         })?;
         let losses = &ex.losses;
         let lambda_n = self.lambda * self.n as f64;
@@ -116,10 +119,13 @@ impl BcfwState {
         point: &[f64],
     ) -> Option<Result<f64>> {
         let cb = self.form.classes()?;
+        let Factoring::Classes(rows) = oracle.factoring() else {
+            return None;
+        };
         let k = cb.k;
         let mut scores = vec![0.0; self.n * k];
         let done = on_oracle_thread(oracle.thread_safe(), pool, || {
-            oracle.class_scores_pass(point, &mut scores)
+            rows.scores_pass(point, &mut scores)
         })?;
         let hinge = |(i, s): (usize, &[f64])| -> Result<f64> {
             let t = cb.rows.truth(i);
