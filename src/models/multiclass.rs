@@ -56,7 +56,7 @@ const NAME: &str = "multiclass model";
 /// have the same minimiser when `C = 1/(m lambda)` (and `-B 1` is `bias`).
 #[derive(Debug, Clone)]
 pub struct Multiclass {
-    /// Shared with the class-factored view BCFW keeps ([`view`]).
+    /// Shared with the class-factored view BCFW keeps (`view.rs`).
     x: Arc<Rows>,
     labels: Arc<Vec<usize>>,
     num_classes: usize,
@@ -340,7 +340,7 @@ impl MaxOracle for Multiclass {
     }
 
     /// `psi_i(y) = (x_i, 1) ⊗ (e_{y_i} - e_y)`: the model's corners factor
-    /// over classes with the rows `(x_i, 1)` ([`view`]).
+    /// over classes with the rows `(x_i, 1)` (`view.rs`).
     fn factoring(&self) -> Factoring {
         Factoring::Classes(Arc::new(self.class_view()))
     }
