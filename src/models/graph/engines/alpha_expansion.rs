@@ -33,9 +33,9 @@
 
 use std::cell::RefCell;
 
-use super::graph_cut::{check_finite, submodular, BinaryCut};
-use crate::error::{Error, Result};
-use crate::models::graph::{Engine, GraphShape, Pairwise, Potentials};
+use super::graph_cut::{check_call, submodular, BinaryCut};
+use crate::error::Result;
+use crate::models::graph::{Engine, GraphShape, Potentials};
 use crate::models::with_scratch;
 
 /// The most sweeps over the labels (a sweep that keeps no move stops
@@ -78,22 +78,7 @@ impl Engine for AlphaExpansion {
     }
 
     fn maximize(&self, p: &Potentials, labels: &mut [u32]) -> Result<bool> {
-        let n = p.shape.num_nodes();
-        if labels.len() != n {
-            return Err(Error::dimension_mismatch(format!(
-                "{} labels for a graph of {n} nodes",
-                labels.len()
-            )));
-        }
-        check_finite(p)?;
-        if let Pairwise::Displacement { cost, .. } = p.pairwise {
-            if let Some(e) = cost.iter().position(|c| c.iter().any(|x| !x.is_finite())) {
-                return Err(Error::non_finite(format!(
-                    "edge {e} has displacement cost {:?}",
-                    cost[e]
-                )));
-            }
-        }
+        check_call(p, labels)?;
         // The start: each node's best state on its own (the first on ties).
         for (i, label) in labels.iter_mut().enumerate() {
             let u = p.unary_of(i);
@@ -210,7 +195,7 @@ mod tests {
     use super::super::test_graphs::{close, random_graph, value, Problem};
     use super::*;
     use crate::models::graph::engines::{Exhaustive, GraphCut};
-    use crate::models::graph::Grid;
+    use crate::models::graph::{Grid, Pairwise};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

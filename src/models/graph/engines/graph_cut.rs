@@ -105,7 +105,8 @@ pub(super) fn submodular([a, b, c, d]: [f64; 4]) -> bool {
     (a + d) - (b + c) <= ROUNDING * scale
 }
 
-/// The first non-finite score of `p`, as an error naming its node or edge.
+/// The first non-finite score (or displacement cost) of `p`, as an error
+/// naming its node or edge.
 pub(super) fn check_finite(p: &Potentials) -> Result<()> {
     for i in 0..p.shape.num_nodes() {
         if let Some(s) = p.unary_of(i).iter().position(|x| !x.is_finite()) {
@@ -127,7 +128,29 @@ pub(super) fn check_finite(p: &Potentials) -> Result<()> {
             }
         }
     }
+    if let Pairwise::Displacement { cost, .. } = p.pairwise {
+        if let Some(e) = cost.iter().position(|c| c.iter().any(|x| !x.is_finite())) {
+            return Err(Error::non_finite(format!(
+                "edge {e} has displacement cost {:?}",
+                cost[e]
+            )));
+        }
+    }
     Ok(())
+}
+
+/// What every call of an engine that takes any potentials checks first:
+/// one label per node, and every score finite (an error naming the node or
+/// edge).
+pub(super) fn check_call(p: &Potentials, labels: &[u32]) -> Result<()> {
+    let n = p.shape.num_nodes();
+    if labels.len() != n {
+        return Err(Error::dimension_mismatch(format!(
+            "{} labels for a graph of {n} nodes",
+            labels.len()
+        )));
+    }
+    check_finite(p)
 }
 
 /// Per-thread buffers of [`GraphCut`], reused across calls.

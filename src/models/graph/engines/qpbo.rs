@@ -58,10 +58,10 @@
 use std::cell::RefCell;
 
 use super::alpha_expansion::MAX_SWEEPS;
-use super::graph_cut::{check_finite, submodular};
+use super::graph_cut::{check_call, submodular};
 use super::maxflow::MaxFlow;
-use crate::error::{Error, Result};
-use crate::models::graph::{Engine, GraphShape, Pairwise, Potentials};
+use crate::error::Result;
+use crate::models::graph::{Engine, GraphShape, Potentials};
 use crate::models::with_scratch;
 
 /// A move must raise the score by more than this, relative to the score's
@@ -190,22 +190,7 @@ impl Engine for Qpbo {
     }
 
     fn maximize(&self, p: &Potentials, labels: &mut [u32]) -> Result<bool> {
-        let n = p.shape.num_nodes();
-        if labels.len() != n {
-            return Err(Error::dimension_mismatch(format!(
-                "{} labels for a graph of {n} nodes",
-                labels.len()
-            )));
-        }
-        check_finite(p)?;
-        if let Pairwise::Displacement { cost, .. } = p.pairwise {
-            if let Some(e) = cost.iter().position(|c| c.iter().any(|x| !x.is_finite())) {
-                return Err(Error::non_finite(format!(
-                    "edge {e} has displacement cost {:?}",
-                    cost[e]
-                )));
-            }
-        }
+        check_call(p, labels)?;
         let binary = p.shape.states.iter().all(|&s| s <= 2);
         with_scratch(&SCRATCH, |scratch| {
             if binary {
